@@ -1,0 +1,264 @@
+package kv
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+var (
+	// ErrLocked is returned by Open when another process holds the data directory.
+	ErrLocked = errors.New("kv: data directory is locked by another process")
+	// ErrNotInitialized is returned by Open when the directory holds no Folio store.
+	ErrNotInitialized = errors.New("kv: no folio store in this directory")
+	// ErrNotFound is returned by Get when a key does not exist.
+	ErrNotFound = errors.New("kv: not found")
+)
+
+// Key prefixes. See the package documentation for the layout.
+const (
+	PrefixObject = "o/"
+	PrefixRef    = "r/"
+	PrefixReflog = "l/"
+	PrefixEvent  = "e/"
+	PrefixTable  = "t/"
+	PrefixOutbox = "x/"
+)
+
+// storeDir is the Pebble directory inside a data directory; marker is the
+// file that says the data directory was initialized.
+const (
+	storeDir = "store"
+	marker   = "FOLIO"
+)
+
+// Options tune Open.
+type Options struct {
+	// Create makes the store when the directory has none (folio init).
+	Create bool
+	// ReadOnly opens without taking the write path (still takes the lock).
+	ReadOnly bool
+	// CacheSize is Pebble's block cache in bytes; 0 means 64 MiB.
+	CacheSize int64
+}
+
+// DB is an open Folio store. It is safe for concurrent use.
+type DB struct {
+	*pebble.DB
+	dir string
+}
+
+// Sync and NoSync are the write options for Commit.
+var (
+	Sync   = pebble.Sync
+	NoSync = pebble.NoSync
+)
+
+// Open opens the store in data directory dir.
+func Open(dir string, o Options) (*DB, error) {
+	if _, err := os.Stat(filepath.Join(dir, marker)); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("kv: open %s: %w", dir, err)
+		}
+		if !o.Create {
+			return nil, fmt.Errorf("%w %s", ErrNotInitialized, dir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("kv: create %s: %w", dir, err)
+		}
+	}
+	cache := o.CacheSize
+	if cache <= 0 {
+		cache = 64 << 20
+	}
+	c := pebble.NewCache(cache)
+	defer c.Unref()
+	opts := &pebble.Options{
+		Cache:                       c,
+		MemTableSize:                32 << 20,
+		MaxConcurrentCompactions:    func() int { return 2 },
+		L0CompactionThreshold:       4,
+		L0StopWritesThreshold:       24,
+		LBaseMaxBytes:               64 << 20,
+		Levels:                      make([]pebble.LevelOptions, 7),
+		ErrorIfNotExists:            !o.Create,
+		ReadOnly:                    o.ReadOnly,
+		Logger:                      quietLogger{},
+		DisableAutomaticCompactions: false,
+	}
+	for i := range opts.Levels {
+		l := &opts.Levels[i]
+		l.BlockSize = 32 << 10
+		l.IndexBlockSize = 256 << 10
+		l.FilterPolicy = nil
+		l.Compression = pebble.SnappyCompression
+		if i > 0 {
+			l.TargetFileSize = 8 << 20
+		}
+	}
+	db, err := pebble.Open(filepath.Join(dir, storeDir), opts)
+	if err != nil {
+		if isLockErr(err) {
+			return nil, fmt.Errorf("%w (%s)", ErrLocked, dir)
+		}
+		if !o.Create && strings.Contains(err.Error(), "does not exist") {
+			return nil, fmt.Errorf("%w %s", ErrNotInitialized, dir)
+		}
+		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
+	}
+	if o.Create {
+		if err := writeMarker(dir); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	return &DB{DB: db, dir: dir}, nil
+}
+
+func isLockErr(err error) bool {
+	return errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK) ||
+		strings.Contains(err.Error(), "resource temporarily unavailable") ||
+		strings.Contains(err.Error(), "lock held")
+}
+
+// writeMarker records that dir holds a Folio store, durably.
+func writeMarker(dir string) error {
+	p := filepath.Join(dir, marker)
+	if _, err := os.Stat(p); err == nil {
+		return nil
+	}
+	tmp := p + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("kv: write marker: %w", err)
+	}
+	if _, err := f.WriteString("folio store format 1\n"); err != nil {
+		f.Close()
+		return fmt.Errorf("kv: write marker: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("kv: write marker: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("kv: write marker: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return fmt.Errorf("kv: write marker: %w", err)
+	}
+	return SyncDir(dir)
+}
+
+// SyncDir fsyncs a directory so that a rename inside it is durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Dir is the data directory.
+func (db *DB) Dir() string { return db.dir }
+
+// Get returns a copy of the value at key in r, or ErrNotFound.
+func Get(r pebble.Reader, key []byte) ([]byte, error) {
+	v, c, err := r.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := bytes.Clone(v)
+	c.Close()
+	return out, nil
+}
+
+// Has reports whether key exists in r.
+func Has(r pebble.Reader, key []byte) (bool, error) {
+	_, c, err := r.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	c.Close()
+	return true, nil
+}
+
+// PrefixEnd returns the smallest key greater than every key with prefix p.
+func PrefixEnd(p []byte) []byte {
+	end := bytes.Clone(p)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// Uint64 appends v big-endian, so numeric order is byte order.
+func Uint64(b []byte, v uint64) []byte { return binary.BigEndian.AppendUint64(b, v) }
+
+// ParseUint64 reads a big-endian uint64 from the last 8 bytes of k.
+func ParseUint64(k []byte) uint64 {
+	if len(k) < 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(k[len(k)-8:])
+}
+
+// TableKey builds t/<table>/<parts joined by 0x00>.
+func TableKey(table string, parts ...string) []byte {
+	k := make([]byte, 0, 2+len(table)+1+16*len(parts))
+	k = append(k, PrefixTable...)
+	k = append(k, table...)
+	k = append(k, '/')
+	for i, p := range parts {
+		if i > 0 {
+			k = append(k, 0)
+		}
+		k = append(k, p...)
+	}
+	return k
+}
+
+// Marshal encodes v canonically (see package doc).
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := msgpack.GetEncoder()
+	defer msgpack.PutEncoder(enc)
+	enc.Reset(&buf)
+	enc.SetSortMapKeys(true)
+	enc.UseCompactInts(true)
+	enc.UseCompactFloats(true)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Unmarshal decodes msgpack data into v.
+func Unmarshal(data []byte, v any) error {
+	return msgpack.Unmarshal(data, v)
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,87 @@
+package objstore
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+)
+
+// Kind is an object kind.
+type Kind uint8
+
+// The object kinds.
+const (
+	KindContent Kind = 1 // one block's canonical content
+	KindVersion Kind = 2 // a document version
+	KindTxn     Kind = 3 // an edit transaction
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindContent:
+		return "content"
+	case KindVersion:
+		return "version"
+	case KindTxn:
+		return "txn"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// ParseKind is the inverse of Kind.String.
+func ParseKind(s string) (Kind, error) {
+	for _, k := range []Kind{KindContent, KindVersion, KindTxn} {
+		if k.String() == s {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("objstore: unknown object kind %q", s)
+}
+
+// ID is an object id: a SHA-256 hash.
+type ID [32]byte
+
+// Sum returns the id of an object of kind k with canonical bytes data.
+func Sum(k Kind, data []byte) ID {
+	h := sha256.New()
+	h.Write([]byte("folio/"))
+	h.Write([]byte(k.String()))
+	h.Write([]byte{0})
+	h.Write(data)
+	var id ID
+	h.Sum(id[:0])
+	return id
+}
+
+// String is the lowercase hex form.
+func (id ID) String() string { return hex.EncodeToString(id[:]) }
+
+// Short is the first 12 hex digits, for humans.
+func (id ID) Short() string { return id.String()[:12] }
+
+// IsZero reports whether id is unset.
+func (id ID) IsZero() bool { return id == ID{} }
+
+// ParseID reads the 64-digit hex form.
+func ParseID(s string) (ID, error) {
+	var id ID
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != len(id) {
+		return id, fmt.Errorf("objstore: %q is not a 64-digit hex object id", s)
+	}
+	copy(id[:], b)
+	return id, nil
+}
+
+// MarshalText implements encoding.TextMarshaler (hex).
+func (id ID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler (hex).
+func (id *ID) UnmarshalText(b []byte) error {
+	v, err := ParseID(string(b))
+	if err != nil {
+		return err
+	}
+	*id = v
+	return nil
+}

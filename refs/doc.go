@@ -1,0 +1,10 @@
+// Package refs holds Folio's named pointers ("docs/<id>/head") to objects.
+//
+// Refs move only through Update: a compare-and-swap over one or more refs
+// that commits the caller's batch (objects, indexes, the ref values and
+// reflog entries) as one synced Pebble batch. Either every ref in an update
+// moves and everything in the batch becomes durable, or nothing does.
+//
+// Every move appends a reflog entry (old, new, time, message) so that a ref
+// can be traced and gc can keep recently referenced objects.
+package refs
