@@ -1,0 +1,26 @@
+// Package repo is Folio's content service and the only writer of document
+// bodies. Bodies change through exactly two commands: SaveDraft (human
+// edits and attributes) and CommitChange (structured operations: accepted
+// suggestions, restores). Checkpoint seals a draft into history.
+//
+// Invariants:
+//   - Every change is one synced Pebble batch: new content objects, the
+//     version and txn objects, the head ref (compare-and-swap), the
+//     block-revision index, the log index and the document's stream events
+//     move together or not at all.
+//   - Changes to one document are serialized by the document lock; reads
+//     never see a half-written version.
+//   - A stale baseline is a conflict (ErrConflict / *ConflictError), never
+//     a merge; an idempotency key that was seen returns the first result.
+//
+// Keys (under kv.PrefixTable unless noted):
+//
+//	t/doc/<id>                       document record (owner, created, head)
+//	t/draft/<id>                     the draft: blocks with per-block seqs
+//	t/vlog/<id>\x00<seq8>            log entry of version seq (projection)
+//	t/vlabel/<id>\x00<label>         seq of a label
+//	t/bidx/<id>\x00<block>\x00<seq8> content hash of block at version seq
+//	t/idem/<id>\x00<key>             version id of an idempotency key
+//	r/docs/<id>/head                 head version (package refs)
+//	e/doc:<id>                       version.created, draft.updated events
+package repo

@@ -1,0 +1,15 @@
+// Package stream holds Folio's persisted event streams ("doc:<id>",
+// "run:<id>", "task:<id>") under the "e/" prefix.
+//
+// An event is appended inside the caller's Pebble batch, so it becomes
+// durable exactly when the change it describes does. Sequence numbers are
+// per stream, start at 1 and have no gaps: the appender holds the lock that
+// serializes the stream's writers (the document lock for "doc:" streams,
+// the task transition for "task:" streams) and asks Last for the next
+// number inside that lock.
+//
+// Readers replay from the store after a cursor, then wait on the Hub, which
+// only wakes them; the store is always the source of truth. Trim removes a
+// stream's oldest events; a cursor older than the first retained event must
+// resync (ErrTrimmed).
+package stream
