@@ -317,15 +317,17 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 	}
 	now := r.now().UnixMilli()
 	b := r.db.NewBatch()
-	entries, err := r.putBlocks(b, body.Blocks)
+	slots := slotsOf(body)
+	entries, err := r.putSlots(b, slots)
 	if err != nil {
 		b.Close()
 		return VersionInfo{}, err
 	}
 	d := &docRec{ID: p.ID, Owner: p.Owner, Title: p.Attrs.Title, Created: now}
 	dr := &draftRec{Seq: 1, Attrs: p.Attrs, AttrsSeq: 1, Fingerprint: fingerprintOf(entries), LastChange: now, Boot: r.boot}
-	for _, e := range entries {
-		dr.Blocks = append(dr.Blocks, draftBlock{ID: e.ID, Content: e.Content, Seq: 1})
+	for _, s := range slots {
+		s.Seq = 1
+		dr.Blocks = append(dr.Blocks, s.draftBlock)
 	}
 	ev := &events{doc: p.ID, next: 1}
 	return r.writeVersion(d, dr, versionSpec{kind: objstore.KindCreate, actor: p.Owner,
@@ -495,7 +497,8 @@ func draftEntries(dr *draftRec) []objstore.BlockEntry {
 // event tells editors, and writeVersion seals.
 func (r *Repo) commitBody(doc string, d *docRec, dr *draftRec, body flowdoc.Document, attrs flowdoc.Attributes, spec versionSpec) (VersionInfo, error) {
 	b := r.db.NewBatch()
-	entries, err := r.putBlocks(b, body.Blocks)
+	slots := r.slotsAgainst(dr, body)
+	entries, err := r.putSlots(b, slots)
 	if err != nil {
 		b.Close()
 		return VersionInfo{}, err
@@ -506,7 +509,7 @@ func (r *Repo) commitBody(doc string, d *docRec, dr *draftRec, body flowdoc.Docu
 		return VersionInfo{}, err
 	}
 	now := r.now().UnixMilli()
-	de := r.advanceDraft(dr, entries, body, attrs, now, spec.actor, "")
+	de := r.advanceDraft(dr, slots, attrs, now, spec.actor, "")
 	de.Unsealed = false // sealed by the version written in this same batch
 	if err := ev.add(b, EventDraftUpdated, now, de); err != nil {
 		b.Close()
@@ -516,42 +519,58 @@ func (r *Repo) commitBody(doc string, d *docRec, dr *draftRec, body flowdoc.Docu
 	return r.writeVersion(d, dr, spec, b, ev)
 }
 
-// advanceDraft replaces dr's body with entries as one new draft seq and
+// slotsAgainst makes slots for a whole new body, keeping the draft state
+// of blocks whose content did not change.
+func (r *Repo) slotsAgainst(dr *draftRec, body flowdoc.Document) []slot {
+	old := make(map[string]draftBlock, len(dr.Blocks))
+	for _, b := range dr.Blocks {
+		old[b.ID] = b
+	}
+	out := slotsOf(body)
+	for i := range out {
+		if ob, ok := old[out[i].ID]; ok {
+			out[i].draftBlock, out[i].prev = ob, ob.Content
+		}
+	}
+	return out
+}
+
+// advanceDraft makes slots the draft's body as one new draft seq: blocks
+// whose content changed take the seq, removed ones leave tombstones. It
 // returns the event that describes the step.
-func (r *Repo) advanceDraft(dr *draftRec, entries []objstore.BlockEntry, body flowdoc.Document, attrs flowdoc.Attributes, now int64, actor, session string) DraftEvent {
+func (r *Repo) advanceDraft(dr *draftRec, slots []slot, attrs flowdoc.Attributes, now int64, actor, session string) DraftEvent {
 	seq := dr.Seq + 1
-	old := map[string]draftBlock{}
-	oldOrder := make([]string, len(dr.Blocks))
-	for i, blk := range dr.Blocks {
-		old[blk.ID] = blk
-		oldOrder[i] = blk.ID
+	old := make(map[string]objstore.ID, len(dr.Blocks))
+	for _, blk := range dr.Blocks {
+		old[blk.ID] = blk.Content
 	}
 	de := DraftEvent{Seq: seq, Actor: actor, Session: session}
-	blocks := make([]draftBlock, len(entries))
-	inNew := map[string]bool{}
-	orderChanged := len(entries) != len(dr.Blocks)
-	for i, e := range entries {
-		inNew[e.ID] = true
-		if !orderChanged && oldOrder[i] != e.ID {
+	blocks := make([]draftBlock, len(slots))
+	inNew := make(map[string]bool, len(slots))
+	orderChanged := len(slots) != len(dr.Blocks)
+	for i, s := range slots {
+		inNew[s.ID] = true
+		if !orderChanged && dr.Blocks[i].ID != s.ID {
 			orderChanged = true
 		}
-		ob, ok := old[e.ID]
-		if ok && ob.Content == e.Content {
-			blocks[i] = ob
+		blocks[i] = s.draftBlock
+		if c, ok := old[s.ID]; ok && c == s.Content {
 			continue
 		}
-		blocks[i] = draftBlock{ID: e.ID, Content: e.Content, Seq: seq}
-		blk := body.Blocks[i].Clone()
-		de.Blocks = append(de.Blocks, EventBlock{ID: e.ID, Block: &blk})
+		blocks[i].Seq = seq
+		var blk flowdoc.Block
+		if s.Block != nil {
+			blk = s.Block.Clone()
+		} else if b, err := r.block(s.Content, s.ID); err == nil {
+			blk = b
+		}
+		de.Blocks = append(de.Blocks, EventBlock{ID: s.ID, Block: &blk})
 	}
 	for _, blk := range dr.Blocks {
 		if !inNew[blk.ID] {
 			dr.Tombs = append(dr.Tombs, tomb{ID: blk.ID, Seq: seq})
 			de.Blocks = append(de.Blocks, EventBlock{ID: blk.ID})
 		}
-	}
-	if len(dr.Tombs) > maxTombs {
-		dr.Tombs = dr.Tombs[len(dr.Tombs)-maxTombs:]
 	}
 	// A block that came back is no longer a tombstone.
 	kept := dr.Tombs[:0]
@@ -561,10 +580,13 @@ func (r *Repo) advanceDraft(dr *draftRec, entries []objstore.BlockEntry, body fl
 		}
 	}
 	dr.Tombs = kept
+	if len(dr.Tombs) > maxTombs {
+		dr.Tombs = dr.Tombs[len(dr.Tombs)-maxTombs:]
+	}
 	if orderChanged {
-		de.Order = make([]string, len(entries))
-		for i, e := range entries {
-			de.Order[i] = e.ID
+		de.Order = make([]string, len(slots))
+		for i, s := range slots {
+			de.Order[i] = s.ID
 		}
 	}
 	if !attrsEqual(attrs, dr.Attrs) {
@@ -573,7 +595,7 @@ func (r *Repo) advanceDraft(dr *draftRec, entries []objstore.BlockEntry, body fl
 		dr.AttrsSeq = seq
 	}
 	dr.Seq, dr.Blocks, dr.Attrs = seq, blocks, attrs
-	dr.Fingerprint = fingerprintOf(entries)
+	dr.Fingerprint = fingerprintOf(draftEntries(dr))
 	dr.LastChange, dr.Boot = now, r.boot
 	dr.Unsealed = dr.Fingerprint != dr.BaseFP || !attrsEqual(dr.Attrs, dr.BaseAttrs)
 	if dr.Unsealed && dr.UnsealedSince == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
@@ -79,6 +80,8 @@ func (r *Repo) OpenDraft(ctx context.Context, doc, actor string) (Draft, *Versio
 // rule applies to every block whose content or presence differs. A
 // touched block changed since BaseSeq is a *ConflictError carrying the
 // server's version of those blocks; nothing is merged inside a block.
+// A save of changes costs in proportion to the blocks it changes, not to
+// the document.
 func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) {
 	if err := ctxErr(ctx); err != nil {
 		return SaveResult{}, err
@@ -94,6 +97,13 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 			return SaveResult{}, invalid(ps)
 		}
 	}
+	var body flowdoc.Document
+	if p.Body != nil {
+		var err error
+		if body, err = r.normalize(*p.Body); err != nil {
+			return SaveResult{}, err
+		}
+	}
 	unlock := r.lock(p.Doc)
 	defer unlock()
 	if _, err := r.loadDoc(p.Doc); err != nil {
@@ -106,26 +116,34 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	if p.BaseSeq > dr.Seq {
 		return SaveResult{}, fmt.Errorf("%w: baseSeq %d is ahead of the draft (seq %d); reopen the document", ErrInvalid, p.BaseSeq, dr.Seq)
 	}
-	cur, err := r.materialize(draftEntries(dr))
-	if err != nil {
-		return SaveResult{}, err
-	}
-	var next flowdoc.Document
+	var slots []slot
 	var touched []string
-	if p.Body != nil {
-		next = *p.Body
-		touched = touchedByBody(cur, next)
-	} else {
-		next, touched, err = applyChanges(cur, p.Changes)
+	switch {
+	case p.Body != nil:
+		slots = r.slotsAgainst(dr, body)
+		if err := r.hashSlots(slots); err != nil {
+			return SaveResult{}, err
+		}
+		touched = touchedBySlots(dr, slots)
+	case len(p.Changes) > 0:
+		slots, touched, err = r.applyChanges(dr, p.Changes)
 		if errors.Is(err, ErrConflict) {
 			return SaveResult{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: err.Error(),
-				Blocks: r.staleBlocks(dr, cur, touched, p.BaseSeq)}
+				Blocks: r.staleBlocks(dr, touched, p.BaseSeq)}
 		}
 		if err != nil {
 			return SaveResult{}, err
 		}
+		if err := r.hashSlots(slots); err != nil {
+			return SaveResult{}, err
+		}
+		if ps := r.checkLimits(slots); len(ps) > 0 {
+			return SaveResult{}, invalid(ps)
+		}
+	default:
+		slots = draftSlots(dr)
 	}
-	if conflict := r.staleBlocks(dr, cur, touched, p.BaseSeq); len(conflict) > 0 {
+	if conflict := r.staleBlocks(dr, touched, p.BaseSeq); len(conflict) > 0 {
 		return SaveResult{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "blocks changed since baseSeq", Blocks: conflict}
 	}
 	attrs := dr.Attrs
@@ -135,12 +153,9 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		}
 		attrs = *p.Attrs
 	}
-	if next, err = r.normalize(next); err != nil {
-		return SaveResult{}, err
-	}
 	b := r.db.NewBatch()
 	defer b.Close()
-	entries, err := r.putBlocks(b, next.Blocks)
+	entries, err := r.putSlots(b, slots)
 	if err != nil {
 		return SaveResult{}, err
 	}
@@ -153,7 +168,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		return SaveResult{}, err
 	}
 	now := r.now().UnixMilli()
-	de := r.advanceDraft(dr, entries, next, attrs, now, p.Actor, p.Session)
+	de := r.advanceDraft(dr, slots, attrs, now, p.Actor, p.Session)
 	if err := setRec(b, draftKey(p.Doc), dr); err != nil {
 		return SaveResult{}, err
 	}
@@ -171,22 +186,44 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	return SaveResult{Seq: dr.Seq, Fingerprint: dr.Fingerprint, Unsealed: dr.Unsealed, Changed: changed}, nil
 }
 
-// touchedByBody lists the blocks whose presence or content differs
-// between cur and next.
-func touchedByBody(cur, next flowdoc.Document) []string {
-	old := map[string][32]byte{}
-	for _, b := range cur.Blocks {
-		old[b.ID] = flowdoc.ContentHash(b)
+// draftSlots makes slots that keep every block of the draft.
+func draftSlots(dr *draftRec) []slot {
+	out := make([]slot, len(dr.Blocks))
+	for i, b := range dr.Blocks {
+		out[i] = slot{draftBlock: b, prev: b.Content}
 	}
-	var out []string
-	seen := map[string]bool{}
-	for _, b := range next.Blocks {
-		seen[b.ID] = true
-		if h, ok := old[b.ID]; !ok || h != flowdoc.ContentHash(b) {
-			out = append(out, b.ID)
+	return out
+}
+
+// hashSlots computes the content id and meta of every slot with new
+// content (putSlots then writes only the new objects).
+func (r *Repo) hashSlots(slots []slot) error {
+	for i := range slots {
+		s := &slots[i]
+		if s.Block != nil {
+			s.Content = objstore.Sum(objstore.KindContent, flowdoc.EncodeContent(*s.Block))
+			s.Size, s.Count, s.Nested = blockMeta(*s.Block)
 		}
 	}
-	for _, b := range cur.Blocks {
+	return nil
+}
+
+// touchedBySlots lists the blocks whose presence or content differs
+// between the draft and hashed slots.
+func touchedBySlots(dr *draftRec, slots []slot) []string {
+	old := make(map[string]objstore.ID, len(dr.Blocks))
+	for _, b := range dr.Blocks {
+		old[b.ID] = b.Content
+	}
+	var out []string
+	seen := make(map[string]bool, len(slots))
+	for _, s := range slots {
+		seen[s.ID] = true
+		if c, ok := old[s.ID]; !ok || c != s.Content {
+			out = append(out, s.ID)
+		}
+	}
+	for _, b := range dr.Blocks {
 		if !seen[b.ID] {
 			out = append(out, b.ID)
 		}
@@ -194,91 +231,139 @@ func touchedByBody(cur, next flowdoc.Document) []string {
 	return out
 }
 
-// applyChanges applies block-level changes to a copy of cur. It returns
-// the ids the changes touch: changed, deleted and moved blocks and the
-// anchors they are placed after.
-func applyChanges(cur flowdoc.Document, changes []DraftChange) (flowdoc.Document, []string, error) {
-	blocks := append([]flowdoc.Block(nil), cur.Blocks...)
+// checkLimits checks what a document-wide validation would, from the
+// slots' meta: unique ids (nested ones included), the block count and the
+// canonical JSON size.
+func (r *Repo) checkLimits(slots []slot) []flowdoc.Problem {
+	var ps []flowdoc.Problem
+	seen := make(map[string]bool, len(slots))
+	count, size := 0, len(`{"schemaVersion":1,"blocks":[]}`)
+	for i, s := range slots {
+		for _, id := range append([]string{s.ID}, s.Nested...) {
+			if seen[id] {
+				ps = append(ps, flowdoc.Problem{Path: fmt.Sprintf("blocks[%d]", i), Rule: fmt.Sprintf("block id %q is used twice", id)})
+			}
+			seen[id] = true
+		}
+		count += s.Count
+		size += s.Size
+		if i > 0 {
+			size++
+		}
+	}
+	if r.limits.MaxBlocks > 0 && count > r.limits.MaxBlocks {
+		ps = append(ps, flowdoc.Problem{Path: "blocks", Rule: fmt.Sprintf("document has %d blocks, the limit is %d", count, r.limits.MaxBlocks)})
+	}
+	if r.limits.MaxBytes > 0 && size > r.limits.MaxBytes {
+		ps = append(ps, flowdoc.Problem{Path: "$", Rule: fmt.Sprintf("document is %d bytes, the limit is %d", size, r.limits.MaxBytes)})
+	}
+	return ps
+}
+
+// applyChanges applies block-level changes to the draft's blocks. Each
+// new block is sanitized and validated on its own (paths name the
+// change); checkLimits does the document-wide checks. It returns the ids
+// the changes touch: changed, deleted and moved blocks and the anchors
+// they are placed after.
+func (r *Repo) applyChanges(dr *draftRec, changes []DraftChange) ([]slot, []string, error) {
+	slots := draftSlots(dr)
 	index := func(id string) int {
-		for i, b := range blocks {
-			if b.ID == id {
+		for i := range slots {
+			if slots[i].ID == id {
 				return i
 			}
 		}
 		return -1
 	}
 	var touched []string
-	insertAfter := func(b flowdoc.Block, after *string, i int) error {
-		pos := len(blocks)
+	var problems []flowdoc.Problem
+	insertAfter := func(s slot, after *string, i int) error {
+		pos := len(slots)
 		if after != nil {
 			if *after == "" {
 				pos = 0
 			} else {
 				j := index(*after)
+				touched = append(touched, *after)
 				if j < 0 {
 					return fmt.Errorf("%w: changes[%d].after: block %q is not in the draft", ErrConflict, i, *after)
 				}
-				touched = append(touched, *after)
 				pos = j + 1
 			}
 		}
-		blocks = append(blocks[:pos], append([]flowdoc.Block{b}, blocks[pos:]...)...)
+		slots = append(slots[:pos], append([]slot{s}, slots[pos:]...)...)
 		return nil
 	}
 	for i, c := range changes {
 		switch c.Op {
 		case ChangeUpsert:
 			if c.Block == nil {
-				return cur, nil, fmt.Errorf("%w: changes[%d]: upsert needs a block", ErrInvalid, i)
+				return nil, nil, fmt.Errorf("%w: changes[%d]: upsert needs a block", ErrInvalid, i)
 			}
-			b := c.Block.Clone()
-			touched = append(touched, b.ID)
-			if j := index(b.ID); j >= 0 {
-				if c.After != nil {
-					blocks = append(blocks[:j], blocks[j+1:]...)
-					if err := insertAfter(b, c.After, i); err != nil {
-						return cur, touched, err
-					}
-				} else {
-					blocks[j] = b
+			one, err := flowdoc.Normalize(flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion, Blocks: []flowdoc.Block{*c.Block}}, r.limits)
+			var ve *flowdoc.ValidationError
+			if errors.As(err, &ve) {
+				for _, pr := range ve.Problems {
+					pr.Path = fmt.Sprintf("changes[%d].block", i) + strings.TrimPrefix(pr.Path, "blocks[0]")
+					problems = append(problems, pr)
 				}
-			} else if err := insertAfter(b, c.After, i); err != nil {
-				return cur, touched, err
+				continue
+			} else if err != nil {
+				return nil, nil, fmt.Errorf("%w: changes[%d]: %w", ErrInvalid, i, err)
+			}
+			blk := one.Blocks[0]
+			touched = append(touched, blk.ID)
+			j := index(blk.ID)
+			switch {
+			case j >= 0 && c.After == nil:
+				slots[j].Block = &blk
+			case j >= 0:
+				s := slots[j]
+				s.Block = &blk
+				slots = append(slots[:j], slots[j+1:]...)
+				if err := insertAfter(s, c.After, i); err != nil {
+					return nil, touched, err
+				}
+			default:
+				if err := insertAfter(slot{draftBlock: draftBlock{ID: blk.ID}, Block: &blk}, c.After, i); err != nil {
+					return nil, touched, err
+				}
 			}
 		case ChangeDelete:
-			j := index(c.BlockID)
 			touched = append(touched, c.BlockID)
-			if j < 0 {
-				continue // already gone: the tombstone check decides whether that is a conflict
-			}
-			blocks = append(blocks[:j], blocks[j+1:]...)
+			if j := index(c.BlockID); j >= 0 {
+				slots = append(slots[:j], slots[j+1:]...)
+			} // already gone: the tombstone check decides whether that is a conflict
 		case ChangeMove:
-			j := index(c.BlockID)
 			touched = append(touched, c.BlockID)
+			j := index(c.BlockID)
 			if j < 0 {
-				return cur, touched, fmt.Errorf("%w: changes[%d]: block %q is not in the draft", ErrConflict, i, c.BlockID)
+				return nil, touched, fmt.Errorf("%w: changes[%d]: block %q is not in the draft", ErrConflict, i, c.BlockID)
 			}
 			if c.After == nil {
-				return cur, nil, fmt.Errorf("%w: changes[%d]: move needs after", ErrInvalid, i)
+				return nil, nil, fmt.Errorf("%w: changes[%d]: move needs after", ErrInvalid, i)
 			}
-			b := blocks[j]
-			blocks = append(blocks[:j], blocks[j+1:]...)
-			if err := insertAfter(b, c.After, i); err != nil {
-				return cur, touched, err
+			s := slots[j]
+			slots = append(slots[:j], slots[j+1:]...)
+			if err := insertAfter(s, c.After, i); err != nil {
+				return nil, touched, err
 			}
 		default:
-			return cur, nil, fmt.Errorf("%w: changes[%d].op %q (want upsert, delete or move)", ErrInvalid, i, c.Op)
+			return nil, nil, fmt.Errorf("%w: changes[%d].op %q (want upsert, delete or move)", ErrInvalid, i, c.Op)
 		}
 	}
-	return flowdoc.Document{SchemaVersion: cur.SchemaVersion, Blocks: blocks}, touched, nil
+	if len(problems) > 0 {
+		return nil, nil, invalid(problems)
+	}
+	return slots, touched, nil
 }
 
 // staleBlocks returns the server's state of every touched block that
 // changed after baseSeq (or was deleted after it).
-func (r *Repo) staleBlocks(dr *draftRec, cur flowdoc.Document, touched []string, baseSeq uint64) []ConflictBlock {
-	seqs := map[string]int{}
+func (r *Repo) staleBlocks(dr *draftRec, touched []string, baseSeq uint64) []ConflictBlock {
+	pos := make(map[string]int, len(dr.Blocks))
 	for i, b := range dr.Blocks {
-		seqs[b.ID] = i
+		pos[b.ID] = i
 	}
 	tombs := map[string]uint64{}
 	for _, t := range dr.Tombs {
@@ -291,10 +376,13 @@ func (r *Repo) staleBlocks(dr *draftRec, cur flowdoc.Document, touched []string,
 			continue
 		}
 		seen[id] = true
-		if i, ok := seqs[id]; ok {
-			if dr.Blocks[i].Seq > baseSeq {
-				b := cur.Blocks[i].Clone()
-				out = append(out, ConflictBlock{ID: id, Block: &b, Seq: dr.Blocks[i].Seq})
+		if i, ok := pos[id]; ok {
+			if db := dr.Blocks[i]; db.Seq > baseSeq {
+				cb := ConflictBlock{ID: id, Seq: db.Seq}
+				if b, err := r.block(db.Content, id); err == nil {
+					cb.Block = &b
+				}
+				out = append(out, cb)
 			}
 		} else if s, ok := tombs[id]; ok && s > baseSeq {
 			out = append(out, ConflictBlock{ID: id, Seq: s})

@@ -102,8 +102,13 @@ func (r *Repo) Reindex(ctx context.Context, doc, owner string) error {
 		dr.Seq = prevDraft.Seq + 1 // seqs only grow, so editors' cursors stay meaningful
 		dr.AttrsSeq = dr.Seq
 	}
-	for _, e := range hv.Blocks {
-		dr.Blocks = append(dr.Blocks, draftBlock{ID: e.ID, Content: e.Content, Seq: dr.Seq})
+	body, err := r.materialize(hv.Blocks)
+	if err != nil {
+		return fmt.Errorf("reindex %s: %w", doc, err)
+	}
+	for i, e := range hv.Blocks {
+		size, count, nested := blockMeta(body.Blocks[i])
+		dr.Blocks = append(dr.Blocks, draftBlock{ID: e.ID, Content: e.Content, Seq: dr.Seq, Size: size, Count: count, Nested: nested})
 	}
 	if err := setRec(b, draftKey(doc), dr); err != nil {
 		return err

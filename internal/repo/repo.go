@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -185,6 +186,38 @@ type draftBlock struct {
 	ID      string      `msgpack:"id"`
 	Content objstore.ID `msgpack:"c"`
 	Seq     uint64      `msgpack:"s"`
+	Size    int         `msgpack:"z"`           // bytes of the block's canonical JSON
+	Count   int         `msgpack:"n"`           // blocks it holds, itself included
+	Nested  []string    `msgpack:"x,omitempty"` // ids of blocks nested inside it
+}
+
+// slot is a block of a draft being changed: its state in the draft, and
+// Block when this change gives it new content (nil: unchanged).
+type slot struct {
+	draftBlock
+	Block *flowdoc.Block
+	prev  objstore.ID // content in the draft before this change (zero: new block)
+}
+
+// blockMeta returns what the draft keeps about a block to check document
+// limits and id uniqueness without reading every block.
+func blockMeta(b flowdoc.Block) (size, count int, nested []string) {
+	data, _ := json.Marshal(b) // plain data: cannot fail
+	var walk func(bs []flowdoc.Block)
+	walk = func(bs []flowdoc.Block) {
+		for _, c := range bs {
+			nested = append(nested, c.ID)
+			walk(c.Children)
+			for _, col := range c.Cols {
+				walk(col.Blocks)
+			}
+		}
+	}
+	walk(b.Children)
+	for _, col := range b.Cols {
+		walk(col.Blocks)
+	}
+	return len(data), 1 + len(nested), nested
 }
 
 // tomb remembers a block deleted from the draft, so that a stale save that
@@ -327,17 +360,34 @@ func (r *Repo) materialize(entries []objstore.BlockEntry) (flowdoc.Document, err
 	return d, nil
 }
 
-// putBlocks writes content objects for blocks into b and returns entries.
-func (r *Repo) putBlocks(b *pebble.Batch, blocks []flowdoc.Block) ([]objstore.BlockEntry, error) {
-	out := make([]objstore.BlockEntry, len(blocks))
-	for i, blk := range blocks {
-		id, err := r.objs.Put(b, objstore.KindContent, flowdoc.EncodeContent(blk))
-		if err != nil {
-			return nil, err
+// putSlots gives every slot with a new Block its content id and meta,
+// writes the content objects that are new into b, and returns the entries.
+func (r *Repo) putSlots(b *pebble.Batch, slots []slot) ([]objstore.BlockEntry, error) {
+	out := make([]objstore.BlockEntry, len(slots))
+	for i := range slots {
+		s := &slots[i]
+		if s.Block != nil {
+			data := flowdoc.EncodeContent(*s.Block)
+			s.Content = objstore.Sum(objstore.KindContent, data)
+			if s.Content != s.prev {
+				if _, err := r.objs.Put(b, objstore.KindContent, data); err != nil {
+					return nil, err
+				}
+			}
+			s.Size, s.Count, s.Nested = blockMeta(*s.Block)
 		}
-		out[i] = objstore.BlockEntry{ID: blk.ID, Content: id}
+		out[i] = objstore.BlockEntry{ID: s.ID, Content: s.Content}
 	}
 	return out, nil
+}
+
+// slotsOf makes slots that give every block of body new content.
+func slotsOf(body flowdoc.Document) []slot {
+	out := make([]slot, len(body.Blocks))
+	for i := range body.Blocks {
+		out[i] = slot{draftBlock: draftBlock{ID: body.Blocks[i].ID}, Block: &body.Blocks[i]}
+	}
+	return out
 }
 
 func fingerprintOf(entries []objstore.BlockEntry) flowdoc.Fingerprint {
