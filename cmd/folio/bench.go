@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/objstore"
 	"github.com/urfave/cli/v2"
@@ -139,15 +140,15 @@ func cmdBenchHistory(c *cli.Context) error {
 			b := changed[k]
 			ch[k] = repo.DraftChange{Op: repo.ChangeUpsert, Block: &b}
 		}
-		res, err := r.SaveDraft(ctx, repo.SaveParams{Doc: "bench", Actor: "bench", BaseSeq: seq, Changes: ch})
+		res, err := r.SaveDraft(ctx, repo.SaveParams{Doc: "bench", Actor: "bench", BaseSeq: seq, Changes: ch, Seal: objstore.ReasonIdle})
 		if err != nil {
 			return err
+		}
+		if res.Version == nil {
+			return fmt.Errorf("checkpoint %d sealed nothing", i)
 		}
 		seq = res.Seq
-		v, _, err := r.Checkpoint(ctx, "bench", objstore.ReasonIdle, "bench", "")
-		if err != nil {
-			return err
-		}
+		v := *res.Version
 		lat = append(lat, time.Since(t0))
 		git.commit(g.body, v.Label)
 	}
@@ -155,10 +156,10 @@ func cmdBenchHistory(c *cli.Context) error {
 	if err := git.close(); err != nil {
 		return err
 	}
-	if err := r.DB().Compact([]byte{0}, []byte{0xff, 0xff}, true); err != nil {
+	if err := r.Close(); err != nil {
 		return err
 	}
-	if err := r.Close(); err != nil {
+	if err := compactStore(dir); err != nil {
 		return err
 	}
 	if os.Getenv("FOLIO_BENCH_LS") != "" {
@@ -216,4 +217,27 @@ func (g *gitStream) close() error {
 		return nil
 	}
 	return g.w.Flush()
+}
+
+// compactStore reopens the store at dir, compacts it fully and closes it
+// twice, so that what remains on disk is the data (sstables) and no
+// write-ahead log waiting to be replayed or recycled: the counterpart of
+// `git gc` before measuring a repository's size.
+func compactStore(dir string) error {
+	for i := 0; i < 2; i++ {
+		db, err := kv.Open(dir, kv.Options{})
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			if err := db.Compact([]byte{0}, []byte{0xff, 0xff}, true); err != nil {
+				db.Close()
+				return err
+			}
+		}
+		if err := db.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

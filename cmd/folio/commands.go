@@ -274,17 +274,21 @@ func cmdDocSave(c *cli.Context) error {
 	if err != nil {
 		return userError(err)
 	}
-	res, err := b.SaveDraft(c.Context, repo.SaveParams{Doc: a[0], BaseSeq: d.Seq, Body: &body})
+	p := repo.SaveParams{Doc: a[0], BaseSeq: d.Seq, Body: &body}
+	if c.Bool("checkpoint") {
+		p.Seal = reasonManual
+	}
+	res, err := b.SaveDraft(c.Context, p)
 	if err != nil {
 		return userError(err)
 	}
 	out := map[string]any{"seq": res.Seq, "fingerprint": res.Fingerprint.String(), "unsealed": res.Unsealed}
 	if c.Bool("checkpoint") {
-		v, sealed, err := b.Checkpoint(c.Context, a[0], reasonManual, c.String("message"))
-		if err != nil {
-			return userError(err)
+		if res.Version != nil {
+			out["version"], out["sealed"] = res.Version.Label, true
+		} else {
+			out["version"], out["sealed"] = d.Head, false
 		}
-		out["version"], out["sealed"], out["unsealed"] = v.Label, sealed, false
 	}
 	if format == "json" {
 		return printJSON(c.App.Writer, out)

@@ -49,6 +49,7 @@ type EventBlock struct {
 type events struct {
 	doc  string
 	next uint64
+	keep uint64 // retention; 0 keeps everything
 }
 
 func (r *Repo) events(doc string) (*events, error) {
@@ -56,16 +57,25 @@ func (r *Repo) events(doc string) (*events, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &events{doc: doc, next: last + 1}, nil
+	return &events{doc: doc, next: last + 1, keep: r.keep}, nil
 }
 
 func (e *events) add(b *pebble.Batch, typ string, timeMs int64, data any) error {
 	if err := stream.Append(b, Stream(e.doc), e.next, typ, timeMs, data); err != nil {
 		return err
 	}
+	// Trim in steps of trimEvery so that most commits pay nothing for it.
+	if e.keep > 0 && e.next > e.keep && e.next%trimEvery == 0 {
+		if err := stream.Trim(b, Stream(e.doc), e.next-e.keep+1); err != nil {
+			return err
+		}
+	}
 	e.next++
 	return nil
 }
+
+// trimEvery is how often (in events) a document stream is trimmed.
+const trimEvery = 64
 
 // versionSpec is a version to write: the new body and how it came to be.
 type versionSpec struct {
@@ -90,7 +100,7 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 	var head *objstore.Version
 	if !d.Head.IsZero() {
 		var err error
-		if head, err = r.objs.GetVersion(d.Head); err != nil {
+		if head, err = r.headOf(d.ID, d.Head); err != nil {
 			b.Close()
 			return VersionInfo{}, fmt.Errorf("read head of %s: %w", d.ID, err)
 		}
@@ -185,6 +195,7 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 	if err != nil {
 		return VersionInfo{}, fmt.Errorf("commit %s %s: %w", d.ID, label, err)
 	}
+	r.setHead(d.ID, vid, v)
 	r.hub.Notify(Stream(d.ID))
 	return info, nil
 }
@@ -329,7 +340,7 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 		s.Seq = 1
 		dr.Blocks = append(dr.Blocks, s.draftBlock)
 	}
-	ev := &events{doc: p.ID, next: 1}
+	ev := &events{doc: p.ID, next: 1, keep: r.keep}
 	return r.writeVersion(d, dr, versionSpec{kind: objstore.KindCreate, actor: p.Owner,
 		message: p.Message, entries: entries, attrs: p.Attrs}, b, ev)
 }

@@ -104,9 +104,13 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 			return SaveResult{}, err
 		}
 	}
+	if p.Seal != "" && !validReason(p.Seal) {
+		return SaveResult{}, fmt.Errorf("%w: checkpoint reason %q", ErrInvalid, p.Seal)
+	}
 	unlock := r.lock(p.Doc)
 	defer unlock()
-	if _, err := r.loadDoc(p.Doc); err != nil {
+	d, err := r.loadDoc(p.Doc)
+	if err != nil {
 		return SaveResult{}, err
 	}
 	dr, err := r.loadDraft(p.Doc)
@@ -154,36 +158,58 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		attrs = *p.Attrs
 	}
 	b := r.db.NewBatch()
-	defer b.Close()
+	owned := true // b is closed here unless writeVersion took it
+	defer func() {
+		if owned {
+			b.Close()
+		}
+	}()
 	entries, err := r.putSlots(b, slots)
 	if err != nil {
 		return SaveResult{}, err
 	}
-	if fingerprintOf(entries) == dr.Fingerprint && attrsEqual(attrs, dr.Attrs) {
-		// Nothing changed: acknowledge without a new seq.
-		return SaveResult{Seq: dr.Seq, Fingerprint: dr.Fingerprint, Unsealed: dr.Unsealed}, nil
-	}
+	res := SaveResult{Seq: dr.Seq, Fingerprint: dr.Fingerprint, Unsealed: dr.Unsealed}
+	changedBody := fingerprintOf(entries) != dr.Fingerprint || !attrsEqual(attrs, dr.Attrs)
 	ev, err := r.events(p.Doc)
 	if err != nil {
 		return SaveResult{}, err
 	}
 	now := r.now().UnixMilli()
-	de := r.advanceDraft(dr, slots, attrs, now, p.Actor, p.Session)
-	if err := setRec(b, draftKey(p.Doc), dr); err != nil {
-		return SaveResult{}, err
+	if changedBody {
+		de := r.advanceDraft(dr, slots, attrs, now, p.Actor, p.Session)
+		if err := setRec(b, draftKey(p.Doc), dr); err != nil {
+			return SaveResult{}, err
+		}
+		if err := ev.add(b, EventDraftUpdated, now, de); err != nil {
+			return SaveResult{}, err
+		}
+		res = SaveResult{Seq: dr.Seq, Fingerprint: dr.Fingerprint, Unsealed: dr.Unsealed}
+		for _, eb := range de.Blocks {
+			res.Changed = append(res.Changed, eb.ID)
+		}
 	}
-	if err := ev.add(b, EventDraftUpdated, now, de); err != nil {
-		return SaveResult{}, err
+	if p.Seal != "" && dr.Unsealed {
+		kind := objstore.KindCheckpoint
+		if p.Seal == objstore.ReasonRecovery {
+			kind = objstore.KindRecovery
+		}
+		owned = false
+		info, err := r.writeVersion(d, dr, versionSpec{kind: kind, reason: p.Seal, actor: p.Actor,
+			baseFP: dr.BaseFP, entries: draftEntries(dr), attrs: dr.Attrs}, b, ev)
+		if err != nil {
+			return SaveResult{}, err
+		}
+		res.Unsealed, res.Version = false, &info
+		return res, nil
+	}
+	if !changedBody {
+		return res, nil // nothing changed: acknowledged without a new seq
 	}
 	if err := b.Commit(kv.Sync); err != nil {
 		return SaveResult{}, fmt.Errorf("save draft %s: %w", p.Doc, err)
 	}
 	r.hub.Notify(Stream(p.Doc))
-	changed := make([]string, len(de.Blocks))
-	for i, eb := range de.Blocks {
-		changed[i] = eb.ID
-	}
-	return SaveResult{Seq: dr.Seq, Fingerprint: dr.Fingerprint, Unsealed: dr.Unsealed, Changed: changed}, nil
+	return res, nil
 }
 
 // draftSlots makes slots that keep every block of the draft.

@@ -27,6 +27,9 @@ type Options struct {
 	Hub    *stream.Hub      // woken after every commit; zero: a private hub
 	Cache  int              // decoded block contents kept in memory; zero: 100,000
 	KV     kv.Options       // how the store is opened (Open only)
+	// EventRetention is how many events each document stream keeps; an
+	// editor whose cursor is older must resync. Zero: 1,024.
+	EventRetention uint64
 }
 
 // Repo is the content service over one store. It is safe for concurrent
@@ -39,6 +42,7 @@ type Repo struct {
 	limits flowdoc.Limits
 	now    func() time.Time
 	boot   string // this Repo's session; a draft saved by another is from an earlier session
+	keep   uint64 // events kept per document stream
 	owned  bool   // Close closes db
 
 	locks [256]sync.Mutex // document locks, striped by id; one document at a time per call
@@ -46,6 +50,41 @@ type Repo struct {
 	cacheMu sync.Mutex
 	cache   map[objstore.ID]flowdoc.Block // decoded content by id (immutable, so never stale)
 	cacheN  int
+
+	headsMu sync.Mutex
+	heads   map[string]headVersion // last head read or written per document
+}
+
+// headVersion is a decoded version and its id.
+type headVersion struct {
+	id objstore.ID
+	v  *objstore.Version
+}
+
+// headOf returns document d's head version, from memory when it is the
+// one last seen.
+func (r *Repo) headOf(doc string, id objstore.ID) (*objstore.Version, error) {
+	r.headsMu.Lock()
+	h, ok := r.heads[doc]
+	r.headsMu.Unlock()
+	if ok && h.id == id {
+		return h.v, nil
+	}
+	v, err := r.objs.GetVersion(id)
+	if err != nil {
+		return nil, err
+	}
+	r.setHead(doc, id, v)
+	return v, nil
+}
+
+func (r *Repo) setHead(doc string, id objstore.ID, v *objstore.Version) {
+	r.headsMu.Lock()
+	if len(r.heads) > 4096 {
+		clear(r.heads)
+	}
+	r.heads[doc] = headVersion{id, v}
+	r.headsMu.Unlock()
 }
 
 // Init creates an empty store in dir (folio init). It is not an error if
@@ -80,6 +119,7 @@ func New(db *kv.DB, o Options) *Repo {
 		now:    o.Now,
 		boot:   newID(16),
 		cache:  map[objstore.ID]flowdoc.Block{},
+		heads:  map[string]headVersion{},
 		cacheN: o.Cache,
 	}
 	if r.hub == nil {
@@ -93,6 +133,10 @@ func New(db *kv.DB, o Options) *Repo {
 	}
 	if r.cacheN <= 0 {
 		r.cacheN = 100000
+	}
+	r.keep = o.EventRetention
+	if r.keep == 0 {
+		r.keep = 1024
 	}
 	return r
 }
@@ -232,7 +276,7 @@ const maxTombs = 1024
 
 type draftRec struct {
 	Seq           uint64              `msgpack:"seq"`
-	Blocks        []draftBlock        `msgpack:"blocks"`
+	Blocks        draftBlocks         `msgpack:"blocks"`
 	Tombs         []tomb              `msgpack:"tombs,omitempty"`
 	Attrs         flowdoc.Attributes  `msgpack:"attrs"`
 	AttrsSeq      uint64              `msgpack:"attrsSeq"`

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
 )
 
