@@ -303,3 +303,31 @@ func TestReindexRebuildsProjections(t *testing.T) {
 		t.Fatalf("fsck after reindex: %+v", rep.Problems)
 	}
 }
+
+func TestEventStreamRetention(t *testing.T) {
+	dir := t.TempDir()
+	Init(dir)
+	r, err := Open(dir, Options{EventRetention: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	doc := create(t, r, 2)
+	seq := uint64(1)
+	for i := 0; i < 300; i++ {
+		res := save(t, r, doc, seq, para("b0", fmt.Sprintf("edit %d", i)))
+		seq = res.Seq
+	}
+	last, _ := stream.Last(r.db.DB, Stream(doc))
+	first, _ := stream.FirstRetained(r.db.DB, Stream(doc))
+	if last != 301 || last-first+1 < 100 || last-first+1 > 100+trimEvery {
+		t.Fatalf("stream keeps %d..%d, want about the last 100 of 301", first, last)
+	}
+	if _, err := stream.Read(r.db.DB, Stream(doc), 0, 10); !errors.Is(err, stream.ErrTrimmed) {
+		t.Fatalf("read from 0 after trim = %v, want ErrTrimmed", err)
+	}
+	evs, err := stream.Read(r.db.DB, Stream(doc), first-1, 0)
+	if err != nil || len(evs) != int(last-first+1) || evs[0].Seq != first {
+		t.Fatalf("read retained = %d events, %v", len(evs), err)
+	}
+}
