@@ -246,7 +246,7 @@ func selectable(t BlockType) bool {
 
 func replaceSelection(b *Block, op Op) error {
 	if !selectable(b.Type) {
-		return fmt.Errorf("%w: replace_selection needs a paragraph, heading, quote, callout or details block; %q is a %s", ErrBadOp, b.ID, b.Type)
+		return fmt.Errorf("%w: replace_selection needs a paragraph, heading, quote, callout or details block; %q is a %s block", ErrBadOp, b.ID, b.Type)
 	}
 	n := textLen(b.RichText)
 	if op.Start < 0 || op.End < op.Start || op.End > n {

@@ -278,7 +278,7 @@ func (v *validator) table(b *Block, path string) {
 		case n == 0 || n > MaxTableColumns:
 			v.add(rp+".cells", fmt.Sprintf("a table row needs 1..%d cells", MaxTableColumns))
 		case n != want && want > 0:
-			v.add(rp+".cells", fmt.Sprintf("row has %d cells but the first row has %d; every row needs the same number", n, want))
+			v.add(rp+".cells", fmt.Sprintf("row has %d cell(s) but the first row has %d; every row needs the same number", n, want))
 		}
 		for j, cell := range row.Cells {
 			v.runs(cell, fmt.Sprintf("%s.cells[%d]", rp, j))
