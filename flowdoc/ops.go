@@ -103,7 +103,7 @@ func Apply(d Document, ops []Op, l Limits) (Document, error) {
 		return cur, nil
 	}
 	for i, op := range ops {
-		next, err := applyOp(cur, op, i, l)
+		next, err := applyOp(cur, op, l)
 		if err == nil {
 			next = Sanitize(next)
 			if ps := Validate(next, l); len(ps) > 0 {
@@ -159,7 +159,7 @@ func checkOpFields(op Op) error {
 
 // applyOp applies one operation to cur, which it may modify (cur is
 // Apply's private copy). Content taken from op is cloned first.
-func applyOp(cur Document, op Op, index int, l Limits) (Document, error) {
+func applyOp(cur Document, op Op, l Limits) (Document, error) {
 	if err := checkOpFields(op); err != nil {
 		return Document{}, err
 	}
@@ -201,7 +201,7 @@ func applyOp(cur Document, op Op, index int, l Limits) (Document, error) {
 			delete(used, id)
 		}
 		used[nb.ID] = true
-		g := idGen{used: used, op: index}
+		g := idGen{used: used, base: FingerprintOf(cur)}
 		if err := g.fillNested(&nb); err != nil {
 			return Document{}, err
 		}
@@ -211,7 +211,7 @@ func applyOp(cur Document, op Op, index int, l Limits) (Document, error) {
 			return Document{}, fmt.Errorf("%w: %s needs at least one block in blocks", ErrBadOp, op.Op)
 		}
 		nbs := make([]Block, len(op.Blocks))
-		g := idGen{used: collectIDs(cur.Blocks, nil), op: index}
+		g := idGen{used: collectIDs(cur.Blocks, nil), base: FingerprintOf(cur)}
 		for k := range op.Blocks {
 			nbs[k] = op.Blocks[k].Clone()
 			if err := g.fill(&nbs[k]); err != nil {
@@ -246,7 +246,7 @@ func selectable(t BlockType) bool {
 
 func replaceSelection(b *Block, op Op) error {
 	if !selectable(b.Type) {
-		return fmt.Errorf("%w: replace_selection needs a paragraph, heading, quote, callout or details block; %q is a %s block", ErrBadOp, b.ID, b.Type)
+		return fmt.Errorf("%w: replace_selection needs a paragraph, heading, quote, callout or details block; %q is %s block", ErrBadOp, b.ID, withArticle(b.Type))
 	}
 	n := textLen(b.RichText)
 	if op.Start < 0 || op.End < op.Start || op.End > n {
@@ -358,11 +358,13 @@ func collectIDs(bs []Block, into map[string]bool) map[string]bool {
 }
 
 // idGen gives new blocks ids. Generated ids are "b" and 11 hex digits of
-// SHA-256 over the operation index, a counter and the block's content, so
-// Apply stays deterministic.
+// SHA-256 over the fingerprint of the document before the operation, a
+// counter and the block's content: Apply stays deterministic, and applying
+// a list of operations at once gives the same ids as applying them one by
+// one.
 type idGen struct {
 	used map[string]bool
-	op   int
+	base Fingerprint // of the document the operation applies to
 	n    uint64
 }
 
@@ -397,9 +399,9 @@ func (g *idGen) next(b *Block) string {
 	for {
 		g.n++
 		h := sha256.New()
-		var buf [16]byte
-		binary.BigEndian.PutUint64(buf[:8], uint64(g.op))
-		binary.BigEndian.PutUint64(buf[8:], g.n)
+		var buf [8]byte
+		binary.BigEndian.PutUint64(buf[:], g.n)
+		h.Write(g.base[:])
 		h.Write(buf[:])
 		h.Write(content)
 		id := "b" + hex.EncodeToString(h.Sum(nil))[:11]

@@ -131,12 +131,8 @@ func (v *validator) block(b *Block, path string, depth int) {
 		}
 		return
 	}
-	article := "a"
-	if strings.ContainsRune("aeiou", rune(b.Type[0])) {
-		article = "an"
-	}
 	noField := func(field string) {
-		v.add(path+"."+field, fmt.Sprintf("%s %s block has no %s", article, b.Type, field))
+		v.add(path+"."+field, fmt.Sprintf("%s block has no %s", withArticle(b.Type), field))
 	}
 	if len(b.RichText) > 0 && !sh.richText {
 		noField("richText")
@@ -158,7 +154,7 @@ func (v *validator) block(b *Block, path string, depth int) {
 			continue
 		}
 		if !contains(sh.attrs, av.name) {
-			v.add(path+".attrs."+av.name, fmt.Sprintf("%s %s block has no %s attribute", article, b.Type, av.name))
+			v.add(path+".attrs."+av.name, fmt.Sprintf("%s block has no %s attribute", withArticle(b.Type), av.name))
 			continue
 		}
 		if !utf8.ValidString(av.str) {
@@ -344,4 +340,12 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// withArticle returns "a paragraph", "an embed", …
+func withArticle(t BlockType) string {
+	if t != "" && strings.ContainsRune("aeiou", rune(t[0])) {
+		return "an " + string(t)
+	}
+	return "a " + string(t)
 }
