@@ -92,8 +92,9 @@ func (e *OpError) Unwrap() error { return e.Err }
 // sanitized and validated against l. d and ops are not modified and the
 // result shares no memory with them. After every operation the document is
 // sanitized and validated, so an error names the first operation whose
-// result is invalid; the error is always an *OpError. Apply is
-// deterministic: equal inputs give byte-identical results.
+// result is invalid; the error is an *OpError (with no operations Apply is
+// Normalize and the error a *ValidationError). Apply is deterministic: equal
+// inputs give byte-identical results.
 func Apply(d Document, ops []Op, l Limits) (Document, error) {
 	cur := Sanitize(d) // a deep copy: operations below may mutate it
 	if len(ops) == 0 {
