@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Parse decodes a FlowDocument from JSON, strictly: the input must be one
@@ -19,16 +20,22 @@ import (
 // Parse checks the encoding only; call Normalize (or Validate) on the
 // result before trusting its content.
 func Parse(data []byte) (Document, error) {
+	if !utf8.Valid(data) {
+		return Document{}, invalid("$", "input is not valid UTF-8")
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var raw any
-	if err := dec.Decode(&raw); err != nil {
+	w := &walker{}
+	raw, err := w.tree(dec, "", 0)
+	if err != nil {
 		return Document{}, invalid("$", "not JSON: "+jsonErr(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return Document{}, invalid("$", "unexpected data after the document")
 	}
-	w := &walker{}
+	if len(w.ps) > 0 { // duplicate keys, nesting too deep
+		return Document{}, &ValidationError{Problems: w.ps}
+	}
 	w.doc(raw)
 	if len(w.ps) > 0 {
 		return Document{}, &ValidationError{Problems: w.ps}
@@ -44,6 +51,72 @@ func Parse(data []byte) (Document, error) {
 		d.SchemaVersion = SchemaVersion
 	}
 	return d, nil
+}
+
+// maxJSONDepth bounds the nesting of arrays and objects in a parsed
+// document. The deepest valid FlowDocument (MaxDepth blocks, MaxListDepth
+// items) stays far below it; the bound keeps the recursive tree builder
+// from exhausting the stack on hostile input.
+const maxJSONDepth = 100
+
+// tree reads one JSON value from dec into the shapes encoding/json uses
+// for any (map[string]any, []any, string, json.Number, bool, nil),
+// recording duplicate object keys as problems (encoding/json silently keeps
+// the last one, other decoders the first) and refusing deep nesting.
+func (w *walker) tree(dec *json.Decoder, path string, depth int) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		if depth > 0 && errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return tok, nil
+	}
+	if depth >= maxJSONDepth {
+		return nil, fmt.Errorf("nesting deeper than %d levels", maxJSONDepth)
+	}
+	switch d {
+	case '{':
+		m := map[string]any{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil, unexpectedEOF(err)
+			}
+			k, _ := kt.(string)
+			v, err := w.tree(dec, join(path, k), depth+1)
+			if err != nil {
+				return nil, err
+			}
+			if _, dup := m[k]; dup {
+				w.add(join(path, k), "duplicate field")
+			}
+			m[k] = v
+		}
+		_, err := dec.Token() // '}'
+		return m, unexpectedEOF(err)
+	default: // '['
+		a := []any{}
+		for dec.More() {
+			v, err := w.tree(dec, idx(path, len(a)), depth+1)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		_, err := dec.Token() // ']'
+		return a, unexpectedEOF(err)
+	}
+}
+
+func unexpectedEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 func invalid(path, rule string) error {

@@ -173,6 +173,10 @@ func TestParseStrict(t *testing.T) {
 		{`{"Blocks":[]}`, "Blocks: unknown field in document"},
 		{``, "$: not JSON: empty input"},
 		{`{"blocks":[]}x`, "$: unexpected data after the document"},
+		{`{"blocks":[{"id":"a","id":"b","type":"paragraph"}]}`, "blocks[0].id: duplicate field"},
+		{"{\"blocks\":[{\"id\":\"a\xff\"}]}", "$: input is not valid UTF-8"},
+		{`{"blocks":[{"id":"a"`, "$: not JSON: unexpected end of input"},
+		{strings.Repeat("[", 5000) + strings.Repeat("]", 5000), "$: not JSON: nesting deeper than 100 levels"},
 	}
 	for _, tt := range tests {
 		d, err := Parse([]byte(tt.in))
