@@ -202,7 +202,7 @@ func applyOp(cur Document, op Op, l Limits) (Document, error) {
 			delete(used, id)
 		}
 		used[nb.ID] = true
-		g := idGen{used: used, base: FingerprintOf(cur)}
+		g := idGen{used: used, doc: &cur}
 		if err := g.fillNested(&nb); err != nil {
 			return Document{}, err
 		}
@@ -212,7 +212,7 @@ func applyOp(cur Document, op Op, l Limits) (Document, error) {
 			return Document{}, fmt.Errorf("%w: %s needs at least one block in blocks", ErrBadOp, op.Op)
 		}
 		nbs := make([]Block, len(op.Blocks))
-		g := idGen{used: collectIDs(cur.Blocks, nil), base: FingerprintOf(cur)}
+		g := idGen{used: collectIDs(cur.Blocks, nil), doc: &cur}
 		for k := range op.Blocks {
 			nbs[k] = op.Blocks[k].Clone()
 			if err := g.fill(&nbs[k]); err != nil {
@@ -365,7 +365,8 @@ func collectIDs(bs []Block, into map[string]bool) map[string]bool {
 // one.
 type idGen struct {
 	used map[string]bool
-	base Fingerprint // of the document the operation applies to
+	doc  *Document   // the document the operation applies to
+	base Fingerprint // FingerprintOf(*doc), computed on first need
 	n    uint64
 }
 
@@ -396,6 +397,9 @@ func (g *idGen) fillNested(b *Block) error {
 }
 
 func (g *idGen) next(b *Block) string {
+	if g.base.IsZero() {
+		g.base = FingerprintOf(*g.doc)
+	}
 	content := EncodeContent(*b)
 	for {
 		g.n++
