@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -202,7 +203,7 @@ func applyOp(cur Document, op Op, l Limits) (Document, error) {
 			delete(used, id)
 		}
 		used[nb.ID] = true
-		g := idGen{used: used, doc: &cur}
+		g := idGen{used: used}
 		if err := g.fillNested(&nb); err != nil {
 			return Document{}, err
 		}
@@ -212,7 +213,7 @@ func applyOp(cur Document, op Op, l Limits) (Document, error) {
 			return Document{}, fmt.Errorf("%w: %s needs at least one block in blocks", ErrBadOp, op.Op)
 		}
 		nbs := make([]Block, len(op.Blocks))
-		g := idGen{used: collectIDs(cur.Blocks, nil), doc: &cur}
+		g := idGen{used: collectIDs(cur.Blocks, nil)}
 		for k := range op.Blocks {
 			nbs[k] = op.Blocks[k].Clone()
 			if err := g.fill(&nbs[k]); err != nil {
@@ -359,14 +360,12 @@ func collectIDs(bs []Block, into map[string]bool) map[string]bool {
 }
 
 // idGen gives new blocks ids. Generated ids are "b" and 11 hex digits of
-// SHA-256 over the fingerprint of the document before the operation, a
-// counter and the block's content: Apply stays deterministic, and applying
-// a list of operations at once gives the same ids as applying them one by
-// one.
+// SHA-256 over the ids in use, a counter and the block's content: Apply
+// stays deterministic, and applying a list of operations at once gives the
+// same ids as applying them one by one.
 type idGen struct {
 	used map[string]bool
-	doc  *Document   // the document the operation applies to
-	base Fingerprint // FingerprintOf(*doc), computed on first need
+	base []byte // hash of the sorted ids in use, computed on first need
 	n    uint64
 }
 
@@ -397,8 +396,18 @@ func (g *idGen) fillNested(b *Block) error {
 }
 
 func (g *idGen) next(b *Block) string {
-	if g.base.IsZero() {
-		g.base = FingerprintOf(*g.doc)
+	if g.base == nil {
+		ids := make([]string, 0, len(g.used))
+		for id := range g.used {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		h := sha256.New()
+		for _, id := range ids {
+			h.Write([]byte(id))
+			h.Write([]byte{0})
+		}
+		g.base = h.Sum(nil)
 	}
 	content := EncodeContent(*b)
 	for {
