@@ -9,7 +9,21 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite golden output in ../testdata/flowdoc")
+// The -update flag rewrites golden output in ../testdata/flowdoc. Other
+// golden tests of this package may declare the same flag as a package
+// variable; those register before any init runs, so registering it here
+// only when it is missing never collides.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files in testdata")
+	}
+}
+
+// updating reports whether -update was given.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 // vectorDir holds the test vectors shared with client implementations.
 var vectorDir = filepath.Join("..", "testdata", "flowdoc")
@@ -150,7 +164,7 @@ func TestBlockVectors(t *testing.T) {
 			if len(got) == 0 {
 				t.Fatal("no problems reported for an invalid vector")
 			}
-			if *update {
+			if updating() {
 				v.Problems = got
 				return
 			}
@@ -159,7 +173,7 @@ func TestBlockVectors(t *testing.T) {
 			}
 		})
 	}
-	if *update {
+	if updating() {
 		writeVectors(t, "blocks.json", vs)
 	}
 }
@@ -231,7 +245,7 @@ func TestOpVectors(t *testing.T) {
 					}
 				}
 			}
-			if *update {
+			if updating() {
 				v.Result, v.Error = result, errText
 				return
 			}
@@ -243,7 +257,7 @@ func TestOpVectors(t *testing.T) {
 			}
 		})
 	}
-	if *update {
+	if updating() {
 		writeVectors(t, "ops.json", vs)
 	}
 }
