@@ -6,7 +6,7 @@ import (
 
 // benchDoc is a document of n top-level blocks (a few nested ones more).
 func benchDoc(n int) Document {
-	return newGen(42).doc(n)
+	return newDocGen(42).doc(n)
 }
 
 func BenchmarkValidateSanitize1000(b *testing.B) {

@@ -29,7 +29,7 @@ func seedDocs(f *testing.F) [][]byte {
 		out = append(out, d)
 	}
 	for seed := uint64(0); seed < 4; seed++ {
-		out = append(out, CanonicalJSON(newGen(seed).doc(6)))
+		out = append(out, CanonicalJSON(newDocGen(seed).doc(6)))
 	}
 	return out
 }
@@ -85,7 +85,7 @@ func FuzzApply(f *testing.F) {
 		f.Add([]byte(ov.Docs[v.Doc]), []byte(v.Ops))
 	}
 	for seed := uint64(0); seed < 8; seed++ {
-		g := newGen(seed)
+		g := newDocGen(seed)
 		d := g.doc(5)
 		ops := []Op{g.op(d), g.op(d)}
 		b, _ := json.Marshal(ops)
@@ -132,7 +132,7 @@ func FuzzApplyGenerated(f *testing.F) {
 		f.Add(seed, uint8(seed))
 	}
 	f.Fuzz(func(t *testing.T, seed uint64, n uint8) {
-		g := newGen(seed)
+		g := newDocGen(seed)
 		d := g.doc(1 + int(n%16))
 		for step := 0; step < 6; step++ {
 			ops := []Op{g.op(d), g.op(d)}

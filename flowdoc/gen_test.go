@@ -17,19 +17,21 @@ var pieces = []string{
 	"👋", "👋🏽", "👨‍👩‍👧‍👦", "🧑‍🤝‍🧑", "🇯🇵", "🇫🇷", "✨", "\u200d", "ﬁ", "Ω", "\t",
 }
 
-type gen struct {
+type docGen struct {
 	r  *rand.Rand
 	id int
 }
 
-func newGen(seed uint64) *gen { return &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))} }
+func newDocGen(seed uint64) *docGen {
+	return &docGen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+}
 
-func (g *gen) nextID() string {
+func (g *docGen) nextID() string {
 	g.id++
 	return fmt.Sprintf("b%d", g.id)
 }
 
-func (g *gen) text(max int) string {
+func (g *docGen) text(max int) string {
 	var sb strings.Builder
 	for n := 1 + g.r.IntN(max); n > 0; n-- {
 		sb.WriteString(pieces[g.r.IntN(len(pieces))])
@@ -37,7 +39,7 @@ func (g *gen) text(max int) string {
 	return sb.String()
 }
 
-func (g *gen) runs(max int) []Run {
+func (g *docGen) runs(max int) []Run {
 	var rs []Run
 	for n := g.r.IntN(max + 1); n > 0; n-- {
 		if g.r.IntN(8) == 0 {
@@ -61,7 +63,7 @@ func (g *gen) runs(max int) []Run {
 	return rs
 }
 
-func (g *gen) items(depth int) []ListItem {
+func (g *docGen) items(depth int) []ListItem {
 	var out []ListItem
 	for n := 1 + g.r.IntN(3); n > 0; n-- {
 		it := ListItem{RichText: g.runs(3)}
@@ -74,7 +76,7 @@ func (g *gen) items(depth int) []ListItem {
 }
 
 // block returns a random valid block; complex types get rarer with depth.
-func (g *gen) block(depth int) Block {
+func (g *docGen) block(depth int) Block {
 	b := Block{ID: g.nextID()}
 	k := g.r.IntN(20)
 	if depth > 1 && k >= 14 {
@@ -131,7 +133,7 @@ func (g *gen) block(depth int) Block {
 	return b
 }
 
-func (g *gen) doc(n int) Document {
+func (g *docGen) doc(n int) Document {
 	d := Document{SchemaVersion: 1}
 	for i := 0; i < n; i++ {
 		d.Blocks = append(d.Blocks, g.block(1))
@@ -153,7 +155,7 @@ func allBlocks(bs []Block, out []Block) []Block {
 
 // op returns a random operation against d: usually well-formed, sometimes
 // not (bad offsets, missing confirmation, unknown ids, complex changes).
-func (g *gen) op(d Document) Op {
+func (g *docGen) op(d Document) Op {
 	bs := allBlocks(d.Blocks, nil)
 	if len(bs) == 0 {
 		return Op{Op: ReplaceDocument, Document: &Document{Blocks: []Block{g.block(1)}}}

@@ -149,11 +149,11 @@ func checkOpFields(op Op) error {
 		{"document", op.Document != nil}, {"confirm", op.Confirm},
 	}
 	for _, f := range set {
-		if f.on && !contains(allowed, f.name) {
+		if f.on && !containsString(allowed, f.name) {
 			return fmt.Errorf("%w: %s does not take %s (it takes %s)", ErrBadOp, op.Op, f.name, strings.Join(allowed, ", "))
 		}
 	}
-	if contains(allowed, "blockId") && op.BlockID == "" {
+	if containsString(allowed, "blockId") && op.BlockID == "" {
 		return fmt.Errorf("%w: %s needs blockId", ErrBadOp, op.Op)
 	}
 	return nil

@@ -9,12 +9,12 @@ import (
 	"testing"
 )
 
-func sampleDoc() Document {
-	return doc(
-		para("a", Run{Text: "Hello "}, Run{Text: "wörld", Marks: []Mark{Bold}}),
+func opsSampleDoc() Document {
+	return mkDoc(
+		mkPara("a", Run{Text: "Hello "}, Run{Text: "wörld", Marks: []Mark{Bold}}),
 		Block{ID: "t", Type: Table, Rows: []TableRow{{Cells: [][]Run{{{Text: "x"}}}}}},
-		Block{ID: "k", Type: Columns, Cols: []Column{{Blocks: []Block{para("k1", Run{Text: "left"})}}, {Blocks: []Block{para("k2", Run{Text: "right"})}}}},
-		para("z", Run{Text: "end"}),
+		Block{ID: "k", Type: Columns, Cols: []Column{{Blocks: []Block{mkPara("k1", Run{Text: "left"})}}, {Blocks: []Block{mkPara("k2", Run{Text: "right"})}}}},
+		mkPara("z", Run{Text: "end"}),
 	)
 }
 
@@ -31,18 +31,18 @@ func TestApplyErrors(t *testing.T) {
 		{"second op fails", []Op{{Op: ReplaceSelection, BlockID: "a", Start: 0, End: 5, RichText: []Run{{Text: "Bye"}}}, {Op: ReplaceSelection, BlockID: "a", Start: 0, End: 99}},
 			ErrBadOp, 1, "outside the text"},
 		{"missing blockId", []Op{{Op: ReplaceBlock, Block: &Block{Type: Paragraph}}}, ErrBadOp, 0, "needs blockId"},
-		{"stray field", []Op{{Op: InsertAfter, BlockID: "a", Blocks: []Block{para("")}, Confirm: true}}, ErrBadOp, 0, "does not take confirm"},
+		{"stray field", []Op{{Op: InsertAfter, BlockID: "a", Blocks: []Block{mkPara("")}, Confirm: true}}, ErrBadOp, 0, "does not take confirm"},
 		{"empty insert", []Op{{Op: InsertAfter, BlockID: "a"}}, ErrBadOp, 0, "needs at least one block"},
 		{"invalid result", []Op{{Op: ReplaceBlock, BlockID: "a", Block: &Block{Type: Heading}}}, ErrInvalid, 0, "heading level must be 1..4"},
-		{"guard", []Op{{Op: ReplaceDocument, Document: &Document{Blocks: []Block{para("a")}}}}, ErrComplexChanged, 0, `complex block "t" (table) is missing`},
-		{"replace_document must be valid", []Op{{Op: ReplaceDocument, Document: &Document{Blocks: []Block{para("")}}}}, ErrInvalid, 0, "block id is required"},
+		{"guard", []Op{{Op: ReplaceDocument, Document: &Document{Blocks: []Block{mkPara("a")}}}}, ErrComplexChanged, 0, `complex block "t" (table) is missing`},
+		{"replace_document must be valid", []Op{{Op: ReplaceDocument, Document: &Document{Blocks: []Block{mkPara("")}}}}, ErrInvalid, 0, "block id is required"},
 		{"selection in a table", []Op{{Op: ReplaceSelection, BlockID: "t"}}, ErrBadOp, 0, "table block"},
 		{"replace_block id", []Op{{Op: ReplaceBlock, BlockID: "a", Block: &Block{ID: "b", Type: Paragraph}}}, ErrBadOp, 0, "keeps the block id"},
-		{"inserted nested id clash", []Op{{Op: InsertBefore, BlockID: "a", Blocks: []Block{{Type: Details, Children: []Block{para("k2")}}}}}, ErrBadOp, 0, `"k2" is already used`},
+		{"inserted nested id clash", []Op{{Op: InsertBefore, BlockID: "a", Blocks: []Block{{Type: Details, Children: []Block{mkPara("k2")}}}}}, ErrBadOp, 0, `"k2" is already used`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := sampleDoc()
+			d := opsSampleDoc()
 			before := CanonicalJSON(d)
 			_, err := Apply(d, tt.ops, DefaultLimits)
 			var oe *OpError
@@ -66,14 +66,14 @@ func TestApplyErrors(t *testing.T) {
 }
 
 func TestApplyIsPure(t *testing.T) {
-	d := sampleDoc()
-	newBlock := para("", Run{Text: "new", Marks: []Mark{Italic}})
+	d := opsSampleDoc()
+	newBlock := mkPara("", Run{Text: "new", Marks: []Mark{Italic}})
 	ops := []Op{
 		{Op: ReplaceSelection, BlockID: "a", Start: 2, End: 8, RichText: []Run{{Text: "y", Marks: []Mark{Bold}}}},
 		{Op: InsertAfter, BlockID: "k1", Blocks: []Block{newBlock}},
 		{Op: DeleteBlock, BlockID: "z", Confirm: true},
 	}
-	beforeDoc, beforeOps := CanonicalJSON(d), mustJSON(t, ops)
+	beforeDoc, beforeOps := CanonicalJSON(d), mustMarshalJSON(t, ops)
 	got, err := Apply(d, ops, DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func TestApplyIsPure(t *testing.T) {
 	if !bytes.Equal(CanonicalJSON(d), beforeDoc) {
 		t.Fatal("Apply modified its input document")
 	}
-	if !bytes.Equal(mustJSON(t, ops), beforeOps) {
+	if !bytes.Equal(mustMarshalJSON(t, ops), beforeOps) {
 		t.Fatal("Apply modified its operations")
 	}
 	if pt := PlainText(got.Blocks[0].RichText); pt != "Heyrld" {
@@ -105,7 +105,7 @@ func TestApplyIsPure(t *testing.T) {
 	}
 }
 
-func mustJSON(t testing.TB, v any) []byte {
+func mustMarshalJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -115,10 +115,10 @@ func mustJSON(t testing.TB, v any) []byte {
 }
 
 func TestReplaceBlockNestedIDs(t *testing.T) {
-	d := sampleDoc()
+	d := opsSampleDoc()
 	got, err := Apply(d, []Op{{Op: ReplaceBlock, BlockID: "k", Block: &Block{Type: Columns, Cols: []Column{
-		{Blocks: []Block{para("k1", Run{Text: "kept id"})}},
-		{Blocks: []Block{para("", Run{Text: "new"})}},
+		{Blocks: []Block{mkPara("k1", Run{Text: "kept id"})}},
+		{Blocks: []Block{mkPara("", Run{Text: "new"})}},
 	}}}}, DefaultLimits)
 	if err != nil {
 		t.Fatal(err)
@@ -130,13 +130,13 @@ func TestReplaceBlockNestedIDs(t *testing.T) {
 }
 
 func TestTargetBlocks(t *testing.T) {
-	d := sampleDoc()
+	d := opsSampleDoc()
 	ops := []Op{
 		{Op: ReplaceSelection, BlockID: "z"},
-		{Op: InsertAfter, BlockID: "k2", Blocks: []Block{para("new")}},
+		{Op: InsertAfter, BlockID: "k2", Blocks: []Block{mkPara("new")}},
 		{Op: DeleteBlock, BlockID: "new", Confirm: true}, // inserted above: not existing
 		{Op: ReplaceBlock, BlockID: "k1"},                // same top-level block as k2
-		{Op: ReplaceSection, Blocks: []Block{para("a"), {ID: "t"}}},
+		{Op: ReplaceSection, Blocks: []Block{mkPara("a"), {ID: "t"}}},
 	}
 	got := TargetBlocks(d, ops)
 	if want := []string{"z", "k", "a", "t"}; !reflect.DeepEqual(got, want) {
@@ -149,24 +149,24 @@ func TestTargetBlocks(t *testing.T) {
 }
 
 func TestGuardComplex(t *testing.T) {
-	before := sampleDoc()
+	before := opsSampleDoc()
 	tests := []struct {
 		name  string
 		after Document
 		want  []string
 	}{
-		{"text reworked", doc(para("new", Run{Text: "intro"}), before.Blocks[1], para("mid"), before.Blocks[2]), nil},
-		{"text blocks dropped", doc(before.Blocks[1], before.Blocks[2]), nil},
-		{"content changed", doc(before.Blocks[0], Block{ID: "t", Type: Table, Rows: []TableRow{{Cells: [][]Run{{{Text: "y"}}}}}}, before.Blocks[2]),
+		{"text reworked", mkDoc(mkPara("new", Run{Text: "intro"}), before.Blocks[1], mkPara("mid"), before.Blocks[2]), nil},
+		{"text blocks dropped", mkDoc(before.Blocks[1], before.Blocks[2]), nil},
+		{"content changed", mkDoc(before.Blocks[0], Block{ID: "t", Type: Table, Rows: []TableRow{{Cells: [][]Run{{{Text: "y"}}}}}}, before.Blocks[2]),
 			[]string{`blocks[1]: complex block "t" (table) must keep its content unchanged`}},
-		{"nested content changed", doc(before.Blocks[1], Block{ID: "k", Type: Columns, Cols: []Column{{Blocks: []Block{para("k1", Run{Text: "LEFT"})}}, {Blocks: []Block{para("k2", Run{Text: "right"})}}}}),
+		{"nested content changed", mkDoc(before.Blocks[1], Block{ID: "k", Type: Columns, Cols: []Column{{Blocks: []Block{mkPara("k1", Run{Text: "LEFT"})}}, {Blocks: []Block{mkPara("k2", Run{Text: "right"})}}}}),
 			[]string{`blocks[1]: complex block "k" (columns) must keep its content unchanged`}},
-		{"order changed", doc(before.Blocks[2], before.Blocks[1]), []string{`blocks[1]: complex block "t" (table) moved`}},
-		{"removed", doc(before.Blocks[2]), []string{`before.blocks[1]: complex block "t" (table) is missing`}},
-		{"type changed", doc(para("t"), before.Blocks[2]), []string{`blocks[0].type: complex block "t" must stay a table`}},
-		{"added", doc(before.Blocks[1], before.Blocks[2], Block{ID: "e", Type: Equation, Attrs: &Attrs{Latex: "x"}}),
+		{"order changed", mkDoc(before.Blocks[2], before.Blocks[1]), []string{`blocks[1]: complex block "t" (table) moved`}},
+		{"removed", mkDoc(before.Blocks[2]), []string{`before.blocks[1]: complex block "t" (table) is missing`}},
+		{"type changed", mkDoc(mkPara("t"), before.Blocks[2]), []string{`blocks[0].type: complex block "t" must stay a table`}},
+		{"added", mkDoc(before.Blocks[1], before.Blocks[2], Block{ID: "e", Type: Equation, Attrs: &Attrs{Latex: "x"}}),
 			[]string{`blocks[2]: a whole-document candidate cannot add complex block "e" (equation)`}},
-		{"unsanitized equal content", doc(before.Blocks[1], func() Block {
+		{"unsanitized equal content", mkDoc(before.Blocks[1], func() Block {
 			b := before.Blocks[2].Clone()
 			b.Cols[0].Blocks[0].RichText = []Run{{Text: "le"}, {Text: "ft"}}
 			return b
@@ -174,7 +174,7 @@ func TestGuardComplex(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := paths(GuardComplex(before, tt.after))
+			got := problemList(GuardComplex(before, tt.after))
 			if len(got) != len(tt.want) {
 				t.Fatalf("got %q, want %q", got, tt.want)
 			}

@@ -87,12 +87,12 @@ func (w *walker) tree(dec *json.Decoder, path string, depth int) (any, error) {
 				return nil, unexpectedEOF(err)
 			}
 			k, _ := kt.(string)
-			v, err := w.tree(dec, join(path, k), depth+1)
+			v, err := w.tree(dec, joinPath(path, k), depth+1)
 			if err != nil {
 				return nil, err
 			}
 			if _, dup := m[k]; dup {
-				w.add(join(path, k), "duplicate field")
+				w.add(joinPath(path, k), "duplicate field")
 			}
 			m[k] = v
 		}
@@ -101,7 +101,7 @@ func (w *walker) tree(dec *json.Decoder, path string, depth int) (any, error) {
 	default: // '['
 		a := []any{}
 		for dec.More() {
-			v, err := w.tree(dec, idx(path, len(a)), depth+1)
+			v, err := w.tree(dec, indexPath(path, len(a)), depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -146,14 +146,14 @@ type walker struct {
 
 func (w *walker) add(path, rule string) { w.ps = append(w.ps, Problem{Path: path, Rule: rule}) }
 
-func join(path, key string) string {
+func joinPath(path, key string) string {
 	if path == "" {
 		return key
 	}
 	return path + "." + key
 }
 
-func idx(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
+func indexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
 // object checks v is an object with only the known keys and returns it
 // with its keys in sorted order.
@@ -174,8 +174,8 @@ func (w *walker) object(v any, path, what string, known ...string) (map[string]a
 	sort.Strings(keys)
 	var out []string
 	for _, k := range keys {
-		if !contains(known, k) {
-			w.add(join(path, k), "unknown field in "+what)
+		if !containsString(known, k) {
+			w.add(joinPath(path, k), "unknown field in "+what)
 			continue
 		}
 		if m[k] != nil {
@@ -215,7 +215,7 @@ func (w *walker) array(v any, path string, each func(any, string)) {
 		return
 	}
 	for i, e := range a {
-		each(e, idx(path, i))
+		each(e, indexPath(path, i))
 	}
 }
 
@@ -243,7 +243,7 @@ func (w *walker) block(v any, path string) {
 		return
 	}
 	for _, k := range keys {
-		p := join(path, k)
+		p := joinPath(path, k)
 		switch k {
 		case "id", "type":
 			w.str(m[k], p)
@@ -279,7 +279,7 @@ func (w *walker) attrs(v any, path string) {
 		return
 	}
 	for _, k := range keys {
-		p := join(path, k)
+		p := joinPath(path, k)
 		switch attrKinds[k] {
 		case 's':
 			w.str(m[k], p)
@@ -297,7 +297,7 @@ func (w *walker) run(v any, path string) {
 		return
 	}
 	for _, k := range keys {
-		p := join(path, k)
+		p := joinPath(path, k)
 		if k == "marks" {
 			w.array(m[k], p, w.str)
 			continue
@@ -312,7 +312,7 @@ func (w *walker) item(v any, path string) {
 		return
 	}
 	for _, k := range keys {
-		p := join(path, k)
+		p := joinPath(path, k)
 		if k == "richText" {
 			w.array(m[k], p, w.run)
 		} else {
@@ -327,7 +327,7 @@ func (w *walker) row(v any, path string) {
 		return
 	}
 	for _, k := range keys {
-		w.array(m[k], join(path, k), func(cell any, cp string) {
+		w.array(m[k], joinPath(path, k), func(cell any, cp string) {
 			if cell == nil {
 				return
 			}
@@ -342,6 +342,6 @@ func (w *walker) column(v any, path string) {
 		return
 	}
 	for _, k := range keys {
-		w.array(m[k], join(path, k), w.block)
+		w.array(m[k], joinPath(path, k), w.block)
 	}
 }

@@ -18,7 +18,7 @@ func TestApplyProperties(t *testing.T) {
 	}
 	var applied, failed, selections int
 	for seed := 0; seed < rounds; seed++ {
-		g := newGen(uint64(seed))
+		g := newDocGen(uint64(seed))
 		d := g.doc(1 + g.r.IntN(12))
 		if ps := Validate(d, DefaultLimits); len(ps) > 0 {
 			t.Fatalf("seed %d: generator made an invalid document: %v", seed, ps)
@@ -89,7 +89,7 @@ func TestApplyProperties(t *testing.T) {
 // random rich text, including runs with unknown marks and empty runs.
 func TestSanitizeProperties(t *testing.T) {
 	for seed := 0; seed < 300; seed++ {
-		g := newGen(uint64(seed))
+		g := newDocGen(uint64(seed))
 		d := g.doc(4)
 		// Dirty it: split runs, add empty runs and unknown or repeated marks.
 		for i := range d.Blocks {

@@ -64,7 +64,7 @@ func TestSanitizeBlocks(t *testing.T) {
 }
 
 func TestSanitizeDoesNotAlias(t *testing.T) {
-	in := doc(para("p", Run{Text: "a", Marks: []Mark{Bold}}))
+	in := mkDoc(mkPara("p", Run{Text: "a", Marks: []Mark{Bold}}))
 	out := Sanitize(in)
 	out.Blocks[0].RichText[0].Marks[0] = Italic
 	out.Blocks[0].RichText[0].Text = "changed"

@@ -153,7 +153,7 @@ func (v *validator) block(b *Block, path string, depth int) {
 		if !av.set {
 			continue
 		}
-		if !contains(sh.attrs, av.name) {
+		if !containsString(sh.attrs, av.name) {
 			v.add(path+".attrs."+av.name, fmt.Sprintf("%s block has no %s attribute", withArticle(b.Type), av.name))
 			continue
 		}
@@ -333,7 +333,7 @@ func typeList() string {
 	return strings.Join(s, ", ")
 }
 
-func contains(list []string, s string) bool {
+func containsString(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
 			return true

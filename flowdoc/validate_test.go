@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-func para(id string, runs ...Run) Block { return Block{ID: id, Type: Paragraph, RichText: runs} }
+func mkPara(id string, runs ...Run) Block { return Block{ID: id, Type: Paragraph, RichText: runs} }
 
-func doc(bs ...Block) Document { return Document{SchemaVersion: 1, Blocks: bs} }
+func mkDoc(bs ...Block) Document { return Document{SchemaVersion: 1, Blocks: bs} }
 
-func paths(ps []Problem) []string {
+func problemList(ps []Problem) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = p.String()
@@ -27,50 +27,50 @@ func TestValidateRules(t *testing.T) {
 		doc  Document
 		want []string // "path: rule fragment"
 	}{
-		{"valid paragraph", doc(para("p1", Run{Text: "x"})), nil},
+		{"valid paragraph", mkDoc(mkPara("p1", Run{Text: "x"})), nil},
 		{"schema version", Document{SchemaVersion: 3}, []string{"schemaVersion: schema version must be 1"}},
-		{"id required", doc(para("", Run{Text: "x"})), []string{"blocks[0].id: block id is required"}},
-		{"id charset", doc(para("a.b", Run{Text: "x"})), []string{"blocks[0].id: block id must be 1-64"}},
-		{"id length", doc(para(strings.Repeat("a", 65), Run{Text: "x"})), []string{"blocks[0].id: block id must be 1-64"}},
-		{"id unique nested", doc(para("a"), Block{ID: "d", Type: Details, Children: []Block{para("a")}}),
+		{"id required", mkDoc(mkPara("", Run{Text: "x"})), []string{"blocks[0].id: block id is required"}},
+		{"id charset", mkDoc(mkPara("a.b", Run{Text: "x"})), []string{"blocks[0].id: block id must be 1-64"}},
+		{"id length", mkDoc(mkPara(strings.Repeat("a", 65), Run{Text: "x"})), []string{"blocks[0].id: block id must be 1-64"}},
+		{"id unique nested", mkDoc(mkPara("a"), Block{ID: "d", Type: Details, Children: []Block{mkPara("a")}}),
 			[]string{`blocks[1].children[0].id: block id "a" is already used at blocks[0]`}},
-		{"type required", doc(Block{ID: "a"}), []string{"blocks[0].type: block type is required"}},
-		{"type known", doc(Block{ID: "a", Type: "blink"}), []string{`blocks[0].type: unknown block type "blink"`}},
-		{"heading level low", doc(Block{ID: "h", Type: Heading, RichText: text("x")}), []string{"blocks[0].attrs.level: heading level must be 1..4"}},
-		{"heading level high", doc(Block{ID: "h", Type: Heading, Attrs: &Attrs{Level: 5}}), []string{"blocks[0].attrs.level: heading level must be 1..4"}},
-		{"attr not for type", doc(Block{ID: "q", Type: Quote, Attrs: &Attrs{Ordered: true}}), []string{"blocks[0].attrs.ordered: a quote block has no ordered attribute"}},
-		{"field not for type", doc(Block{ID: "e", Type: Equation, Attrs: &Attrs{Latex: "x"}, RichText: text("y")}), []string{"blocks[0].richText: an equation block has no richText"}},
-		{"list needs items", doc(Block{ID: "l", Type: List}), []string{"blocks[0].items: a list needs at least one item"}},
-		{"code language", doc(Block{ID: "c", Type: Code, Attrs: &Attrs{Language: strings.Repeat("x", 33)}}), []string{"blocks[0].attrs.language: code language"}},
-		{"equation latex", doc(Block{ID: "e", Type: Equation}), []string{"blocks[0].attrs.latex: an equation needs latex"}},
-		{"media kind", doc(Block{ID: "m", Type: Media, Attrs: &Attrs{Kind: "gif", Src: "https://x.example/a.gif"}}), []string{"blocks[0].attrs.kind: media kind must be image or video"}},
-		{"media src", doc(Block{ID: "m", Type: Media, Attrs: &Attrs{Kind: "image", Src: "javascript:alert(1)"}}), []string{"blocks[0].attrs.src: URL scheme must be http or https"}},
-		{"table rows", doc(Block{ID: "t", Type: Table}), []string{"blocks[0].rows: a table needs at least one row"}},
-		{"table columns", doc(Block{ID: "t", Type: Table, Rows: []TableRow{{Cells: [][]Run{text("a"), text("b")}}, {Cells: [][]Run{text("c")}}}}),
+		{"type required", mkDoc(Block{ID: "a"}), []string{"blocks[0].type: block type is required"}},
+		{"type known", mkDoc(Block{ID: "a", Type: "blink"}), []string{`blocks[0].type: unknown block type "blink"`}},
+		{"heading level low", mkDoc(Block{ID: "h", Type: Heading, RichText: text("x")}), []string{"blocks[0].attrs.level: heading level must be 1..4"}},
+		{"heading level high", mkDoc(Block{ID: "h", Type: Heading, Attrs: &Attrs{Level: 5}}), []string{"blocks[0].attrs.level: heading level must be 1..4"}},
+		{"attr not for type", mkDoc(Block{ID: "q", Type: Quote, Attrs: &Attrs{Ordered: true}}), []string{"blocks[0].attrs.ordered: a quote block has no ordered attribute"}},
+		{"field not for type", mkDoc(Block{ID: "e", Type: Equation, Attrs: &Attrs{Latex: "x"}, RichText: text("y")}), []string{"blocks[0].richText: an equation block has no richText"}},
+		{"list needs items", mkDoc(Block{ID: "l", Type: List}), []string{"blocks[0].items: a list needs at least one item"}},
+		{"code language", mkDoc(Block{ID: "c", Type: Code, Attrs: &Attrs{Language: strings.Repeat("x", 33)}}), []string{"blocks[0].attrs.language: code language"}},
+		{"equation latex", mkDoc(Block{ID: "e", Type: Equation}), []string{"blocks[0].attrs.latex: an equation needs latex"}},
+		{"media kind", mkDoc(Block{ID: "m", Type: Media, Attrs: &Attrs{Kind: "gif", Src: "https://x.example/a.gif"}}), []string{"blocks[0].attrs.kind: media kind must be image or video"}},
+		{"media src", mkDoc(Block{ID: "m", Type: Media, Attrs: &Attrs{Kind: "image", Src: "javascript:alert(1)"}}), []string{"blocks[0].attrs.src: URL scheme must be http or https"}},
+		{"table rows", mkDoc(Block{ID: "t", Type: Table}), []string{"blocks[0].rows: a table needs at least one row"}},
+		{"table columns", mkDoc(Block{ID: "t", Type: Table, Rows: []TableRow{{Cells: [][]Run{text("a"), text("b")}}, {Cells: [][]Run{text("c")}}}}),
 			[]string{"blocks[0].rows[1].cells: row has 1 cell(s) but the first row has 2"}},
-		{"callout icon", doc(Block{ID: "c", Type: Callout, Attrs: &Attrs{Icon: strings.Repeat("★", 17)}}), []string{"blocks[0].attrs.icon: callout icon must be at most 16"}},
-		{"details depth", doc(Block{ID: "d1", Type: Details, Children: []Block{{ID: "d2", Type: Details, Children: []Block{{ID: "d3", Type: Details, Children: []Block{{ID: "d4", Type: Details, Children: []Block{para("p")}}}}}}}}),
+		{"callout icon", mkDoc(Block{ID: "c", Type: Callout, Attrs: &Attrs{Icon: strings.Repeat("★", 17)}}), []string{"blocks[0].attrs.icon: callout icon must be at most 16"}},
+		{"details depth", mkDoc(Block{ID: "d1", Type: Details, Children: []Block{{ID: "d2", Type: Details, Children: []Block{{ID: "d3", Type: Details, Children: []Block{{ID: "d4", Type: Details, Children: []Block{mkPara("p")}}}}}}}}),
 			[]string{"blocks[0].children[0].children[0].children[0].children[0]: blocks nest deeper than 4"}},
-		{"columns count", doc(Block{ID: "k", Type: Columns}), []string{"blocks[0].columns: a columns block needs 1..6 columns"}},
-		{"columns nested path", doc(Block{ID: "k", Type: Columns, Cols: []Column{{}, {Blocks: []Block{{ID: "h", Type: Heading, Attrs: &Attrs{Level: 7}}}}}}),
+		{"columns count", mkDoc(Block{ID: "k", Type: Columns}), []string{"blocks[0].columns: a columns block needs 1..6 columns"}},
+		{"columns nested path", mkDoc(Block{ID: "k", Type: Columns, Cols: []Column{{}, {Blocks: []Block{{ID: "h", Type: Heading, Attrs: &Attrs{Level: 7}}}}}}),
 			[]string{"blocks[0].columns[1].blocks[0].attrs.level: heading level must be 1..4"}},
-		{"bookmark url", doc(Block{ID: "b", Type: Bookmark, Attrs: &Attrs{URL: "ftp://x.example/"}}), []string{"blocks[0].attrs.url: URL scheme must be http or https"}},
-		{"file name and size", doc(Block{ID: "f", Type: File, Attrs: &Attrs{Src: "https://x.example/f", Size: -3}}),
+		{"bookmark url", mkDoc(Block{ID: "b", Type: Bookmark, Attrs: &Attrs{URL: "ftp://x.example/"}}), []string{"blocks[0].attrs.url: URL scheme must be http or https"}},
+		{"file name and size", mkDoc(Block{ID: "f", Type: File, Attrs: &Attrs{Src: "https://x.example/f", Size: -3}}),
 			[]string{"blocks[0].attrs.name: a file needs a name", "blocks[0].attrs.size: file size must not be negative"}},
-		{"embed url", doc(Block{ID: "e", Type: Embed}), []string{"blocks[0].attrs.url: an embed needs a url"}},
-		{"run text xor equation", doc(para("p", Run{Text: "a", Equation: "b"})), []string{"blocks[0].richText[0]: a run is either text or an inline equation"}},
-		{"run empty", doc(para("p", Run{})), []string{"blocks[0].richText[0]: a run needs text or an equation"}},
-		{"run mark unknown", doc(para("p", Run{Text: "a", Marks: []Mark{"shout"}})), []string{`blocks[0].richText[0].marks[0]: unknown mark "shout"`}},
-		{"run link scheme", doc(para("p", Run{Text: "a"}, Run{Text: "b"}, Run{Text: "c", Link: "javascript:x"})), []string{"blocks[0].richText[2].link: link scheme must be http, https or mailto"}},
-		{"run utf8", doc(para("p", Run{Text: "a\xff"})), []string{"blocks[0].richText[0]: text must be valid UTF-8"}},
-		{"list item link", doc(Block{ID: "l", Type: List, Items: []ListItem{{RichText: text("a"), Items: []ListItem{{RichText: []Run{{Text: "b", Link: "data:x"}}}}}}}),
+		{"embed url", mkDoc(Block{ID: "e", Type: Embed}), []string{"blocks[0].attrs.url: an embed needs a url"}},
+		{"run text xor equation", mkDoc(mkPara("p", Run{Text: "a", Equation: "b"})), []string{"blocks[0].richText[0]: a run is either text or an inline equation"}},
+		{"run empty", mkDoc(mkPara("p", Run{})), []string{"blocks[0].richText[0]: a run needs text or an equation"}},
+		{"run mark unknown", mkDoc(mkPara("p", Run{Text: "a", Marks: []Mark{"shout"}})), []string{`blocks[0].richText[0].marks[0]: unknown mark "shout"`}},
+		{"run link scheme", mkDoc(mkPara("p", Run{Text: "a"}, Run{Text: "b"}, Run{Text: "c", Link: "javascript:x"})), []string{"blocks[0].richText[2].link: link scheme must be http, https or mailto"}},
+		{"run utf8", mkDoc(mkPara("p", Run{Text: "a\xff"})), []string{"blocks[0].richText[0]: text must be valid UTF-8"}},
+		{"list item link", mkDoc(Block{ID: "l", Type: List, Items: []ListItem{{RichText: text("a"), Items: []ListItem{{RichText: []Run{{Text: "b", Link: "data:x"}}}}}}}),
 			[]string{"blocks[0].items[0].items[0].richText[0].link: link scheme must be"}},
-		{"every problem reported", doc(para(""), Block{ID: "h", Type: Heading}, para("p", Run{Text: "x", Link: "/rel"})),
+		{"every problem reported", mkDoc(mkPara(""), Block{ID: "h", Type: Heading}, mkPara("p", Run{Text: "x", Link: "/rel"})),
 			[]string{"blocks[0].id: block id is required", "blocks[1].attrs.level: heading level", "blocks[2].richText[0].link: link scheme"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := paths(Validate(tt.doc, DefaultLimits))
+			got := problemList(Validate(tt.doc, DefaultLimits))
 			if len(got) != len(tt.want) {
 				t.Fatalf("got %d problems %q, want %q", len(got), got, tt.want)
 			}
@@ -123,7 +123,7 @@ func TestURLPolicy(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
-	d := doc(para("a", Run{Text: "x"}), Block{ID: "d", Type: Details, Children: []Block{para("b"), para("c")}})
+	d := mkDoc(mkPara("a", Run{Text: "x"}), Block{ID: "d", Type: Details, Children: []Block{mkPara("b"), mkPara("c")}})
 	if ps := Validate(d, Limits{MaxBlocks: 4}); len(ps) != 0 {
 		t.Fatalf("4 blocks within a limit of 4: %v", ps)
 	}
@@ -144,7 +144,7 @@ func TestLimits(t *testing.T) {
 }
 
 func TestNormalizeError(t *testing.T) {
-	_, err := Normalize(doc(Block{ID: "h", Type: Heading, Attrs: &Attrs{Level: 9}}), DefaultLimits)
+	_, err := Normalize(mkDoc(Block{ID: "h", Type: Heading, Attrs: &Attrs{Level: 9}}), DefaultLimits)
 	var ve *ValidationError
 	if !errors.As(err, &ve) || !errors.Is(err, ErrInvalid) {
 		t.Fatalf("Normalize error %T %v is not a *ValidationError matching ErrInvalid", err, err)

@@ -168,7 +168,7 @@ func TestBlockVectors(t *testing.T) {
 				v.Problems = got
 				return
 			}
-			if !equalStrings(got, v.Problems) {
+			if !sameStrings(got, v.Problems) {
 				t.Fatalf("problems differ\n got: %q\nwant: %q", got, v.Problems)
 			}
 		})
@@ -187,7 +187,7 @@ func allSanitizable(problems []string) bool {
 	return true
 }
 
-func equalStrings(a, b []string) bool {
+func sameStrings(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -252,7 +252,7 @@ func TestOpVectors(t *testing.T) {
 			if errText != v.Error {
 				t.Fatalf("error = %q, want %q", errText, v.Error)
 			}
-			if !bytes.Equal(compactJSON(t, result), compactJSON(t, v.Result)) {
+			if !bytes.Equal(compactedJSON(t, result), compactedJSON(t, v.Result)) {
 				t.Fatalf("result differs\n got: %s\nwant: %s", result, v.Result)
 			}
 		})
@@ -262,7 +262,7 @@ func TestOpVectors(t *testing.T) {
 	}
 }
 
-func compactJSON(t testing.TB, b []byte) []byte {
+func compactedJSON(t testing.TB, b []byte) []byte {
 	t.Helper()
 	if len(b) == 0 {
 		return nil
