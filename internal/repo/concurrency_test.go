@@ -106,9 +106,9 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Fatalf("log has %d versions, want 2", len(log))
 	}
 	// A stale fingerprint is a conflict and writes nothing.
-	save(t, r, doc, 3, para("b0", "unsealed"))
-	p.IdempotencyKey = "other"
 	d2, _ := r.Draft(ctx, doc)
+	save(t, r, doc, d2.Seq, para("b0", "unsealed"))
+	p.IdempotencyKey = "other"
 	p.BaseVersion = d2.HeadID
 	if _, err := r.CommitChange(ctx, p); !errors.Is(err, ErrConflict) {
 		t.Fatalf("stale fingerprint: %v, want conflict", err)
