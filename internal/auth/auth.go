@@ -1,0 +1,476 @@
+package auth
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base32"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/internal/kv"
+)
+
+var (
+	// ErrUnauthenticated: a missing, malformed, unknown or revoked token.
+	ErrUnauthenticated = errors.New("auth: unauthenticated")
+	// ErrNotFound: no such user or token.
+	ErrNotFound = errors.New("auth: not found")
+	// ErrExists: a user with that name exists.
+	ErrExists = errors.New("auth: already exists")
+	// ErrInvalid: a bad user name, token kind or token reference.
+	ErrInvalid = errors.New("auth: invalid")
+)
+
+// Roles of a user.
+const (
+	RoleAdmin  = "admin"
+	RoleAuthor = "author"
+)
+
+// Token kinds.
+const (
+	// KindFull may do everything its user may do.
+	KindFull = "full"
+	// KindBackup may only read (documents, history, packs).
+	KindBackup = "backup"
+)
+
+// tokenPrefix starts every token; idLen is the length of a token id.
+const (
+	tokenPrefix = "folio_"
+	idLen       = 12
+)
+
+// User is a user record.
+type User struct {
+	Name    string `json:"name" msgpack:"name"`
+	Role    string `json:"role" msgpack:"role"`
+	Created int64  `json:"created" msgpack:"created"` // Unix ms
+}
+
+// Admin reports whether u is an admin.
+func (u User) Admin() bool { return u.Role == RoleAdmin }
+
+// Token describes an issued token; the secret is never stored.
+type Token struct {
+	ID      string   `json:"id" msgpack:"id"`
+	User    string   `json:"user" msgpack:"user"`
+	Kind    string   `json:"kind" msgpack:"kind"`
+	Hash    [32]byte `json:"-" msgpack:"hash"`
+	Created int64    `json:"created" msgpack:"created"` // Unix ms
+}
+
+// Prefix is how a token is shown in lists: "folio_<id>".
+func (t Token) Prefix() string { return tokenPrefix + t.ID }
+
+// Issued is a newly issued token. Secret is the whole token string; it
+// exists only in this value and is never stored.
+type Issued struct {
+	Token
+	Secret string `json:"token"`
+}
+
+// Principal is an authenticated caller.
+type Principal struct {
+	User    string
+	Admin   bool
+	TokenID string
+	Kind    string
+}
+
+// ReadOnly reports whether the principal may only read.
+func (p Principal) ReadOnly() bool { return p.Kind == KindBackup }
+
+// Store keeps users and tokens in a Folio store. It is safe for
+// concurrent use; changes are serialized by mu so that checks and writes
+// (a unique name, the last admin) see a consistent table.
+type Store struct {
+	db  *kv.DB
+	now func() time.Time
+
+	mu sync.Mutex // serializes changes
+
+	subMu sync.Mutex // guards subs and next
+	subs  map[int]func(tokenID string)
+	next  int
+}
+
+// New returns a Store on db.
+func New(db *kv.DB) *Store {
+	return &Store{db: db, now: time.Now, subs: map[int]func(string){}}
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
+
+// ValidName reports whether name can name a user: 1 to 64 lowercase
+// letters, digits, '.', '_' or '-', starting with a letter or digit.
+func ValidName(name string) bool { return nameRE.MatchString(name) }
+
+func userKey(name string) []byte { return kv.TableKey("user", name) }
+func tokenKey(id string) []byte  { return kv.TableKey("token", id) }
+
+// OnRevoke registers fn to be called with the id of every token that is
+// revoked, directly or by deleting its user, after the change is durable.
+// fn runs on the revoking goroutine and must not block for long. The
+// returned function unregisters it.
+func (s *Store) OnRevoke(fn func(tokenID string)) (cancel func()) {
+	s.subMu.Lock()
+	id := s.next
+	s.next++
+	s.subs[id] = fn
+	s.subMu.Unlock()
+	return func() {
+		s.subMu.Lock()
+		delete(s.subs, id)
+		s.subMu.Unlock()
+	}
+}
+
+func (s *Store) notify(ids []string) {
+	s.subMu.Lock()
+	fns := make([]func(string), 0, len(s.subs))
+	for _, fn := range s.subs {
+		fns = append(fns, fn)
+	}
+	s.subMu.Unlock()
+	for _, id := range ids {
+		for _, fn := range fns {
+			fn(id)
+		}
+	}
+}
+
+// AddUser creates user name (an admin when admin is set) with a first
+// full token. Errors: ErrInvalid (bad name), ErrExists.
+func (s *Store) AddUser(ctx context.Context, name string, admin bool) (User, Issued, error) {
+	if err := ctx.Err(); err != nil {
+		return User{}, Issued{}, err
+	}
+	if !ValidName(name) {
+		return User{}, Issued{}, fmt.Errorf("%w: user name %q: use 1 to 64 lowercase letters, digits, '.', '_' or '-'", ErrInvalid, name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ok, err := kv.Has(s.db, userKey(name))
+	if err != nil {
+		return User{}, Issued{}, err
+	}
+	if ok {
+		return User{}, Issued{}, fmt.Errorf("%w: user %q", ErrExists, name)
+	}
+	u := User{Name: name, Role: RoleAuthor, Created: s.now().UnixMilli()}
+	if admin {
+		u.Role = RoleAdmin
+	}
+	it, rec, err := s.issue(name, KindFull)
+	if err != nil {
+		return User{}, Issued{}, err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := put(b, userKey(name), u); err != nil {
+		return User{}, Issued{}, err
+	}
+	if err := put(b, tokenKey(rec.ID), rec); err != nil {
+		return User{}, Issued{}, err
+	}
+	if err := b.Commit(kv.Sync); err != nil {
+		return User{}, Issued{}, fmt.Errorf("auth: add user %s: %w", name, err)
+	}
+	return u, it, nil
+}
+
+// AddToken issues a new token of kind (KindFull or KindBackup) for user.
+// Errors: ErrNotFound (no such user), ErrInvalid (unknown kind).
+func (s *Store) AddToken(ctx context.Context, user, kind string) (Issued, error) {
+	if err := ctx.Err(); err != nil {
+		return Issued{}, err
+	}
+	if kind == "" {
+		kind = KindFull
+	}
+	if kind != KindFull && kind != KindBackup {
+		return Issued{}, fmt.Errorf("%w: token kind %q: use %s or %s", ErrInvalid, kind, KindFull, KindBackup)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.GetUser(ctx, user); err != nil {
+		return Issued{}, err
+	}
+	it, rec, err := s.issue(user, kind)
+	if err != nil {
+		return Issued{}, err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := put(b, tokenKey(rec.ID), rec); err != nil {
+		return Issued{}, err
+	}
+	if err := b.Commit(kv.Sync); err != nil {
+		return Issued{}, fmt.Errorf("auth: add token for %s: %w", user, err)
+	}
+	return it, nil
+}
+
+// issue makes a new token for user; the caller stores rec.
+func (s *Store) issue(user, kind string) (Issued, Token, error) {
+	var idb [idLen / 2]byte
+	var sec [32]byte
+	if _, err := rand.Read(idb[:]); err != nil {
+		return Issued{}, Token{}, fmt.Errorf("auth: random: %w", err)
+	}
+	if _, err := rand.Read(sec[:]); err != nil {
+		return Issued{}, Token{}, fmt.Errorf("auth: random: %w", err)
+	}
+	id := hex.EncodeToString(idb[:])
+	secret := tokenPrefix + id + "_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sec[:]))
+	rec := Token{ID: id, User: user, Kind: kind, Hash: sha256.Sum256([]byte(secret)), Created: s.now().UnixMilli()}
+	return Issued{Token: rec, Secret: secret}, rec, nil
+}
+
+// Authenticate returns the principal of token. Every failure wraps
+// ErrUnauthenticated and says nothing about which part was wrong.
+func (s *Store) Authenticate(ctx context.Context, token string) (Principal, error) {
+	if err := ctx.Err(); err != nil {
+		return Principal{}, err
+	}
+	id, ok := tokenID(token)
+	if !ok {
+		return Principal{}, ErrUnauthenticated
+	}
+	var t Token
+	found, err := get(s.db, tokenKey(id), &t)
+	if err != nil {
+		return Principal{}, err
+	}
+	h := sha256.Sum256([]byte(token))
+	if !found {
+		// Compare anyway so that unknown and wrong tokens cost the same.
+		subtle.ConstantTimeCompare(h[:], t.Hash[:])
+		return Principal{}, ErrUnauthenticated
+	}
+	if subtle.ConstantTimeCompare(h[:], t.Hash[:]) != 1 {
+		return Principal{}, ErrUnauthenticated
+	}
+	var u User
+	found, err = get(s.db, userKey(t.User), &u)
+	if err != nil {
+		return Principal{}, err
+	}
+	if !found {
+		return Principal{}, ErrUnauthenticated
+	}
+	return Principal{User: u.Name, Admin: u.Admin(), TokenID: t.ID, Kind: t.Kind}, nil
+}
+
+// tokenID extracts the id of a well-formed token string.
+func tokenID(token string) (string, bool) {
+	rest, ok := strings.CutPrefix(token, tokenPrefix)
+	if !ok || len(rest) < idLen+2 || rest[idLen] != '_' {
+		return "", false
+	}
+	id := rest[:idLen]
+	if _, err := hex.DecodeString(id); err != nil || strings.ToLower(id) != id {
+		return "", false
+	}
+	return id, true
+}
+
+// GetUser returns user name. Errors: ErrNotFound.
+func (s *Store) GetUser(ctx context.Context, name string) (User, error) {
+	if err := ctx.Err(); err != nil {
+		return User{}, err
+	}
+	var u User
+	ok, err := get(s.db, userKey(name), &u)
+	if err != nil {
+		return User{}, err
+	}
+	if !ok {
+		return User{}, fmt.Errorf("%w: user %q", ErrNotFound, name)
+	}
+	return u, nil
+}
+
+// ListUsers returns every user in name order.
+func (s *Store) ListUsers(ctx context.Context) ([]User, error) {
+	var out []User
+	err := scan(ctx, s.db, kv.TableKey("user"), func(v []byte) error {
+		var u User
+		if err := kv.Unmarshal(v, &u); err != nil {
+			return fmt.Errorf("auth: decode user record: %w", err)
+		}
+		out = append(out, u)
+		return nil
+	})
+	return out, err
+}
+
+// ListTokens returns the tokens of user ("" for every user), ordered by
+// user, then creation time.
+func (s *Store) ListTokens(ctx context.Context, user string) ([]Token, error) {
+	var out []Token
+	err := scan(ctx, s.db, kv.TableKey("token"), func(v []byte) error {
+		var t Token
+		if err := kv.Unmarshal(v, &t); err != nil {
+			return fmt.Errorf("auth: decode token record: %w", err)
+		}
+		if user == "" || t.User == user {
+			out = append(out, t)
+		}
+		return nil
+	})
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].User != out[j].User {
+			return out[i].User < out[j].User
+		}
+		return out[i].Created < out[j].Created
+	})
+	return out, err
+}
+
+// Count returns the number of users.
+func (s *Store) Count(ctx context.Context) (int, error) {
+	us, err := s.ListUsers(ctx)
+	return len(us), err
+}
+
+// DeleteUser deletes user name and every token of theirs, and announces
+// the tokens as revoked. Errors: ErrNotFound.
+func (s *Store) DeleteUser(ctx context.Context, name string) ([]Token, error) {
+	s.mu.Lock()
+	if _, err := s.GetUser(ctx, name); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	toks, err := s.ListTokens(ctx, name)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.Delete(userKey(name), nil); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	ids := make([]string, len(toks))
+	for i, t := range toks {
+		ids[i] = t.ID
+		if err := b.Delete(tokenKey(t.ID), nil); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+	}
+	if err := b.Commit(kv.Sync); err != nil {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("auth: delete user %s: %w", name, err)
+	}
+	s.mu.Unlock()
+	s.notify(ids)
+	return toks, nil
+}
+
+// FindToken resolves ref to one token: the whole token string, its
+// "folio_<id>" prefix, its id, or a unique prefix of its id (at least 4
+// hex digits). Errors: ErrNotFound, ErrInvalid (ambiguous or too short).
+func (s *Store) FindToken(ctx context.Context, ref string) (Token, error) {
+	ref = strings.TrimSpace(ref)
+	if id, ok := tokenID(ref); ok {
+		ref = id
+	} else {
+		ref = strings.TrimPrefix(ref, tokenPrefix)
+	}
+	if len(ref) < 4 || len(ref) > idLen {
+		return Token{}, fmt.Errorf("%w: token %q: give its id (at least 4 of the 12 hex digits shown by `folio token list`) or the whole token", ErrInvalid, ref)
+	}
+	if _, err := hex.DecodeString(ref + strings.Repeat("0", len(ref)%2)); err != nil {
+		return Token{}, fmt.Errorf("%w: token id %q is not hexadecimal", ErrInvalid, ref)
+	}
+	var match []Token
+	err := scan(ctx, s.db, kv.TableKey("token", ref), func(v []byte) error {
+		var t Token
+		if err := kv.Unmarshal(v, &t); err != nil {
+			return fmt.Errorf("auth: decode token record: %w", err)
+		}
+		match = append(match, t)
+		return nil
+	})
+	if err != nil {
+		return Token{}, err
+	}
+	switch len(match) {
+	case 0:
+		return Token{}, fmt.Errorf("%w: token %q", ErrNotFound, ref)
+	case 1:
+		return match[0], nil
+	}
+	return Token{}, fmt.Errorf("%w: token id prefix %q matches %d tokens; give more digits", ErrInvalid, ref, len(match))
+}
+
+// RevokeToken deletes the token ref names (see FindToken) and announces
+// it. Errors: ErrNotFound, ErrInvalid.
+func (s *Store) RevokeToken(ctx context.Context, ref string) (Token, error) {
+	s.mu.Lock()
+	t, err := s.FindToken(ctx, ref)
+	if err != nil {
+		s.mu.Unlock()
+		return Token{}, err
+	}
+	if err := s.db.Delete(tokenKey(t.ID), kv.Sync); err != nil {
+		s.mu.Unlock()
+		return Token{}, fmt.Errorf("auth: revoke token %s: %w", t.ID, err)
+	}
+	s.mu.Unlock()
+	s.notify([]string{t.ID})
+	return t, nil
+}
+
+func put(b *pebble.Batch, key []byte, v any) error {
+	data, err := kv.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Set(key, data, nil)
+}
+
+func get(r pebble.Reader, key []byte, v any) (bool, error) {
+	data, err := kv.Get(r, key)
+	if errors.Is(err, kv.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := kv.Unmarshal(data, v); err != nil {
+		return false, fmt.Errorf("auth: decode %q: %w", bytes.TrimPrefix(key, []byte(kv.PrefixTable)), err)
+	}
+	return true, nil
+}
+
+func scan(ctx context.Context, db *kv.DB, prefix []byte, fn func(v []byte) error) error {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: kv.PrefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(it.Value()); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}

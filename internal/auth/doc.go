@@ -1,0 +1,24 @@
+// Package auth holds Folio's users and API tokens.
+//
+// A user is an admin (may manage users, run fsck, see every document) or
+// an author (sees and changes only their own documents). A user holds any
+// number of API tokens. A token is shown once, when it is issued:
+//
+//	folio_<id>_<secret>
+//
+// where <id> is 12 lowercase hex digits naming the token (shown in lists,
+// used to revoke it) and <secret> is 32 random bytes in lowercase base32.
+// Only SHA-256 of the whole token string is stored; Authenticate compares
+// hashes in constant time. Tokens of kind "backup" are read-only: they may
+// read documents and pull packs, never change anything.
+//
+// Keys (under kv.PrefixTable):
+//
+//	t/user/<name>    user record (msgpack)
+//	t/token/<id>     token record: user, kind, SHA-256 of the token, created
+//
+// Deleting a user deletes their tokens in the same synced batch. Every
+// revoked token (explicitly or through its user's deletion) is announced to
+// the functions registered with Store.OnRevoke after the batch is durable,
+// so that a server can close every live connection that used it.
+package auth
