@@ -1,0 +1,524 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/auth"
+	"github.com/foliodev/folio/internal/repo"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// The request and response bodies of the API; docs/api.md shows each.
+
+// CreateRequest is the body of POST /v1/docs.
+type CreateRequest struct {
+	ID      string             `json:"id,omitempty"`
+	Owner   string             `json:"owner,omitempty"` // admins only; default: the caller
+	Attrs   flowdoc.Attributes `json:"attrs"`
+	Body    json.RawMessage    `json:"body,omitempty"` // a FlowDocument; default: empty
+	Message string             `json:"message,omitempty"`
+}
+
+// SaveRequest is the body of POST /v1/docs/{id}/draft: a full Body or
+// block-level Changes against BaseSeq; Seal seals the saved draft as a
+// checkpoint with that reason in the same durable batch.
+type SaveRequest struct {
+	BaseSeq uint64              `json:"baseSeq"`
+	Body    json.RawMessage     `json:"body,omitempty"`
+	Changes []repo.DraftChange  `json:"changes,omitempty"`
+	Attrs   *flowdoc.Attributes `json:"attrs,omitempty"`
+	Seal    string              `json:"seal,omitempty"`
+	Session string              `json:"session,omitempty"`
+}
+
+// CheckpointRequest is the body of POST /v1/docs/{id}/checkpoint.
+type CheckpointRequest struct {
+	Reason  string `json:"reason,omitempty"` // default "manual"
+	Message string `json:"message,omitempty"`
+}
+
+// CheckpointResponse answers a checkpoint: the new version, or the head
+// when the draft had nothing unsealed (Created false).
+type CheckpointResponse struct {
+	Version repo.VersionInfo `json:"version"`
+	Created bool             `json:"created"`
+}
+
+// RestoreRequest is the body of POST /v1/docs/{id}/restore.
+type RestoreRequest struct {
+	Label string `json:"label"`
+	Block string `json:"block,omitempty"` // restore only this block
+}
+
+// ShowResponse is a materialized version.
+type ShowResponse struct {
+	Version repo.VersionInfo   `json:"version"`
+	Attrs   flowdoc.Attributes `json:"attrs"`
+	Body    json.RawMessage    `json:"body"` // canonical FlowDocument JSON
+}
+
+// DiffResponse compares two versions.
+type DiffResponse struct {
+	From    string                `json:"from"`
+	To      string                `json:"to"`
+	Changes []flowdoc.BlockChange `json:"changes"`
+}
+
+// UserRequest is the body of POST /v1/users.
+type UserRequest struct {
+	Name  string `json:"name"`
+	Admin bool   `json:"admin,omitempty"`
+}
+
+// TokenRequest is the body of POST /v1/tokens.
+type TokenRequest struct {
+	User string `json:"user"`
+	Kind string `json:"kind,omitempty"` // "full" (default) or "backup"
+}
+
+// IssuedResponse carries a token that is shown only this once.
+type IssuedResponse struct {
+	User  string     `json:"user"`
+	Role  string     `json:"role"`
+	Token string     `json:"token"`
+	Info  auth.Token `json:"tokenInfo"`
+}
+
+// Whoami describes the caller.
+type Whoami struct {
+	User    string `json:"user"`
+	Admin   bool   `json:"admin"`
+	TokenID string `json:"tokenId"`
+	Kind    string `json:"kind"`
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
+
+	mux.HandleFunc("GET /v1/whoami", s.authed(false, s.whoami))
+	mux.HandleFunc("GET /v1/docs", s.authed(false, s.listDocs))
+	mux.HandleFunc("POST /v1/docs", s.authed(false, s.createDoc))
+	mux.HandleFunc("GET /v1/docs/{id}", s.authed(false, s.doc(s.getDoc)))
+	mux.HandleFunc("GET /v1/docs/{id}/draft", s.authed(false, s.doc(s.getDraft)))
+	mux.HandleFunc("POST /v1/docs/{id}/draft", s.authed(false, s.doc(s.saveDraft)))
+	mux.HandleFunc("POST /v1/docs/{id}/checkpoint", s.authed(false, s.doc(s.checkpoint)))
+	mux.HandleFunc("GET /v1/docs/{id}/log", s.authed(false, s.doc(s.log_)))
+	mux.HandleFunc("GET /v1/docs/{id}/versions/{label}", s.authed(false, s.doc(s.show)))
+	mux.HandleFunc("GET /v1/docs/{id}/diff", s.authed(false, s.doc(s.diff)))
+	mux.HandleFunc("GET /v1/docs/{id}/blocks/{block}/history", s.authed(false, s.doc(s.history)))
+	mux.HandleFunc("POST /v1/docs/{id}/restore", s.authed(false, s.doc(s.restore)))
+	mux.HandleFunc("GET /v1/fsck", s.authed(true, s.fsck))
+
+	mux.HandleFunc("GET /v1/users", s.authed(true, s.listUsers))
+	mux.HandleFunc("POST /v1/users", s.authed(true, s.addUser))
+	mux.HandleFunc("DELETE /v1/users/{name}", s.authed(true, s.deleteUser))
+	mux.HandleFunc("GET /v1/tokens", s.authed(true, s.listTokens))
+	mux.HandleFunc("POST /v1/tokens", s.authed(true, s.addToken))
+	mux.HandleFunc("DELETE /v1/tokens/{ref}", s.authed(true, s.revokeToken))
+
+	mux.HandleFunc("/v1/sync", s.syncEndpoint)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, Error{Code: CodeNotFound, What: "endpoint", Name: r.Method + " " + r.URL.Path,
+			Message: "no endpoint " + r.Method + " " + r.URL.Path + "; docs/api.md lists them"})
+	})
+	return s.observe(mux)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	if s.closing.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "shutting down", "version": s.cfg.Version})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": s.cfg.Version})
+}
+
+func (s *Server) syncEndpoint(w http.ResponseWriter, r *http.Request) {
+	if s.sync == nil {
+		s.writeError(w, Error{Code: CodeUnavailable, Message: "this daemon has no sync service mounted at /v1/sync"})
+		return
+	}
+	if s.closing.Load() {
+		s.writeError(w, Error{Code: CodeUnavailable, Message: "the daemon is shutting down; reconnect later"})
+		return
+	}
+	s.sync.ServeHTTP(w, r)
+}
+
+func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
+	p := principal(r)
+	writeJSON(w, http.StatusOK, Whoami{User: p.User, Admin: p.Admin, TokenID: p.TokenID, Kind: p.Kind})
+}
+
+// doc checks that the caller may see document {id}; another user's
+// document is answered exactly as a missing one.
+func (s *Server) doc(h func(w http.ResponseWriter, r *http.Request, p auth.Principal, doc string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p := principal(r)
+		id := r.PathValue("id")
+		owner, err := s.repo.DocOwner(id)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if !p.Admin && owner != p.User {
+			s.fail(w, r, &repo.NotFoundError{What: "document", Name: id})
+			return
+		}
+		h(w, r, p, id)
+	}
+}
+
+// decode reads a JSON request body into v, strictly.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return err
+		}
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("%w: the request needs a JSON body", repo.ErrInvalid)
+		}
+		return fmt.Errorf("%w: request body: %v", repo.ErrInvalid, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return err
+		}
+		return fmt.Errorf("%w: request body: unexpected data after the JSON value", repo.ErrInvalid)
+	}
+	return nil
+}
+
+func (s *Server) listDocs(w http.ResponseWriter, r *http.Request) {
+	p := principal(r)
+	owner := p.User
+	if p.Admin {
+		owner = r.URL.Query().Get("owner")
+	}
+	docs, err := s.repo.ListDocs(r.Context(), owner)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if docs == nil {
+		docs = []repo.DocInfo{}
+	}
+	writeJSON(w, http.StatusOK, docs)
+}
+
+func (s *Server) createDoc(w http.ResponseWriter, r *http.Request) {
+	p := principal(r)
+	var req CreateRequest
+	if err := decode(r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	owner := p.User
+	if req.Owner != "" && req.Owner != p.User {
+		if !p.Admin {
+			s.writeError(w, Error{Code: CodeForbidden, Message: "only an admin may create a document for another user"})
+			return
+		}
+		owner = req.Owner
+	}
+	body := flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion}
+	if len(req.Body) > 0 && string(req.Body) != "null" {
+		d, err := flowdoc.Parse(req.Body)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		body = d
+	}
+	v, err := s.repo.CreateDoc(r.Context(), repo.CreateParams{ID: req.ID, Owner: owner, Attrs: req.Attrs, Body: body, Message: req.Message})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.m.checkpoints.WithLabelValues("create").Inc()
+	writeJSON(w, http.StatusCreated, v)
+}
+
+func (s *Server) getDoc(w http.ResponseWriter, r *http.Request, _ auth.Principal, doc string) {
+	d, err := s.repo.GetDoc(r.Context(), doc)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+func (s *Server) getDraft(w http.ResponseWriter, r *http.Request, _ auth.Principal, doc string) {
+	d, err := s.repo.Draft(r.Context(), doc)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+func (s *Server) saveDraft(w http.ResponseWriter, r *http.Request, p auth.Principal, doc string) {
+	var req SaveRequest
+	if err := decode(r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sp := repo.SaveParams{Doc: doc, Actor: p.User, Session: req.Session, BaseSeq: req.BaseSeq,
+		Changes: req.Changes, Attrs: req.Attrs, Seal: req.Seal}
+	if len(req.Body) > 0 && string(req.Body) != "null" {
+		d, err := flowdoc.Parse(req.Body)
+		if err != nil {
+			s.m.saves.WithLabelValues("invalid").Inc()
+			s.fail(w, r, err)
+			return
+		}
+		sp.Body = &d
+	}
+	if sp.Body == nil && len(sp.Changes) == 0 && sp.Attrs == nil {
+		s.fail(w, r, fmt.Errorf("%w: a save needs a body, changes or attrs", repo.ErrInvalid))
+		return
+	}
+	start := time.Now()
+	res, err := s.repo.SaveDraft(r.Context(), sp)
+	if err != nil {
+		switch {
+		case errors.Is(err, repo.ErrConflict):
+			s.m.saves.WithLabelValues("conflict").Inc()
+		case errors.Is(err, repo.ErrInvalid), errors.Is(err, flowdoc.ErrInvalid):
+			s.m.saves.WithLabelValues("invalid").Inc()
+		default:
+			s.m.saves.WithLabelValues("error").Inc()
+		}
+		s.fail(w, r, err)
+		return
+	}
+	s.m.saveLatency.Observe(time.Since(start).Seconds())
+	s.m.saves.WithLabelValues("ok").Inc()
+	if res.Version != nil {
+		s.m.checkpoints.WithLabelValues(req.Seal).Inc()
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request, p auth.Principal, doc string) {
+	var req CheckpointRequest
+	if err := decode(r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.Reason == "" {
+		req.Reason = "manual"
+	}
+	v, created, err := s.repo.Checkpoint(r.Context(), doc, req.Reason, p.User, req.Message)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if created {
+		s.m.checkpoints.WithLabelValues(req.Reason).Inc()
+	}
+	writeJSON(w, http.StatusOK, CheckpointResponse{Version: v, Created: created})
+}
+
+// uintParam reads a non-negative integer query parameter (0 when absent).
+func uintParam(r *http.Request, name string) (uint64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 63)
+	if err != nil {
+		return 0, fmt.Errorf("%w: query parameter %s=%q is not a non-negative integer", repo.ErrInvalid, name, v)
+	}
+	return n, nil
+}
+
+func (s *Server) log_(w http.ResponseWriter, r *http.Request, _ auth.Principal, doc string) {
+	limit, err := uintParam(r, "limit")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	before, err := uintParam(r, "before")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	vs, err := s.repo.Log(r.Context(), doc, int(limit), before)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if vs == nil {
+		vs = []repo.VersionInfo{}
+	}
+	writeJSON(w, http.StatusOK, vs)
+}
+
+func (s *Server) show(w http.ResponseWriter, r *http.Request, _ auth.Principal, doc string) {
+	snap, err := s.repo.Show(r.Context(), doc, r.PathValue("label"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ShowResponse{Version: snap.Info, Attrs: snap.Attrs, Body: flowdoc.CanonicalJSON(snap.Body)})
+}
+
+func (s *Server) diff(w http.ResponseWriter, r *http.Request, _ auth.Principal, doc string) {
+	q := r.URL.Query()
+	from, to := q.Get("from"), q.Get("to")
+	if from == "" || to == "" {
+		s.fail(w, r, fmt.Errorf("%w: diff needs the query parameters from and to (version labels)", repo.ErrInvalid))
+		return
+	}
+	changes, err := s.repo.Diff(r.Context(), doc, from, to)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if changes == nil {
+		changes = []flowdoc.BlockChange{}
+	}
+	writeJSON(w, http.StatusOK, DiffResponse{From: from, To: to, Changes: changes})
+}
+
+func (s *Server) history(w http.ResponseWriter, r *http.Request, _ auth.Principal, doc string) {
+	hs, err := s.repo.BlockHistory(r.Context(), doc, r.PathValue("block"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if hs == nil {
+		hs = []repo.BlockRevision{}
+	}
+	writeJSON(w, http.StatusOK, hs)
+}
+
+func (s *Server) restore(w http.ResponseWriter, r *http.Request, p auth.Principal, doc string) {
+	var req RestoreRequest
+	if err := decode(r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if strings.TrimSpace(req.Label) == "" {
+		s.fail(w, r, fmt.Errorf("%w: restore needs a version label", repo.ErrInvalid))
+		return
+	}
+	var v repo.VersionInfo
+	var err error
+	if req.Block != "" {
+		v, err = s.repo.RestoreBlock(r.Context(), doc, req.Label, req.Block, p.User)
+	} else {
+		v, err = s.repo.Restore(r.Context(), doc, req.Label, p.User)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.m.checkpoints.WithLabelValues("restore").Inc()
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (s *Server) fsck(w http.ResponseWriter, r *http.Request) {
+	rep, err := s.repo.Fsck(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) {
+	us, err := s.auth.ListUsers(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if us == nil {
+		us = []auth.User{}
+	}
+	writeJSON(w, http.StatusOK, us)
+}
+
+func (s *Server) addUser(w http.ResponseWriter, r *http.Request) {
+	var req UserRequest
+	if err := decode(r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	u, it, err := s.auth.AddUser(r.Context(), req.Name, req.Admin)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("user added", "user", u.Name, "role", u.Role, "by", principal(r).User)
+	writeJSON(w, http.StatusCreated, IssuedResponse{User: u.Name, Role: u.Role, Token: it.Secret, Info: it.Token})
+}
+
+func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	toks, err := s.auth.DeleteUser(r.Context(), name)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("user deleted", "user", name, "tokens_revoked", len(toks), "by", principal(r).User)
+	if toks == nil {
+		toks = []auth.Token{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"user": name, "revoked": toks})
+}
+
+func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
+	ts, err := s.auth.ListTokens(r.Context(), r.URL.Query().Get("user"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if ts == nil {
+		ts = []auth.Token{}
+	}
+	writeJSON(w, http.StatusOK, ts)
+}
+
+func (s *Server) addToken(w http.ResponseWriter, r *http.Request) {
+	var req TokenRequest
+	if err := decode(r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	it, err := s.auth.AddToken(r.Context(), req.User, req.Kind)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	u, err := s.auth.GetUser(r.Context(), req.User)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("token added", "user", it.User, "token", it.ID, "kind", it.Kind, "by", principal(r).User)
+	writeJSON(w, http.StatusCreated, IssuedResponse{User: it.User, Role: u.Role, Token: it.Secret, Info: it.Token})
+}
+
+func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
+	t, err := s.auth.RevokeToken(r.Context(), r.PathValue("ref"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}

@@ -1,0 +1,22 @@
+// Package server is Folio's HTTP wiring: the JSON API under /v1 (see
+// docs/api.md), /healthz, /metrics, and the mount point of the WebSocket
+// sync server at /v1/sync.
+//
+// Every endpoint except /healthz and /metrics needs "Authorization: Bearer
+// <token>" (package auth). An author sees and changes only their own
+// documents: another user's document is answered exactly as a missing one
+// (404, code not_found, the same message), so ids do not leak. Admins see
+// every document and manage users and tokens. Backup tokens may only read.
+//
+// Errors are JSON objects {"error": {"code": ..., "message": ...}} with the
+// stable codes listed in docs/api.md; repository errors keep their fields
+// (the latest label of a missing version, the problems of an invalid
+// document, the server's side of a conflict) so that a client can rebuild
+// them exactly, as the CLI's --server mode does.
+//
+// Lifecycle: New wires the handlers; Serve runs on a listener; Shutdown
+// stops accepting, lets requests in flight finish (a draft save that began
+// is committed and answered), shuts the sync server down (it seals leave
+// checkpoints and closes sockets with a resumable close code) and returns.
+// The caller closes the repository afterwards.
+package server

@@ -1,0 +1,397 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/foliodev/folio/internal/auth"
+	"github.com/foliodev/folio/internal/repo"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Config configures a Server. Repo and Auth are required.
+type Config struct {
+	Repo *repo.Repo
+	Auth *auth.Store
+
+	// Logger receives one line per request and the lifecycle; nil: discard.
+	Logger *slog.Logger
+	// Registry holds every collector served at /metrics; nil: a new one.
+	Registry *prometheus.Registry
+	// Version is reported by /healthz.
+	Version string
+
+	// MaxBody bounds a request body (default 2 × the document size limit
+	// + 1 MiB); a larger one is answered 413 too_large.
+	MaxBody int64
+	// CheckpointIdle and CheckpointMax are the sync server's checkpoint
+	// rules (defaults 30 s and 10 min).
+	CheckpointIdle time.Duration
+	CheckpointMax  time.Duration
+	// MaxFrame, MessagesPerSecond and MaxSubscriptions are the sync
+	// server's per-connection limits (zero: its defaults).
+	MaxFrame          int64
+	MessagesPerSecond float64
+	MaxSubscriptions  int
+
+	// NewSync builds the service mounted at /v1/sync; nil: MountSync.
+	NewSync SyncFactory
+}
+
+// Server serves the HTTP API. Create it with New.
+type Server struct {
+	cfg     Config
+	repo    *repo.Repo
+	auth    *auth.Store
+	log     *slog.Logger
+	reg     *prometheus.Registry
+	m       *metrics
+	maxBody int64
+	handler http.Handler
+
+	sync        SyncService // nil when no sync service is mounted
+	stopRevoke  func()
+	closing     atomic.Bool
+	httpMu      sync.Mutex // guards httpSrv
+	httpSrv     *http.Server
+	reqSequence atomic.Uint64
+	bootID      string
+}
+
+// New wires the handlers. It starts nothing; see Serve.
+func New(cfg Config) (*Server, error) {
+	if cfg.Repo == nil || cfg.Auth == nil {
+		return nil, errors.New("server: Config needs Repo and Auth")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	if cfg.CheckpointIdle == 0 {
+		cfg.CheckpointIdle = 30 * time.Second
+	}
+	if cfg.CheckpointMax == 0 {
+		cfg.CheckpointMax = 10 * time.Minute
+	}
+	s := &Server{cfg: cfg, repo: cfg.Repo, auth: cfg.Auth, log: cfg.Logger, reg: cfg.Registry, maxBody: cfg.MaxBody}
+	if s.maxBody <= 0 {
+		s.maxBody = 2*int64(cfg.Repo.Limits().MaxBytes) + 1<<20
+		if cfg.Repo.Limits().MaxBytes <= 0 {
+			s.maxBody = 17 << 20
+		}
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	s.bootID = hex.EncodeToString(b[:])
+	registerRuntime(s.reg)
+	m, err := newMetrics(s.reg)
+	if err != nil {
+		return nil, fmt.Errorf("server: metrics: %w", err)
+	}
+	s.m = m
+	factory := cfg.NewSync
+	if factory == nil {
+		factory = MountSync
+	}
+	svc, err := factory(SyncDeps{Server: s})
+	if err != nil {
+		return nil, fmt.Errorf("server: sync service: %w", err)
+	}
+	s.sync = svc
+	s.stopRevoke = s.auth.OnRevoke(s.revoked)
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler returns the root handler (for tests and embedding).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Registerer is the registry collectors of other parts register with.
+func (s *Server) Registerer() prometheus.Registerer { return s.reg }
+
+// Logger is the server's logger.
+func (s *Server) Logger() *slog.Logger { return s.log }
+
+// Repo is the repository the server serves.
+func (s *Server) Repo() *repo.Repo { return s.repo }
+
+// Config returns the configuration New completed with defaults.
+func (s *Server) Config() Config { return s.cfg }
+
+// revoked closes the live connections of a revoked token.
+func (s *Server) revoked(tokenID string) {
+	s.m.revoked.Inc()
+	n := 0
+	if s.sync != nil {
+		n = s.sync.RevokeToken(tokenID)
+	}
+	s.log.Info("token revoked", "token", tokenID, "closed_connections", n)
+}
+
+// Serve accepts connections on ln until Shutdown. It returns nil after a
+// graceful Shutdown and the listener's error otherwise.
+func (s *Server) Serve(ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.httpMu.Lock()
+	if s.closing.Load() {
+		s.httpMu.Unlock()
+		return http.ErrServerClosed
+	}
+	s.httpSrv = srv
+	s.httpMu.Unlock()
+	err := srv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting connections and requests, waits for requests
+// in flight (their commits finish and are answered), shuts the sync
+// service down (leave checkpoints, resumable close) and returns. Both run
+// concurrently under ctx's deadline. The repository stays open; the
+// caller closes it afterwards.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.closing.Store(true)
+	s.httpMu.Lock()
+	srv := s.httpSrv
+	s.httpMu.Unlock()
+	var wg sync.WaitGroup
+	var httpErr, syncErr error
+	if srv != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			httpErr = srv.Shutdown(ctx)
+		}()
+	}
+	if s.sync != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			syncErr = s.sync.Shutdown(ctx)
+		}()
+	}
+	wg.Wait()
+	if s.stopRevoke != nil {
+		s.stopRevoke()
+	}
+	if httpErr != nil {
+		return fmt.Errorf("server: http shutdown: %w", httpErr)
+	}
+	if syncErr != nil {
+		return fmt.Errorf("server: sync shutdown: %w", syncErr)
+	}
+	return nil
+}
+
+// ctxKey keys request-scoped values.
+type ctxKey int
+
+const principalKey ctxKey = iota
+
+// principal returns the authenticated caller of r.
+func principal(r *http.Request) auth.Principal {
+	p, _ := r.Context().Value(principalKey).(auth.Principal)
+	return p
+}
+
+// bearer returns the token of an Authorization: Bearer header.
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+// Authenticate checks a token for the HTTP API and the sync service.
+// Every failure wraps auth.ErrUnauthenticated.
+func (s *Server) Authenticate(ctx context.Context, token string) (auth.Principal, error) {
+	if token == "" {
+		return auth.Principal{}, auth.ErrUnauthenticated
+	}
+	return s.auth.Authenticate(ctx, token)
+}
+
+// CanAccess reports whether p may read and change document doc. It is
+// false for a document that does not exist, so another user's document
+// and a missing one look the same.
+func (s *Server) CanAccess(_ context.Context, p auth.Principal, doc string) bool {
+	owner, err := s.repo.DocOwner(doc)
+	if err != nil {
+		return false
+	}
+	return p.Admin || owner == p.User
+}
+
+// recorder captures the status of a response; it passes Hijack and
+// Flush through so that WebSocket upgrades work behind it.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *recorder) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *recorder) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	h, ok := w.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("server: response does not support hijacking")
+	}
+	if w.status == 0 {
+		w.status = http.StatusSwitchingProtocols
+	}
+	return h.Hijack()
+}
+
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// observe wraps the whole mux: request id, access log, metrics.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if id == "" || len(id) > 64 {
+			id = fmt.Sprintf("%s-%d", s.bootID, s.reqSequence.Add(1))
+		}
+		w.Header().Set("X-Request-Id", id)
+		rec := &recorder{ResponseWriter: w}
+		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+		if !upgrade {
+			s.m.inFlight.Inc()
+			defer s.m.inFlight.Dec()
+		}
+		next.ServeHTTP(rec, r)
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		d := time.Since(start)
+		route := r.Pattern
+		if route == "" {
+			route = "unmatched"
+		} else if i := strings.IndexByte(route, ' '); i >= 0 {
+			route = route[i+1:]
+		}
+		s.m.requests.WithLabelValues(r.Method, route, fmt.Sprint(rec.status)).Inc()
+		if !upgrade {
+			s.m.duration.WithLabelValues(r.Method, route).Observe(d.Seconds())
+		}
+		lvl := slog.LevelInfo
+		if rec.status >= 500 {
+			lvl = slog.LevelError
+		}
+		if r.URL.Path == "/healthz" || r.URL.Path == "/metrics" {
+			lvl = slog.LevelDebug
+		}
+		attrs := []slog.Attr{slog.String("request_id", id), slog.String("method", r.Method),
+			slog.String("path", r.URL.Path), slog.Int("status", rec.status),
+			slog.Duration("duration", d), slog.Int64("bytes", rec.bytes)}
+		if p := principal(r); p.User != "" {
+			attrs = append(attrs, slog.String("user", p.User))
+		}
+		s.log.LogAttrs(r.Context(), lvl, "http request", attrs...)
+	})
+}
+
+// writeJSON writes v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// fail answers err as a JSON error; internal errors are logged with the
+// request id and answered without their details.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	e, ok := toError(err)
+	if !ok {
+		id := w.Header().Get("X-Request-Id")
+		s.log.Error("request failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "err", err)
+		e.Message = "internal error (request " + id + "); the daemon's log has the details"
+	}
+	s.writeError(w, e)
+}
+
+func (s *Server) writeError(w http.ResponseWriter, e Error) {
+	if e.Code == CodeUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="folio"`)
+	}
+	if e.Code == CodeConflict {
+		s.m.conflicts.Inc()
+	}
+	writeJSON(w, Status(e.Code), ErrorBody{Error: e})
+}
+
+// authed requires a valid bearer token; admin routes also need an admin,
+// and only GET requests are open to read-only (backup) tokens.
+func (s *Server) authed(admin bool, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.Authenticate(r.Context(), bearer(r))
+		if err != nil {
+			if errors.Is(err, auth.ErrUnauthenticated) {
+				s.m.authFail.Inc()
+			}
+			s.fail(w, r, err)
+			return
+		}
+		if admin && !p.Admin {
+			s.writeError(w, Error{Code: CodeForbidden, Message: "this needs an admin token; user " + p.User + " is an author"})
+			return
+		}
+		if p.ReadOnly() && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			s.writeError(w, Error{Code: CodeForbidden, Message: "a " + p.Kind + " token may only read"})
+			return
+		}
+		if s.closing.Load() && r.Method != http.MethodGet {
+			s.writeError(w, Error{Code: CodeUnavailable, Message: "the daemon is shutting down; retry when it is back"})
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
+	}
+}
