@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -102,7 +103,8 @@ func cmdServe(c *cli.Context) error {
 		}
 		return storeError(dir, err)
 	}
-	defer r.Close()
+	closeRepo := sync.OnceValue(r.Close)
+	defer closeRepo()
 	cfg.Repo = r
 	cfg.Auth = auth.New(r.DB())
 	if err := bootstrapAdmin(c, cfg.Auth); err != nil {
@@ -145,7 +147,7 @@ func cmdServe(c *cli.Context) error {
 	defer cancel()
 	serr := srv.Shutdown(ctx)
 	<-errc
-	if err := r.Close(); err != nil {
+	if err := closeRepo(); err != nil {
 		log.Error("close the store", "err", err)
 		return exitf(exitError, "close the store in %s: %v", dir, err)
 	}
