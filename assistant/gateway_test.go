@@ -318,3 +318,30 @@ func TestOpenFromConfig(t *testing.T) {
 		t.Fatalf("unknown category: %v", err)
 	}
 }
+
+// Nothing of the prompt or the answer is stored: only counts.
+func TestUsageHoldsNoContent(t *testing.T) {
+	e := newEnv(t)
+	g := e.gateway(llm.NewLocal(""), quota.Limits{})
+	secret := "zanzibar-quokka-4471 private diary"
+	res, err := g.Text(context.Background(), Request{Category: quota.Reading, User: "user-8812",
+		Messages: []llm.Message{{Role: llm.User, Content: secret}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, _ := e.db.NewIter(nil)
+	defer it.Close()
+	n := 0
+	for it.First(); it.Valid(); it.Next() {
+		n++
+		kvs := string(it.Key()) + string(it.Value())
+		for _, s := range []string{"zanzibar", "quokka", "diary", "Zanzibar", "user-8812"} {
+			if strings.Contains(kvs, s) {
+				t.Fatalf("store holds %q in %q", s, it.Key())
+			}
+		}
+	}
+	if n == 0 || !res.Booked {
+		t.Fatal("nothing stored")
+	}
+}

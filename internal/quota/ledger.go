@@ -1,7 +1,6 @@
 package quota
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -11,9 +10,6 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 )
-
-// ErrBadEvent is wrapped when a usage event is incomplete.
-var ErrBadEvent = errors.New("quota: bad usage event")
 
 // Event is one booked model call. It never holds prompts, answers, request
 // bodies or who asked.

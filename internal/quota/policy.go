@@ -50,6 +50,8 @@ var (
 	ErrBudgetExhausted    = errors.New("quota: token budget exhausted")
 	// ErrSettled is returned when a lease is settled twice.
 	ErrSettled = errors.New("quota: lease already settled")
+	// ErrBadEvent is wrapped when a usage event is incomplete.
+	ErrBadEvent = errors.New("quota: bad usage event")
 )
 
 // Error is a policy refusal.

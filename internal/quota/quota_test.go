@@ -300,3 +300,48 @@ func TestUsageHandler(t *testing.T) {
 		t.Errorf("POST: %d", rec.Code)
 	}
 }
+
+// Concurrent requests never overshoot the budget or the concurrency bound
+// together: reservations count while requests run.
+func TestConcurrentAcquire(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	defer db.Close()
+	p := NewPolicy(db, Writing, Limits{DailyTokens: 5000, Concurrency: 4}, newClock().now)
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		running int
+		peak    int
+	)
+	for i := 0; i < 40; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				l, err := p.Acquire(context.Background(), "", 300)
+				if errors.Is(err, ErrConcurrencyLimited) {
+					time.Sleep(time.Millisecond)
+					continue
+				}
+				if err != nil {
+					return // budget exhausted
+				}
+				mu.Lock()
+				running++
+				peak = max(peak, running)
+				mu.Unlock()
+				time.Sleep(time.Millisecond)
+				mu.Lock()
+				running--
+				mu.Unlock()
+				l.Settle(300)
+				return
+			}
+		}()
+	}
+	wg.Wait()
+	st, _ := p.Status()
+	if st.Tokens > 5000 || st.Tokens != 300*16 || peak > 4 || st.InFlight != 0 || st.Reserved != 0 {
+		t.Fatalf("tokens %d peak %d status %+v", st.Tokens, peak, st)
+	}
+}
