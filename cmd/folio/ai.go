@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -19,58 +17,46 @@ import (
 	"github.com/foliodev/folio/internal/quota"
 )
 
+func init() { extraCommands = append(extraCommands, aiCommands()...) }
+
 // aiOpenStore and aiLoadConfig open the data directory and load the
-// configuration for the AI verbs. They default to the private versions
-// below; the app wiring replaces them with the shared openStore and
-// loadConfig.
+// configuration for the AI verbs; they are variables so that a shared
+// openStore/loadConfig can take their place.
 var (
 	aiOpenStore  = openStoreAI
 	aiLoadConfig = loadConfigAI
 )
 
-// openStoreAI opens the data directory named by --data (or FOLIO_DATA,
-// default ./folio-data) for writing.
+// openStoreAI opens the data directory named by --data for writing.
 func openStoreAI(c *cli.Context) (*kv.DB, func(), error) {
-	dir := c.String("data")
-	if dir == "" {
-		dir = os.Getenv("FOLIO_DATA")
+	if c.String("server") != "" {
+		return nil, nil, exitf(exitUsage, "folio %s works on a data directory (--data), not through --server; with a daemon running, read its admin usage endpoint", c.Command.FullName())
 	}
+	dir := c.String("data")
 	if dir == "" {
 		dir = "./folio-data"
 	}
 	db, err := kv.Open(dir, kv.Options{})
-	switch {
-	case errors.Is(err, kv.ErrLocked):
-		return nil, nil, fmt.Errorf("%w: a running daemon owns it; stop it, or read usage from its admin endpoint", err)
-	case errors.Is(err, kv.ErrNotInitialized):
-		return nil, nil, fmt.Errorf("%w: pass --data <dir> (or FOLIO_DATA) naming an initialized data directory", err)
-	case err != nil:
-		return nil, nil, err
+	if err != nil {
+		return nil, nil, storeError(dir, err)
 	}
 	return db, func() { db.Close() }, nil
 }
 
-// loadConfigAI loads --config (or FOLIO_CONFIG; none means defaults) with
-// environment overrides.
+// loadConfigAI loads --config (none means defaults) with environment
+// overrides.
 func loadConfigAI(c *cli.Context) (*config.Config, error) {
-	path := c.String("config")
-	if path == "" {
-		path = os.Getenv("FOLIO_CONFIG")
+	cfg, err := config.Load(c.String("config"), nil)
+	if err != nil {
+		return nil, exitf(exitInvalid, "%v", err)
 	}
-	return config.Load(path, nil)
+	return cfg, nil
 }
 
-var formatFlag = &cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"}
-
-func checkFormat(c *cli.Context) (bool, error) {
-	switch f := c.String("format"); f {
-	case "text":
-		return false, nil
-	case "json":
-		return true, nil
-	default:
-		return false, fmt.Errorf("--format %q: want text or json", f)
-	}
+// asJSON checks --format and reports whether it asks for JSON.
+func asJSON(c *cli.Context) (bool, error) {
+	f, err := checkFormat(c, "text", "json")
+	return f == "json", err
 }
 
 // aiCommands are the operator verbs for model access: `folio usage` and
@@ -82,7 +68,7 @@ func aiCommands() []*cli.Command {
 			Usage: "show daily token usage per AI category and whether the statistics are complete",
 			Flags: []cli.Flag{
 				&cli.IntFlag{Name: "days", Value: 7, Usage: "report the last `N` UTC days, today included"},
-				formatFlag,
+				formatFlag("text", "text", "json"),
 			},
 			Action: usageAction,
 		},
@@ -95,7 +81,7 @@ func aiCommands() []*cli.Command {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "category", Value: "writing", Usage: "`CATEGORY`: writing, reading or attributes"},
 					&cli.StringFlag{Name: "prompt", Value: defaultCheckPrompt, Usage: "the `TEXT` to send"},
-					formatFlag,
+					formatFlag("text", "text", "json"),
 				},
 				Action: aiCheckAction,
 			}},
@@ -106,13 +92,13 @@ func aiCommands() []*cli.Command {
 const defaultCheckPrompt = "Reply with one short sentence saying that you received this check."
 
 func usageAction(c *cli.Context) error {
-	asJSON, err := checkFormat(c)
+	jsonOut, err := asJSON(c)
 	if err != nil {
 		return err
 	}
 	days := c.Int("days")
 	if days < 1 || days > quota.MaxReportDays {
-		return fmt.Errorf("usage: --days must be from 1 to %d", quota.MaxReportDays)
+		return exitf(exitUsage, "usage: --days must be from 1 to %d", quota.MaxReportDays)
 	}
 	cfg, err := aiLoadConfig(c)
 	if err != nil {
@@ -136,10 +122,8 @@ func usageAction(c *cli.Context) error {
 		rep.Sources[cat] = string(r.Source)
 	}
 	w := c.App.Writer
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+	if jsonOut {
+		return printJSON(w, rep)
 	}
 	fmt.Fprintf(w, "Token usage %s .. %s (UTC)\n", rep.From, rep.To)
 	if rep.Health == quota.HealthIncomplete {
@@ -204,17 +188,17 @@ type checkError struct {
 }
 
 func aiCheckAction(c *cli.Context) error {
-	asJSON, err := checkFormat(c)
+	jsonOut, err := asJSON(c)
 	if err != nil {
 		return err
 	}
 	cat, err := quota.ParseCategory(c.String("category"))
 	if err != nil {
-		return fmt.Errorf("ai check: %w", err)
+		return exitf(exitUsage, "ai check: %v", err)
 	}
 	prompt := strings.TrimSpace(c.String("prompt"))
 	if prompt == "" {
-		return errors.New("ai check: --prompt must not be empty")
+		return exitf(exitUsage, "ai check: --prompt must not be empty")
 	}
 	cfg, err := aiLoadConfig(c)
 	if err != nil {
@@ -240,7 +224,7 @@ func aiCheckAction(c *cli.Context) error {
 		if first == 0 {
 			first = time.Since(start)
 		}
-		if !asJSON {
+		if !jsonOut {
 			io.WriteString(w, s)
 		}
 	}
@@ -268,10 +252,8 @@ func aiCheckAction(c *cli.Context) error {
 		failure = checkFailure(cat, rs, res, err)
 		rep.Error = &checkError{Code: assistant.CodeOf(err), Message: failure.Error()}
 	}
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+	if jsonOut {
+		if err := printJSON(w, rep); err != nil {
 			return err
 		}
 		return failure // the JSON on stdout, the one-line error on stderr
@@ -369,7 +351,11 @@ func checkFailure(cat quota.Category, rs config.Resolved, res *assistant.Result,
 			what = cause(err).Error()
 		}
 	}
-	return fmt.Errorf("ai check %s: provider %s: %s: %s", cat, prov, ge.Code, what)
+	code := exitError
+	if ge.Code == assistant.CodeUnreachable {
+		code = exitUnavailable
+	}
+	return exitf(code, "ai check %s: provider %s: %s: %s", cat, prov, ge.Code, what)
 }
 
 // cause is the innermost useful message of a provider error.

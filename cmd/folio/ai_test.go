@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/llm/llmtest"
 	"github.com/foliodev/folio/internal/quota"
@@ -47,14 +45,8 @@ func newAITestEnv(t *testing.T, configText string) *aiTestEnv {
 // run runs `folio --data D --config C args…` and returns stdout and the error.
 func (e *aiTestEnv) run(args ...string) (string, error) {
 	var out bytes.Buffer
-	app := &cli.App{
-		Name:           "folio",
-		Writer:         &out,
-		ErrWriter:      io.Discard,
-		Flags:          []cli.Flag{&cli.StringFlag{Name: "data"}, &cli.StringFlag{Name: "config"}},
-		Commands:       aiCommands(),
-		ExitErrHandler: func(*cli.Context, error) {},
-	}
+	app := newApp()
+	app.Writer, app.ErrWriter = &out, io.Discard
 	err := app.Run(append([]string{"folio", "--data", e.data, "--config", e.config}, args...))
 	return out.String(), err
 }
@@ -148,8 +140,9 @@ func TestAICheckErrors(t *testing.T) {
 		want     []string
 		charged  bool
 		partText string
+		exit     int
 	}{
-		{name: "unreachable", baseURL: closed, want: []string{"provider_unreachable", "base_url (set in [ai.writing]; or override with FOLIO_AI_WRITING_BASE_URL)"}},
+		{name: "unreachable", baseURL: closed, exit: exitUnavailable, want: []string{"provider_unreachable", "base_url (set in [ai.writing]; or override with FOLIO_AI_WRITING_BASE_URL)"}},
 		{name: "401", sc: llmtest.Unauthorized, want: []string{"provider_unauthorized", "401", "api_key (set in [ai.writing]", "FOLIO_AI_WRITING_API_KEY"}},
 		{name: "429", sc: llmtest.RateLimited, want: []string{"provider_rate_limited", "429", "retry in 7s"}},
 		{name: "stream cut", sc: llmtest.CutMidStream, want: []string{"provider_stream_cut", "reservation", "charged"}, charged: true, partText: "Hello \n"},
@@ -166,6 +159,9 @@ func TestAICheckErrors(t *testing.T) {
 			out, err := e.run("ai", "check", "--category", "writing")
 			if err == nil {
 				t.Fatalf("no error; output:\n%s", out)
+			}
+			if want := max(tt.exit, exitError); exitCode(err) != want {
+				t.Errorf("exit code %d, want %d", exitCode(err), want)
 			}
 			msg := err.Error()
 			if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "ai check writing: provider openai at "+base) {
@@ -192,7 +188,7 @@ func TestAICheckErrors(t *testing.T) {
 
 func TestUsageFlags(t *testing.T) {
 	e := newAITestEnv(t, "")
-	if _, err := e.run("usage", "--days", "0"); err == nil || !strings.Contains(err.Error(), "--days") {
+	if _, err := e.run("usage", "--days", "0"); err == nil || !strings.Contains(err.Error(), "--days") || exitCode(err) != exitUsage {
 		t.Errorf("days 0: %v", err)
 	}
 	if _, err := e.run("usage", "--format", "yaml"); err == nil || !strings.Contains(err.Error(), "--format") {
@@ -200,6 +196,12 @@ func TestUsageFlags(t *testing.T) {
 	}
 	if _, err := e.run("ai", "check", "--category", "poetry"); err == nil || !strings.Contains(err.Error(), "poetry") {
 		t.Errorf("bad category: %v", err)
+	}
+	if _, err := e.run("--server", "http://127.0.0.1:7420", "usage"); exitCode(err) != exitUsage || !strings.Contains(err.Error(), "--data") {
+		t.Errorf("--server: %v", err)
+	}
+	if _, err := e.run("ai", "check", "--prompt", " "); exitCode(err) != exitUsage {
+		t.Errorf("empty prompt: %v", err)
 	}
 	out, err := e.run("usage", "--days", "2")
 	if err != nil || !strings.Contains(out, "(no model calls)") {
