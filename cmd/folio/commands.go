@@ -103,6 +103,12 @@ func coreCommands() []*cli.Command {
 			Action:    cmdHistory,
 		},
 		{
+			Name:      "reindex",
+			Usage:     "rebuild a document's indexes and draft from its head ref and versions",
+			ArgsUsage: "ID",
+			Action:    cmdReindex,
+		},
+		{
 			Name:      "fsck",
 			Usage:     "check the integrity of the store",
 			ArgsUsage: " ",
@@ -573,5 +579,22 @@ func cmdFsck(c *cli.Context) error {
 	if !rep.OK {
 		return exitf(exitProblems, "fsck found %d problem(s)", len(rep.Problems))
 	}
+	return nil
+}
+
+func cmdReindex(c *cli.Context) error {
+	a, err := args(c, 1)
+	if err != nil {
+		return err
+	}
+	r, err := openRepo(c)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := r.Reindex(c.Context, a[0], actor()); err != nil {
+		return userError(err)
+	}
+	fmt.Fprintf(c.App.Writer, "reindexed %s\n", a[0])
 	return nil
 }

@@ -2,10 +2,12 @@ package repo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
+	"github.com/foliodev/folio/refs"
 )
 
 // Reindex rebuilds every projection of document doc from its head ref and
@@ -18,6 +20,9 @@ func (r *Repo) Reindex(ctx context.Context, doc, owner string) error {
 	unlock := r.lock(doc)
 	defer unlock()
 	head, err := r.refs.Get(HeadRef(doc))
+	if errors.Is(err, refs.ErrNotFound) {
+		return &NotFoundError{What: "document", Name: doc}
+	}
 	if err != nil {
 		return err
 	}
