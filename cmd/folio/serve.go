@@ -15,7 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
+	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/server"
@@ -84,19 +86,25 @@ func cmdServe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := server.Config{Logger: log, Version: version}
-	listen := c.String("listen")
-	if path := inherited(c, "config"); path != "" {
-		if err := loadServeConfig(path, &cfg, &listen, c.IsSet("listen")); err != nil {
-			return err
-		}
+	fc, err := config.Load(inherited(c, "config"), nil)
+	if err != nil {
+		return exitf(exitUsage, "%v", err)
 	}
+	listen := fc.Server.Listen
+	if c.IsSet("listen") || listen == "" {
+		listen = c.String("listen")
+	}
+	cfg := server.Config{Logger: log, Version: version,
+		CheckpointIdle: fc.Checkpoint.Idle, CheckpointMax: fc.Checkpoint.Max,
+		MaxFrame: fc.Limits.FrameBytes, MessagesPerSecond: float64(fc.Limits.MessagesPerSecond),
+		MaxSubscriptions: fc.Limits.Subscriptions}
+	ro := repo.Options{Limits: flowdoc.Limits{MaxBlocks: fc.Limits.DocMaxBlocks, MaxBytes: int(fc.Limits.DocMaxBytes)}}
 	if c.Bool("init") {
 		if err := repo.Init(dir); err != nil {
 			return storeError(dir, err)
 		}
 	}
-	r, err := repo.Open(dir, repo.Options{})
+	r, err := repo.Open(dir, ro)
 	if err != nil {
 		if errors.Is(err, kv.ErrNotInitialized) {
 			return exitf(exitUnavailable, "no folio store in %s: run `folio init --data %s` first, or start with `folio serve --init`", dir, dir)
@@ -214,18 +222,4 @@ func removeAddr(dir, url string) {
 		return
 	}
 	_ = os.Remove(p)
-}
-
-// loadServeConfig applies the [server], [checkpoint] and [limits] sections
-// of the config file at path to cfg and, unless --listen was given, to
-// listen.
-//
-// TODO(wiring): internal/config (the TOML loader) is not on main yet.
-// When it is: c, err := config.Load(path, nil); then set *listen =
-// c.Server.Listen (when !listenSet), cfg.CheckpointIdle/Max from
-// c.Checkpoint, cfg.MaxFrame, MessagesPerSecond and MaxSubscriptions from
-// c.Limits, and the repository's document limits from DocMaxBlocks and
-// DocMaxBytes.
-func loadServeConfig(path string, cfg *server.Config, listen *string, listenSet bool) error {
-	return exitf(exitUsage, "--config %s: this build reads no config file yet; use --listen and --data", path)
 }
