@@ -1,0 +1,488 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/server"
+)
+
+// TestMain lets the test binary act as the folio binary, so that daemon
+// tests start a real child process without building one.
+func TestMain(m *testing.M) {
+	if os.Getenv("FOLIO_TEST_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// lockedBuffer collects a child's output while it runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// daemon is a `folio serve` child process.
+type daemon struct {
+	cmd    *exec.Cmd
+	dir    string
+	url    string
+	token  string
+	stdout *lockedBuffer
+	stderr *lockedBuffer
+	done   chan struct{}
+	err    error // valid after done is closed
+}
+
+var tokenRE = regexp.MustCompile(`FOLIO_TOKEN=(folio_\S+)`)
+
+// startDaemon runs `folio serve --init` on dir on a free loopback port and
+// waits until it has recorded its address. token is the admin token from
+// an earlier start ("" on the first start: it is read from the output).
+func startDaemon(t testing.TB, dir, token string) *daemon {
+	t.Helper()
+	os.Remove(filepath.Join(dir, addrFile))
+	d := &daemon{dir: dir, token: token, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	d.cmd = exec.Command(os.Args[0], "serve", "--init", "--data", dir, "--listen", "127.0.0.1:0", "--log-level", "warn")
+	d.cmd.Env = append(os.Environ(), "FOLIO_TEST_MAIN=1", "FOLIO_CONFIG=", "FOLIO_LISTEN=")
+	d.cmd.Stdout, d.cmd.Stderr = d.stdout, d.stderr
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { d.err = d.cmd.Wait(); close(d.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-d.done:
+		default:
+			d.cmd.Process.Kill()
+			<-d.done
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, addrFile)); err == nil && len(b) > 0 {
+			d.url = strings.TrimSpace(string(b))
+			break
+		}
+		select {
+		case <-d.done:
+			t.Fatalf("daemon exited: %v\n%s%s", d.err, d.stdout, d.stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon did not start\n%s%s", d.stdout, d.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if d.token == "" {
+		m := tokenRE.FindStringSubmatch(d.stdout.String())
+		if m == nil {
+			t.Fatalf("no admin token in the daemon's output:\n%s", d.stdout)
+		}
+		d.token = m[1]
+	}
+	return d
+}
+
+// stop sends SIGTERM and waits; it returns how long the exit took.
+func (d *daemon) stop(t testing.TB) time.Duration {
+	t.Helper()
+	start := time.Now()
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-d.done:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("daemon did not exit within 15 s of SIGTERM\n%s", d.stderr)
+	}
+	if d.err != nil {
+		t.Fatalf("daemon exit: %v\n%s", d.err, d.stderr)
+	}
+	return time.Since(start)
+}
+
+// cliResult is what one CLI run printed and its exit code.
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// runCLI runs the CLI in this process, as main does.
+func runCLI(args ...string) cliResult {
+	var out, errb bytes.Buffer
+	app := newApp()
+	app.Writer, app.ErrWriter = &out, &errb
+	err := app.RunContext(context.Background(), interspersed(app, append([]string{"folio"}, args...)))
+	code := 0
+	if err != nil {
+		fmt.Fprintln(&errb, "folio:", err)
+		code = exitCode(err)
+	}
+	return cliResult{out.String(), errb.String(), code}
+}
+
+func writeFile(t testing.TB, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func isolateEnv(t *testing.T) {
+	for _, k := range []string{"FOLIO_SERVER", "FOLIO_TOKEN", "FOLIO_DATA", "FOLIO_CONFIG", "FOLIO_LISTEN"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("FOLIO_USER", "admin")
+}
+
+// TestRemoteMatchesDirect runs the history verbs against a daemon and
+// directly on a data directory and compares what they print, byte for
+// byte, with the exit codes.
+func TestRemoteMatchesDirect(t *testing.T) {
+	isolateEnv(t)
+	tmp := t.TempDir()
+	body1 := writeFile(t, tmp, "b1.json", `{"schemaVersion":1,"blocks":[
+		{"id":"p1","type":"paragraph","richText":[{"text":"The first paragraph."}]},
+		{"id":"p2","type":"heading","attrs":{"level":2},"richText":[{"text":"A heading"}]}]}`)
+	body2 := writeFile(t, tmp, "b2.json", `{"schemaVersion":1,"blocks":[
+		{"id":"p1","type":"paragraph","richText":[{"text":"The first paragraph, edited."}]},
+		{"id":"p3","type":"paragraph","richText":[{"text":"A new one."}]},
+		{"id":"p2","type":"heading","attrs":{"level":2},"richText":[{"text":"A heading"}]}]}`)
+	bad := writeFile(t, tmp, "bad.json", `{"schemaVersion":1,"blocks":[{"id":"p1","type":"paragraph","richText":[{"text":1}]}]}`)
+
+	dirA, dirB := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
+	if r := runCLI("--data", dirA, "init"); r.code != 0 {
+		t.Fatalf("init: %+v", r)
+	}
+	d := startDaemon(t, dirB, "")
+	remote := []string{"--server", d.url, "--token", d.token}
+	direct := []string{"--data", dirA}
+
+	writes := [][]string{
+		{"doc", "new", "--id", "d1", "--title", "First", "--from", body1},
+		{"doc", "new", "--id", "d1", "--title", "Again"},
+		{"doc", "new", "--id", "d2", "--title", "Second"},
+		{"doc", "save", "d1", "--from", body2},
+		{"doc", "save", "d1", "--from", body2, "--checkpoint", "-m", "second"},
+		{"doc", "save", "d1", "--from", body2, "--checkpoint"},
+		{"doc", "save", "d1", "--from", body1, "--checkpoint", "--format", "json"},
+		{"doc", "save", "d1", "--from", bad},
+		{"doc", "save", "nosuch", "--from", body1},
+		{"restore", "d1", "v1.r0"},
+		{"restore", "d1", "v1.r1", "--block", "p3"},
+		{"restore", "d1", "v9.r9"},
+		{"restore", "d1", "v1.r0", "--block", "nosuchblock"},
+		{"restore", "nosuch", "v1.r0"},
+	}
+	for _, w := range writes {
+		a := runCLI(append(direct, w...)...)
+		b := runCLI(append(remote, w...)...)
+		if a != b {
+			t.Errorf("folio %s:\ndirect: %+v\nremote: %+v", strings.Join(w, " "), a, b)
+		}
+	}
+
+	reads := [][]string{
+		{"doc", "list"}, {"doc", "list", "--format", "json"},
+		{"log", "d1"}, {"log", "d1", "--format", "json"}, {"log", "d1", "-n", "2"}, {"log", "nosuch"},
+		{"show", "d1"}, {"show", "d1", "--format", "json"}, {"show", "d1@v1.r1", "--format", "text"},
+		{"show", "d1@v9.r9"}, {"show", "nosuch"},
+		{"diff", "d1", "v1.r0", "v1.r1"}, {"diff", "d1", "v1.r0", "v2.r0", "--format", "json"}, {"diff", "d1", "v1.r0", "v8.r0"},
+		{"history", "d1", "p1"}, {"history", "d1", "p3", "--format", "json"}, {"history", "d1", "zz"},
+		{"fsck"}, {"fsck", "--format", "json"},
+	}
+	remoteOut := make([]cliResult, len(reads))
+	for i, r := range reads {
+		remoteOut[i] = runCLI(append(remote, r...)...)
+	}
+
+	// While the daemon holds the directory, direct mode says so.
+	held := runCLI("--data", dirB, "log", "d1")
+	want := fmt.Sprintf("data directory %s is held by a running folio daemon at %s: use --server %s", dirB, d.url, d.url)
+	if held.code != exitUnavailable || !strings.Contains(held.stderr, want) {
+		t.Errorf("direct mode on a held directory: %+v, want %q", held, want)
+	}
+
+	if took := d.stop(t); took > 10*time.Second {
+		t.Errorf("daemon took %v to stop", took)
+	}
+	if _, err := os.Stat(filepath.Join(dirB, addrFile)); !os.IsNotExist(err) {
+		t.Errorf("daemon.addr left behind: %v", err)
+	}
+	for i, r := range reads {
+		got := runCLI(append([]string{"--data", dirB}, r...)...)
+		if testing.Verbose() {
+			t.Logf("folio %s -> %d\n%s%s", strings.Join(r, " "), got.code, got.stdout, got.stderr)
+		}
+		if got != remoteOut[i] {
+			t.Errorf("folio %s:\ndirect: %+v\nremote: %+v", strings.Join(r, " "), got, remoteOut[i])
+		}
+	}
+	if remoteOut[0].code != 0 || !strings.Contains(remoteOut[0].stdout, "d1") {
+		t.Errorf("doc list: %+v", remoteOut[0])
+	}
+}
+
+// TestUserVerbs manages users and tokens through the daemon and directly.
+func TestUserVerbs(t *testing.T) {
+	isolateEnv(t)
+	dir := filepath.Join(t.TempDir(), "data")
+	d := startDaemon(t, dir, "")
+	remote := []string{"--server", d.url, "--token", d.token}
+
+	r := runCLI(append(remote, "user", "add", "carol", "--format", "json")...)
+	var added struct{ User, Token, TokenID string }
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &added) != nil || added.User != "carol" || !strings.HasPrefix(added.Token, "folio_") {
+		t.Fatalf("user add: %+v", r)
+	}
+	// carol is an author: her token reads her documents but manages nobody.
+	carol := []string{"--server", d.url, "--token", added.Token}
+	if r := runCLI(append(carol, "doc", "list")...); r.code != 0 {
+		t.Fatalf("carol's doc list: %+v", r)
+	}
+	if r := runCLI(append(carol, "user", "list")...); r.code != exitError || !strings.Contains(r.stderr, "admin") {
+		t.Fatalf("carol's user list: %+v", r)
+	}
+	if r := runCLI(append(carol, "fsck")...); r.code != exitError || !strings.Contains(r.stderr, "admin") {
+		t.Fatalf("carol's fsck: %+v", r)
+	}
+	if r := runCLI(append(remote, "user", "add", "carol")...); r.code != exitConflict || !strings.Contains(r.stderr, `user "carol" already exists`) {
+		t.Fatalf("duplicate user: %+v", r)
+	}
+	r = runCLI(append(remote, "user", "list")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "carol") || !strings.Contains(r.stdout, "folio_"+added.TokenID) || strings.Contains(r.stdout, added.Token) {
+		t.Fatalf("user list: %+v", r)
+	}
+	r = runCLI(append(remote, "token", "add", "carol", "--kind", "backup", "--format", "json")...)
+	if r.code != 0 || !strings.Contains(r.stdout, `"kind": "backup"`) {
+		t.Fatalf("token add: %+v", r)
+	}
+	if r := runCLI(append(remote, "token", "revoke", added.TokenID[:6])...); r.code != 0 || !strings.Contains(r.stdout, "revoked token folio_"+added.TokenID) {
+		t.Fatalf("token revoke: %+v", r)
+	}
+	if r := runCLI(append(carol, "doc", "list")...); r.code != exitError || !strings.Contains(r.stderr, "rejected the token") {
+		t.Fatalf("revoked token: %+v", r)
+	}
+	if r := runCLI(append(remote, "token", "revoke", added.TokenID)...); r.code != exitNotFound {
+		t.Fatalf("second revoke: %+v", r)
+	}
+	if r := runCLI("--server", d.url, "--token", "folio_nonsense", "doc", "list"); r.code != exitError {
+		t.Fatalf("wrong token: %+v", r)
+	}
+	if r := runCLI("--server", d.url, "doc", "list"); r.code != exitUsage || !strings.Contains(r.stderr, "FOLIO_TOKEN") {
+		t.Fatalf("no token: %+v", r)
+	}
+	d.stop(t)
+	if r := runCLI("--server", d.url, "--token", d.token, "doc", "list"); r.code != exitUnavailable || !strings.Contains(r.stderr, "cannot reach") {
+		t.Fatalf("stopped daemon: %+v", r)
+	}
+
+	// Direct mode on the directory once the daemon is gone.
+	if r := runCLI("--data", dir, "user", "delete", "carol"); r.code != 0 || r.stdout != "deleted user carol; 1 token(s) revoked\n" {
+		t.Fatalf("user delete: %+v", r)
+	}
+	if r := runCLI("--data", dir, "user", "delete", "carol"); r.code != exitNotFound || !strings.Contains(r.stderr, `user "carol" not found`) {
+		t.Fatalf("user delete again: %+v", r)
+	}
+	r = runCLI("--data", dir, "user", "add", "dan", "--admin")
+	if r.code != 0 || !strings.Contains(r.stdout, "created user dan (admin)") {
+		t.Fatalf("direct user add: %+v", r)
+	}
+	dan := tokenLine(r.stdout)
+	// The restarted daemon knows dan and prints no new admin token.
+	d2 := startDaemon(t, dir, d.token)
+	if tokenRE.MatchString(d2.stdout.String()) {
+		t.Fatalf("second start created another admin:\n%s", d2.stdout)
+	}
+	if r := runCLI("--server", d2.url, "--token", dan, "fsck"); r.code != 0 {
+		t.Fatalf("dan's fsck: %+v", r)
+	}
+	d2.stop(t)
+}
+
+// tokenLine returns the token printed by `folio user add` in text form.
+func tokenLine(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "folio_") {
+			return l
+		}
+	}
+	return ""
+}
+
+// ack is one acknowledged save.
+type ack struct {
+	seq     uint64
+	fp      flowdoc.Fingerprint
+	version *repo.VersionInfo
+}
+
+// TestSIGTERMUnderLoad stops a daemon with SIGTERM while clients save
+// drafts (some sealing checkpoints): it exits 0 within 10 s, and every save
+// it acknowledged is in the store afterwards.
+func TestSIGTERMUnderLoad(t *testing.T) {
+	isolateEnv(t)
+	dir := filepath.Join(t.TempDir(), "data")
+	d := startDaemon(t, dir, "")
+	const docs = 6
+	hc := &http.Client{Timeout: 20 * time.Second}
+	call := func(method, path string, in, out any) (int, error) {
+		b, _ := json.Marshal(in)
+		req, _ := http.NewRequest(method, d.url+path, bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+d.token)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode/100 == 2 && out != nil {
+			if err := json.Unmarshal(data, out); err != nil {
+				return resp.StatusCode, err
+			}
+		}
+		return resp.StatusCode, nil
+	}
+	para := func(id, text string) flowdoc.Block {
+		return flowdoc.Block{ID: id, Type: flowdoc.Paragraph, RichText: []flowdoc.Run{{Text: text}}}
+	}
+	for k := 0; k < docs; k++ {
+		body := flowdoc.CanonicalJSON(flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{para("p1", "start"), para("p2", "fixed")}})
+		if st, err := call("POST", "/v1/docs", server.CreateRequest{ID: fmt.Sprintf("load%d", k), Attrs: flowdoc.Attributes{Title: "Load"}, Body: body}, nil); err != nil || st != 201 {
+			t.Fatalf("create: %d %v", st, err)
+		}
+	}
+
+	acks := make([][]ack, docs)
+	var wg sync.WaitGroup
+	var total sync.Map
+	stop := make(chan struct{})
+	for k := 0; k < docs; k++ {
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			seq := uint64(1)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				b := para("p1", fmt.Sprintf("doc %d save %d", k, i))
+				req := server.SaveRequest{BaseSeq: seq}
+				if i%2 == 0 {
+					req.Changes = []repo.DraftChange{{Op: "upsert", Block: &b}}
+				} else {
+					req.Body = flowdoc.CanonicalJSON(flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{b, para("p2", "fixed")}})
+				}
+				if i%4 == 3 {
+					req.Seal = "manual"
+				}
+				var res repo.SaveResult
+				st, err := call("POST", fmt.Sprintf("/v1/docs/load%d/draft", k), req, &res)
+				if err != nil || st == http.StatusServiceUnavailable {
+					return // the daemon is going away
+				}
+				if st != 200 {
+					t.Errorf("save %d/%d: HTTP %d", k, i, st)
+					return
+				}
+				acks[k] = append(acks[k], ack{res.Seq, res.Fingerprint, res.Version})
+				total.Store(k, len(acks[k]))
+				seq = res.Seq
+			}
+		}(k)
+	}
+	// Let the load run until every client has some acknowledged saves.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := 0
+		total.Range(func(_, v any) bool {
+			if v.(int) >= 25 {
+				n++
+			}
+			return true
+		})
+		if n == docs || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	took := d.stop(t)
+	close(stop)
+	wg.Wait()
+	if took > 10*time.Second {
+		t.Fatalf("daemon took %v to exit after SIGTERM", took)
+	}
+
+	r, err := repo.Open(dir, repo.Options{})
+	if err != nil {
+		t.Fatalf("reopen after SIGTERM: %v", err)
+	}
+	defer r.Close()
+	ctx := context.Background()
+	saves, sealed := 0, 0
+	for k := 0; k < docs; k++ {
+		doc := fmt.Sprintf("load%d", k)
+		if len(acks[k]) == 0 {
+			t.Errorf("%s: no save was acknowledged before SIGTERM", doc)
+			continue
+		}
+		saves += len(acks[k])
+		last := acks[k][len(acks[k])-1]
+		dr, err := r.Draft(ctx, doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A save the daemon committed but could not answer may follow the
+		// last acknowledged one; nothing acknowledged may be missing.
+		if dr.Seq < last.seq || (dr.Seq == last.seq && dr.Fingerprint != last.fp) {
+			t.Errorf("%s: store has draft seq %d %s, last acknowledged seq %d %s", doc, dr.Seq, dr.Fingerprint.Short(), last.seq, last.fp.Short())
+		}
+		for _, a := range acks[k] {
+			if a.version == nil {
+				continue
+			}
+			sealed++
+			v, err := r.ResolveLabel(ctx, doc, a.version.Label)
+			if err != nil || v.Hash != a.version.Hash {
+				t.Errorf("%s: acknowledged version %s (%s) is not in the store: %v", doc, a.version.Label, a.version.Hash.Short(), err)
+			}
+		}
+	}
+	if rep, err := r.Fsck(ctx); err != nil || !rep.OK {
+		t.Errorf("fsck after SIGTERM: %+v %v", rep, err)
+	}
+	t.Logf("%d acknowledged saves (%d sealed) survived; daemon exited in %v", saves, sealed, took)
+}
