@@ -1,31 +1,18 @@
 #!/usr/bin/env bash
-# `make run`: start Folio on the embedded default (a local data directory,
-# the offline model provider). Until `folio serve` exists this runs a short
-# scripted tour of the CLI instead.
+# `make run`: start the Folio daemon on the embedded default: a local data
+# directory (./folio-data), the offline model provider, 127.0.0.1:7420.
+# The first run creates the store and the admin user "admin" and prints its
+# token once; only a hash of it is stored.
 set -euo pipefail
 BIN=${1:-bin/folio}
 DATA=${2:-./folio-data}
+LISTEN=${FOLIO_LISTEN:-127.0.0.1:7420}
 export FOLIO_DATA="$DATA"
-[ -d "$DATA" ] || "$BIN" init
-if "$BIN" serve --help >/dev/null 2>&1; then
-  exec "$BIN" serve --data "$DATA"
-fi
-echo "== a short tour of the folio CLI on $DATA"
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-cat > "$tmp/a.md" <<'MD'
-# A walk in the park
-
-We walked in the park today. The light was soft.
-
-- notes
-- letters
-MD
-id=$("$BIN" doc new --title "A walk in the park" --from "$tmp/a.md")
-echo "created document $id"
-sed 's/today/this morning/' "$tmp/a.md" > "$tmp/b.md"
-"$BIN" doc save "$id" --from "$tmp/b.md" --checkpoint -m "morning, not today"
-"$BIN" log "$id"
-"$BIN" diff "$id" v1.r0 v1.r1
-"$BIN" restore "$id" v1.r0
-"$BIN" show "$id" --format md
-"$BIN" fsck
+[ -f "$DATA/FOLIO" ] || "$BIN" --data "$DATA" init >/dev/null
+cat <<MSG
+== folio daemon on $DATA (Ctrl-C stops it gracefully)
+   First run: the admin token is printed below, once; only its hash is stored.
+   More users:  $BIN user add NAME [--admin]   (with FOLIO_SERVER and an admin's FOLIO_TOKEN)
+   Lost token:  stop the daemon, then  $BIN --data $DATA token add admin
+MSG
+exec "$BIN" serve --data "$DATA" --listen "$LISTEN"
