@@ -115,16 +115,20 @@ func cmdServe(c *cli.Context) error {
 	defer closeRepo()
 	cfg.Repo = r
 	cfg.Auth = auth.New(r.DB())
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return exitf(exitUnavailable, "listen on %s: %v (another daemon running? choose another --listen)", listen, err)
+	}
+	// The first admin's token is printed only once, so only a daemon that
+	// is about to serve creates it.
 	if err := bootstrapAdmin(c, cfg.Auth); err != nil {
+		ln.Close()
 		return err
 	}
 	srv, err := server.New(cfg)
 	if err != nil {
+		ln.Close()
 		return err
-	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		return exitf(exitUnavailable, "listen on %s: %v (another daemon running? choose another --listen)", listen, err)
 	}
 	url := "http://" + ln.Addr().String()
 	if err := writeAddr(dir, url); err != nil {

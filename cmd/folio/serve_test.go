@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -485,4 +486,28 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 		t.Errorf("fsck after SIGTERM: %+v %v", rep, err)
 	}
 	t.Logf("%d acknowledged saves (%d sealed) survived; daemon exited in %v", saves, sealed, took)
+}
+
+// TestServeErrors: a busy port and a missing store give clear messages.
+func TestServeErrors(t *testing.T) {
+	isolateEnv(t)
+	dir := filepath.Join(t.TempDir(), "data")
+	if r := runCLI("serve", "--data", dir, "--listen", "127.0.0.1:0"); r.code != exitUnavailable || !strings.Contains(r.stderr, "folio serve --init") {
+		t.Fatalf("serve without a store: %+v", r)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	r := runCLI("serve", "--init", "--data", dir, "--listen", ln.Addr().String())
+	if r.code != exitUnavailable || !strings.Contains(r.stderr, "listen on "+ln.Addr().String()) {
+		t.Fatalf("serve on a busy port: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, addrFile)); !os.IsNotExist(err) {
+		t.Fatalf("daemon.addr written by a daemon that never listened: %v", err)
+	}
+	if tokenRE.MatchString(r.stdout) {
+		t.Fatalf("a daemon that never listened created the admin: %s", r.stdout)
+	}
 }

@@ -207,7 +207,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // ctxKey keys request-scoped values.
 type ctxKey int
 
-const principalKey ctxKey = iota
+const (
+	principalKey ctxKey = iota
+	infoKey
+)
+
+// reqInfo is filled in by the handlers for the access log line.
+type reqInfo struct {
+	user string
+}
 
 // principal returns the authenticated caller of r.
 func principal(r *http.Request) auth.Principal {
@@ -297,6 +305,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", id)
 		rec := &recorder{ResponseWriter: w}
+		info := &reqInfo{}
+		r = r.WithContext(context.WithValue(r.Context(), infoKey, info))
 		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 		if !upgrade {
 			s.m.inFlight.Inc()
@@ -327,8 +337,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		attrs := []slog.Attr{slog.String("request_id", id), slog.String("method", r.Method),
 			slog.String("path", r.URL.Path), slog.Int("status", rec.status),
 			slog.Duration("duration", d), slog.Int64("bytes", rec.bytes)}
-		if p := principal(r); p.User != "" {
-			attrs = append(attrs, slog.String("user", p.User))
+		if info.user != "" {
+			attrs = append(attrs, slog.String("user", info.user))
 		}
 		s.log.LogAttrs(r.Context(), lvl, "http request", attrs...)
 	})
@@ -376,6 +386,9 @@ func (s *Server) authed(admin bool, h http.HandlerFunc) http.HandlerFunc {
 			}
 			s.fail(w, r, err)
 			return
+		}
+		if info, ok := r.Context().Value(infoKey).(*reqInfo); ok {
+			info.user = p.User
 		}
 		if admin && !p.Admin {
 			s.writeError(w, Error{Code: CodeForbidden, Message: "this needs an admin token; user " + p.User + " is an author"})

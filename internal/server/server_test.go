@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -438,4 +439,63 @@ func TestSyncMountAndShutdown(t *testing.T) {
 	// Without a sync service /v1/sync says so.
 	e2 := newEnv(t, func(c *Config) { c.NewSync = func(SyncDeps) (SyncService, error) { return nil, nil } })
 	e2.wantErr("GET", "/v1/sync", "", nil, 503, CodeUnavailable)
+}
+
+func TestRequestLogAndMetrics(t *testing.T) {
+	var buf lockedBuf
+	e := newEnv(t, func(c *Config) { c.Logger = slog.New(slog.NewJSONHandler(&buf, nil)) })
+	e.ok("POST", "/v1/docs", e.ann, CreateRequest{ID: "d1", Attrs: flowdoc.Attributes{Title: "T"}, Body: doc(para("p1", "a"))}, nil)
+	b := para("p1", "b")
+	e.ok("POST", "/v1/docs/d1/draft", e.ann, SaveRequest{BaseSeq: 1, Changes: []repo.DraftChange{{Op: "upsert", Block: &b}}, Seal: "manual"}, nil)
+	e.wantErr("POST", "/v1/docs/d1/draft", e.ann, SaveRequest{BaseSeq: 1, Changes: []repo.DraftChange{{Op: "upsert", Block: &b}}}, 409, CodeConflict)
+
+	var line struct {
+		Msg       string  `json:"msg"`
+		RequestID string  `json:"request_id"`
+		Method    string  `json:"method"`
+		Path      string  `json:"path"`
+		Status    int     `json:"status"`
+		Duration  float64 `json:"duration"`
+		User      string  `json:"user"`
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &line); err != nil {
+		t.Fatalf("%v: %s", err, buf.String())
+	}
+	if line.Msg != "http request" || line.RequestID == "" || line.Method != "POST" || line.Path != "/v1/docs/d1/draft" ||
+		line.Status != 409 || line.Duration <= 0 || line.User != "ann" {
+		t.Fatalf("log line %+v", line)
+	}
+	_, m := e.call("GET", "/metrics", "", nil)
+	for _, want := range []string{
+		`folio_http_requests_total{code="200",method="POST",route="/v1/docs/{id}/draft"} 1`,
+		`folio_http_requests_total{code="409",method="POST",route="/v1/docs/{id}/draft"} 1`,
+		`folio_http_draft_saves_total{result="ok"} 1`,
+		`folio_http_draft_saves_total{result="conflict"} 1`,
+		`folio_http_checkpoints_total{reason="manual"} 1`,
+		`folio_http_conflicts_total 1`,
+		`go_goroutines`,
+	} {
+		if !bytes.Contains(m, []byte(want)) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// lockedBuf is a log sink safe for the server's goroutines.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
