@@ -60,7 +60,7 @@ type BlockChange struct {
 // single punctuation marks are the units, so a changed character in a
 // Chinese sentence is one small edit. Unchanged blocks are not listed.
 // Changes come in the order of b, each deleted block where it stood in a.
-// The result is deterministic.
+// The result is deterministic and never nil (empty when nothing changed).
 func Diff(a, b Document) []BlockChange {
 	type slot struct {
 		key string
