@@ -2,9 +2,13 @@ package flowdoc
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -78,4 +82,135 @@ func FuzzDiff(f *testing.F) {
 			checkEdits(t, x, y, WordDiff(x, y))
 		}
 	})
+}
+
+// fuzzRuns cuts s into runs at the bytes of cuts, giving each run the
+// marks and link the cut byte selects.
+func fuzzRuns(s string, cuts []byte) []Run {
+	var runs []Run
+	rs := []rune(s)
+	start := 0
+	for i, c := range cuts {
+		end := start + int(c%8)
+		if i == len(cuts)-1 || end > len(rs) {
+			end = len(rs)
+		}
+		r := Run{Text: string(rs[start:end])}
+		for bit, m := range Marks {
+			if c&(1<<(bit+3)) != 0 {
+				r.Marks = append(r.Marks, m)
+			}
+		}
+		if c == 0xFF {
+			r = Run{Equation: `x_1`}
+		} else if c%5 == 0 {
+			r.Link = "https://example.com/a?b=c&d=(e)"
+		}
+		runs = append(runs, r)
+		start = end
+		if start >= len(rs) {
+			break
+		}
+	}
+	if start < len(rs) {
+		runs = append(runs, Run{Text: string(rs[start:])})
+	}
+	return runs
+}
+
+// FuzzMarkdownRoundTrip checks that the text of text blocks, list items
+// and table cells survives RenderMarkdown and ImportMarkdown, whatever
+// characters and marks it has.
+func FuzzMarkdownRoundTrip(f *testing.F) {
+	f.Add("plain text", []byte{3, 9, 17})
+	f.Add("*a* _b_ `c` [d](e) <f> # g\n- h\n1. i", []byte{1, 2, 200, 5, 0xFF})
+	f.Add("  lead\ttab\n  next  ", []byte{4, 12, 33})
+	f.Add("中文 👍🏽 e\u0301 $5 ~~x~~ \\", []byte{7, 7, 7, 64})
+	f.Fuzz(func(t *testing.T, s string, cuts []byte) {
+		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+			return
+		}
+		runs := fuzzRuns(s, cuts)
+		heading := cloneRuns(runs)
+		for i := range heading {
+			heading[i].Text = strings.ReplaceAll(heading[i].Text, "\n", " ")
+		}
+		d := doc(
+			Block{ID: "p", Type: Paragraph, RichText: runs},
+			Block{ID: "h", Type: Heading, Attrs: &Attrs{Level: 2}, RichText: heading},
+			Block{ID: "q", Type: Quote, RichText: runs},
+			Block{ID: "l", Type: List, Items: []ListItem{{RichText: runs, Items: []ListItem{{RichText: runs}}}}},
+			Block{ID: "t", Type: Table, Attrs: &Attrs{Header: true}, Rows: []TableRow{{Cells: [][]Run{txt("h")}}, {Cells: [][]Run{runs}}}},
+		)
+		md := RenderMarkdown(d)
+		back, _, err := ImportMarkdown([]byte(md))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := roundTripTexts(d)
+		got := roundTripTexts(back)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("text changed through Markdown:\n%s\n got  %q\n want %q", md, got, want)
+		}
+		// Marks and links come back on every character too (white space
+		// may lose its marks: Markdown moves it outside the delimiters).
+		if strings.TrimSpace(runsText(runs)) != "" {
+			if g, w := styled(back.Blocks[0].RichText), styled(runs); !reflect.DeepEqual(g, w) {
+				t.Fatalf("marks changed through Markdown:\n%s\n got  %q\n want %q", md, g, w)
+			}
+		}
+	})
+}
+
+// roundTripTexts lists the text of every text block, list item and table
+// cell, with blank text left out (an empty block disappears in Markdown).
+func roundTripTexts(d Document) []string {
+	var out []string
+	add := func(kind string, runs []Run) {
+		if s := runsText(runs); strings.TrimSpace(s) != "" {
+			out = append(out, kind+": "+s)
+		}
+	}
+	var items func([]ListItem)
+	items = func(its []ListItem) {
+		for _, it := range its {
+			add("item", it.RichText)
+			items(it.Items)
+		}
+	}
+	for _, b := range d.Blocks {
+		switch b.Type {
+		case Paragraph, Heading, Quote:
+			add(string(b.Type), b.RichText)
+		case List:
+			items(b.Items)
+		case Table:
+			for _, r := range b.Rows {
+				for _, c := range r.Cells {
+					add("cell", c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// styled lists each character of runs with its link and, unless it is
+// white space, its marks.
+func styled(runs []Run) []string {
+	var out []string
+	for _, r := range runs {
+		if r.Equation != "" && r.Text == "" {
+			out = append(out, "$"+r.Equation+"$")
+			continue
+		}
+		for _, c := range r.Text {
+			s := string(c) + " " + r.Link
+			if !unicode.IsSpace(c) {
+				s += fmt.Sprint(r.Marks)
+			}
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -284,7 +284,7 @@ func escapeText(s string, lineStart bool) string {
 				i += size
 				atStart = false
 				continue
-			case c == ' ' || c == '\t':
+			case c == ' ' || c == '\t' || c == '\v' || c == '\f':
 				// Leading blanks are stripped by Markdown: keep them as
 				// character references.
 				b.WriteString("&#" + strconv.Itoa(int(c)) + ";")
@@ -320,9 +320,24 @@ func escapeText(s string, lineStart bool) string {
 }
 
 func protectTrailingBlanks(s string) string {
+	// A hard break at either end of a block means nothing to Markdown:
+	// write those line ends as references.
+	var head, tail string
+	for strings.HasPrefix(s, "\\\n") {
+		s = s[2:]
+		head += "&#10;"
+	}
+	for strings.HasSuffix(s, "\\\n") {
+		s = s[:len(s)-2]
+		tail += "&#10;"
+	}
+	return head + protectLineEnds(s) + tail
+}
+
+func protectLineEnds(s string) string {
 	lines := strings.Split(s, "\\\n")
 	for i, l := range lines {
-		trimmed := strings.TrimRight(l, " \t")
+		trimmed := strings.TrimRight(l, " \t\v\f")
 		if len(trimmed) == len(l) {
 			continue
 		}
@@ -347,9 +362,17 @@ func inlineMarkdown(runs []Run, inTable bool) string {
 		if r := runs[i]; j == i+1 && r.Link != "" && r.Text == r.Link && len(r.Marks) == 0 && isPlainURL(r.Link) {
 			w.raw("<" + r.Link + ">")
 		} else if runs[i].Link != "" {
-			w.raw("[")
-			w.runs(runs[i:j])
-			w.raw("](" + linkDest(runs[i].Link) + ")")
+			// The link text is written on its own, as if it began a line:
+			// its leading blanks are kept as references, and a single
+			// "x" is written as one so that "- [x](…)" is no task item.
+			inner := inlineWriter{inTable: inTable}
+			inner.runs(runs[i:j])
+			text := inner.finish()
+			switch text {
+			case "x", "X":
+				text = "&#" + strconv.Itoa(int(text[0])) + ";"
+			}
+			w.raw("[" + text + "](" + linkDest(runs[i].Link) + ")")
 		} else {
 			w.runs(runs[i:j])
 		}
@@ -425,9 +448,9 @@ func (w *inlineWriter) run(r Run, next *Run) {
 		return
 	}
 	// White space at the edges goes outside the delimiters.
-	core := strings.TrimLeft(text, " \t\n")
+	core := strings.TrimLeftFunc(text, unicode.IsSpace)
 	lead := text[:len(text)-len(core)]
-	trimmed := strings.TrimRight(core, " \t\n")
+	trimmed := strings.TrimRightFunc(core, unicode.IsSpace)
 	trail := core[len(trimmed):]
 	core = trimmed
 	if core == "" {
@@ -449,7 +472,9 @@ func (w *inlineWriter) run(r Run, next *Run) {
 	default:
 		after, _ = utf8.DecodeRuneInString(next.Text)
 	}
-	delims := flankOK(before) && flankOK(after)
+	first, _ := utf8.DecodeRuneInString(core)
+	last, _ := utf8.DecodeLastRuneInString(core)
+	delims := flankOK(before) && flankOK(after) && innerOK(first) && innerOK(last)
 	var open, close []string
 	for _, m := range Marks {
 		if !hasMark(r.Marks, m) {
@@ -483,13 +508,19 @@ func (w *inlineWriter) run(r Run, next *Run) {
 	// Italic and bold together would read "***", which is ambiguous when
 	// nested with strike: order them bold, italic, strike, underline.
 	w.raw(strings.Join(open, ""))
-	if code {
+	switch {
+	case code && (strings.ContainsAny(core, "\r\n") || w.lastRune() == '`' || next != nil && hasMark(next.Marks, CodeMark)):
+		// A code span cannot hold a line break, and two spans side by
+		// side would read as one: use the tag, whose content is
+		// ordinary escaped text.
+		w.raw("<code>" + escapeText(core, w.atLineStart()) + "</code>")
+	case code:
 		span := codeSpan(core)
 		if w.inTable {
 			span = strings.ReplaceAll(span, "|", "\\|")
 		}
 		w.raw(span)
-	} else {
+	default:
 		w.raw(escapeText(core, w.atLineStart()))
 	}
 	w.raw(strings.Join(close, ""))
@@ -509,6 +540,12 @@ func flankOK(c rune) bool {
 		return true
 	}
 	return false
+}
+
+// innerOK reports whether c may stand just inside an emphasis delimiter:
+// an escaped delimiter character there would join the delimiter run.
+func innerOK(c rune) bool {
+	return !strings.ContainsRune("*_~\\", c)
 }
 
 // codeSpan writes s as a code span with a backtick fence longer than any
