@@ -219,7 +219,7 @@ func WordDiff(a, b string) []WordEdit {
 
 // maxEditDistance bounds the work of one word diff: beyond it the changed
 // middle is shown as one deletion and one insertion.
-const maxEditDistance = 2000
+const maxEditDistance = 1000
 
 // myers is the O((N+M)·D) shortest edit script over tokens.
 func myers(a, b []string) []WordEdit {
@@ -239,40 +239,40 @@ func myers(a, b []string) []WordEdit {
 	}
 	// Compare small integers rather than strings.
 	ids := map[string]int{}
-	ia, ib := make([]int, n), make([]int, m)
+	ia, ib := make([]int32, n), make([]int32, m)
 	for i, t := range a {
 		if _, ok := ids[t]; !ok {
 			ids[t] = len(ids)
 		}
-		ia[i] = ids[t]
+		ia[i] = int32(ids[t])
 	}
 	for i, t := range b {
 		if _, ok := ids[t]; !ok {
 			ids[t] = len(ids)
 		}
-		ib[i] = ids[t]
+		ib[i] = int32(ids[t])
 	}
 	maxD := min(n+m, maxEditDistance)
 	off := maxD + 1
-	v := make([]int, 2*maxD+3)
-	var trace [][]int
+	v := make([]int32, 2*maxD+3)
+	var trace [][]int32
 	found := -1
 	for d := 0; d <= maxD && found < 0; d++ {
-		snap := make([]int, 2*d+1)
+		snap := make([]int32, 2*d+1)
 		for k := -d; k <= d; k += 2 {
-			var x int
+			var x int32
 			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
 				x = v[off+k+1]
 			} else {
 				x = v[off+k-1] + 1
 			}
-			y := x - k
-			for x < n && y < m && ia[x] == ib[y] {
+			y := x - int32(k)
+			for int(x) < n && int(y) < m && ia[x] == ib[y] {
 				x++
 				y++
 			}
 			v[off+k] = x
-			if x >= n && y >= m {
+			if int(x) >= n && int(y) >= m {
 				found = d
 			}
 		}
@@ -289,7 +289,7 @@ func myers(a, b []string) []WordEdit {
 	x, y := n, m
 	for d := found; d > 0; d-- {
 		prevV := trace[d-1]
-		get := func(k int) int { return prevV[k+(d-1)] }
+		get := func(k int) int { return int(prevV[k+(d-1)]) }
 		k := x - y
 		var pk int
 		if k == -d || (k != d && get(k-1) < get(k+1)) {

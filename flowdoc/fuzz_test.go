@@ -141,6 +141,7 @@ func FuzzMarkdownRoundTrip(f *testing.F) {
 			Block{ID: "q", Type: Quote, RichText: runs},
 			Block{ID: "l", Type: List, Items: []ListItem{{RichText: runs, Items: []ListItem{{RichText: runs}}}}},
 			Block{ID: "t", Type: Table, Attrs: &Attrs{Header: true}, Rows: []TableRow{{Cells: [][]Run{txt("h")}}, {Cells: [][]Run{runs}}}},
+			Block{ID: "c", Type: Code, Attrs: &Attrs{Language: "go", Text: s}},
 		)
 		md := RenderMarkdown(d)
 		back, _, err := ImportMarkdown([]byte(md))
@@ -151,6 +152,18 @@ func FuzzMarkdownRoundTrip(f *testing.F) {
 		got := roundTripTexts(back)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("text changed through Markdown:\n%s\n got  %q\n want %q", md, got, want)
+		}
+		// Code comes back as it was, less a final line break; Markdown
+		// reads every line end as "\n".
+		wantCode := strings.TrimSuffix(strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(s), "\n")
+		var gotCode *Block
+		for i := range back.Blocks {
+			if back.Blocks[i].Type == Code {
+				gotCode = &back.Blocks[i]
+			}
+		}
+		if gotCode == nil || gotCode.Attrs == nil || gotCode.Attrs.Text != wantCode || gotCode.Attrs.Language != "go" {
+			t.Fatalf("code changed through Markdown:\n%s\n got  %+v\n want %q", md, gotCode, wantCode)
 		}
 		// Marks and links come back on every character too (white space
 		// may lose its marks: Markdown moves it outside the delimiters).

@@ -84,7 +84,9 @@ func (r *mdRenderer) block(b Block) {
 		r.emit(strings.TrimSuffix(sb.String(), "\n"))
 		r.lastList = &b
 	case Code:
-		text := strings.TrimSuffix(a.Text, "\n")
+		// Markdown reads every line end as "\n" and the last one is the
+		// fence's own.
+		text := strings.TrimSuffix(lineEnds.Replace(a.Text), "\n")
 		fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
 		lang := strings.Map(func(c rune) rune {
 			if unicode.IsSpace(c) || c == '`' {
@@ -262,6 +264,8 @@ func linkTitle(t string) string {
 func isASCIIPunct(c byte) bool {
 	return c >= '!' && c <= '/' || c >= ':' && c <= '@' || c >= '[' && c <= '`' || c >= '{' && c <= '~'
 }
+
+var lineEnds = strings.NewReplacer("\r\n", "\n", "\r", "\n")
 
 // mdSpecial are the characters escaped anywhere in text.
 const mdSpecial = "\\`*_[]<>#&~|$"

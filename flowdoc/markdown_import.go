@@ -46,6 +46,7 @@ const (
 	UnsupportedListKind      = "list-kind"      // nested list of the other kind
 	UnsupportedListStart     = "list-start"     // ordered list not starting at 1
 	UnsupportedTableAlign    = "table-alignment"
+	UnsupportedLinkTitle     = "link-title"
 	UnsupportedOther         = "other"
 )
 
@@ -237,6 +238,9 @@ func (im *importer) block(n ast.Node) []Block {
 		if b, ok := im.media(n); ok {
 			return []Block{b}
 		}
+		if b, ok := im.video(n); ok {
+			return []Block{b}
+		}
 		runs := im.inlines(n)
 		if len(runs) == 0 {
 			return nil
@@ -341,6 +345,26 @@ func (im *importer) media(p ast.Node) (Block, bool) {
 		return Block{}, false // inlines reports it and keeps the alt text
 	}
 	a := &Attrs{Kind: "image", Src: src, Alt: runsText(im.inlines(img)), Caption: decodeMarkdown(img.Title)}
+	return Block{ID: im.id(), Type: Media, Attrs: a}, true
+}
+
+var videoExt = regexp.MustCompile(`(?i)\.(mp4|m4v|webm|mov|ogv)([?#].*)?$`)
+
+// video turns a paragraph holding only a link to a video file into a
+// video media block (how RenderMarkdown writes one).
+func (im *importer) video(p ast.Node) (Block, bool) {
+	l, ok := p.FirstChild().(*ast.Link)
+	if !ok || l.NextSibling() != nil {
+		return Block{}, false
+	}
+	src := decodeMarkdown(l.Destination)
+	if !safeURL(src) || !videoExt.MatchString(src) {
+		return Block{}, false
+	}
+	a := &Attrs{Kind: "video", Src: src, Caption: decodeMarkdown(l.Title)}
+	if alt := runsText(im.inlines(l)); alt != src {
+		a.Alt = alt
+	}
 	return Block{ID: im.id(), Type: Media, Attrs: a}, true
 }
 
@@ -567,6 +591,9 @@ func (im *importer) walkInline(parent ast.Node, st *inlineState, out *[]Run) {
 		case *ast.Link:
 			dest := decodeMarkdown(c.Destination)
 			saved := st.link
+			if len(c.Title) > 0 {
+				im.report(c, UnsupportedLinkTitle, decodeMarkdown(c.Title), "link title dropped, the link kept")
+			}
 			if safeURL(dest) {
 				st.link = dest
 			} else {

@@ -86,6 +86,8 @@ func TestImportMarkdownMapping(t *testing.T) {
 		{"unsafe link hidden by tab", "[click](java&#9;script:alert(1))", []Block{{ID: "b1", Type: Paragraph, RichText: txt("click")}}, []string{UnsupportedUnsafeLink}},
 		{"relative link", "[up](../x.md)", []Block{{ID: "b1", Type: Paragraph, RichText: []Run{{Text: "up", Link: "../x.md"}}}}, nil},
 		{"image alone", "![a](https://x.example/a.png)", []Block{{ID: "b1", Type: Media, Attrs: &Attrs{Kind: "image", Src: "https://x.example/a.png", Alt: "a"}}}, nil},
+		{"video link alone", "[Launch](https://v.example/a.mp4)", []Block{{ID: "b1", Type: Media, Attrs: &Attrs{Kind: "video", Src: "https://v.example/a.mp4", Alt: "Launch"}}}, nil},
+		{"link title", "[a](https://x.example \"T\")", []Block{{ID: "b1", Type: Paragraph, RichText: []Run{{Text: "a", Link: "https://x.example"}}}}, []string{UnsupportedLinkTitle}},
 		{"unsafe image", "![a](javascript:x)", []Block{{ID: "b1", Type: Paragraph, RichText: txt("a")}}, []string{UnsupportedInlineImage}},
 		{"thematic break", "a\n\n***\n\nb", []Block{{ID: "b1", Type: Paragraph, RichText: txt("a")}, {ID: "b2", Type: Paragraph, RichText: txt("b")}}, []string{UnsupportedThematicBreak}},
 		{"html block", "<div>\nkept <i>text</i>\n</div>", []Block{{ID: "b1", Type: Paragraph, RichText: txt("kept text")}}, []string{UnsupportedHTML}},
@@ -213,4 +215,31 @@ func isSubsequence(sub, s []string) bool {
 		}
 	}
 	return i == len(sub)
+}
+
+func TestMarkdownRoundTripMediaAndCode(t *testing.T) {
+	d := doc(
+		Block{ID: "b1", Type: Media, Attrs: &Attrs{Kind: "image", Src: "https://img.example/a b.png", Alt: "An [alt]", Caption: "A \"caption\""}},
+		Block{ID: "b2", Type: Media, Attrs: &Attrs{Kind: "video", Src: "https://v.example/clip.webm", Alt: "Clip", Caption: "Cap"}},
+		Block{ID: "b3", Type: Code, Attrs: &Attrs{Language: "python", Text: "def f():\n    return '```'"}},
+		Block{ID: "b4", Type: Equation, Attrs: &Attrs{Latex: `\sum_{i=1}^n i = \frac{n(n+1)}{2}`}},
+		Block{ID: "b5", Type: Table, Attrs: &Attrs{Header: true}, Rows: []TableRow{{Cells: [][]Run{txt("a|b"), txt("c")}}, {Cells: [][]Run{{{Text: "x|y", Marks: []Mark{CodeMark}}}, txt("2\n3")}}}},
+		Block{ID: "b6", Type: Callout, Attrs: &Attrs{Icon: "⚠️"}, RichText: txt("Mind the gap")},
+		Block{ID: "b7", Type: Details, RichText: txt("Summary"), Children: []Block{{ID: "b8", Type: Paragraph, RichText: txt("inside")}}},
+		Block{ID: "b9", Type: List, Attrs: &Attrs{Ordered: true}, Items: []ListItem{{RichText: txt("one"), Items: []ListItem{{RichText: txt("one.a\nsecond line")}}}, {RichText: txt("two")}}},
+		Block{ID: "b10", Type: List, Attrs: &Attrs{Ordered: true}, Items: []ListItem{{RichText: txt("another list")}}},
+		Block{ID: "b11", Type: List, Items: []ListItem{{RichText: txt("bullet")}}},
+		Block{ID: "b12", Type: List, Items: []ListItem{{RichText: txt("and another")}}},
+	)
+	md := RenderMarkdown(d)
+	back, un, err := ImportMarkdown([]byte(md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(CanonicalJSON(back)), string(CanonicalJSON(d)); got != want {
+		t.Errorf("blocks changed through Markdown:\n%s\n got  %s\n want %s", md, got, want)
+	}
+	if len(un) != 0 {
+		t.Errorf("rendered Markdown should import cleanly, got %+v", un)
+	}
 }
