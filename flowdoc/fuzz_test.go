@@ -126,6 +126,8 @@ func FuzzMarkdownRoundTrip(f *testing.F) {
 	f.Add("*a* _b_ `c` [d](e) <f> # g\n- h\n1. i", []byte{1, 2, 200, 5, 0xFF})
 	f.Add("  lead\ttab\n  next  ", []byte{4, 12, 33})
 	f.Add("中文 👍🏽 e\u0301 $5 ~~x~~ \\", []byte{7, 7, 7, 64})
+	f.Add("a!b", []byte{2, 40})
+	f.Add("aXXXXXXX2b", []byte{1, 0xFF, 3})
 	f.Fuzz(func(t *testing.T, s string, cuts []byte) {
 		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
 			return
@@ -226,4 +228,130 @@ func styled(runs []Run) []string {
 		}
 	}
 	return out
+}
+
+// FuzzDiffEdits edits a document by a script (delete, move, modify,
+// insert) and checks what Diff reports against what was done.
+func FuzzDiffEdits(f *testing.F) {
+	f.Add(uint8(12), []byte{1, 5, 2, 7, 3, 0, 4, 9})
+	f.Add(uint8(40), []byte{2, 39, 2, 0, 2, 20, 1, 1, 3, 3})
+	f.Fuzz(func(t *testing.T, n uint8, script []byte) {
+		var a Document
+		for i := 0; i < int(n%64); i++ {
+			a.Blocks = append(a.Blocks, para(fmt.Sprintf("p%d", i), fmt.Sprintf("block %d 第%d段", i, i)))
+		}
+		b := a.Clone()
+		added := 0
+		for i := 0; i+1 < len(script); i += 2 {
+			op, arg := script[i]%4, int(script[i+1])
+			if len(b.Blocks) == 0 && op != 3 {
+				continue
+			}
+			switch op {
+			case 0: // delete
+				k := arg % len(b.Blocks)
+				b.Blocks = append(b.Blocks[:k], b.Blocks[k+1:]...)
+			case 1: // move to the end
+				k := arg % len(b.Blocks)
+				blk := b.Blocks[k]
+				b.Blocks = append(append(b.Blocks[:k], b.Blocks[k+1:]...), blk)
+			case 2: // modify
+				k := arg % len(b.Blocks)
+				b.Blocks[k].RichText = txt(runsText(b.Blocks[k].RichText) + " 改")
+			case 3: // insert
+				added++
+				blk := para(fmt.Sprintf("new%d", added), "inserted")
+				k := arg % (len(b.Blocks) + 1)
+				b.Blocks = append(b.Blocks[:k], append([]Block{blk}, b.Blocks[k:]...)...)
+			}
+		}
+		ch := Diff(a, b)
+		if again := Diff(a, b); !reflect.DeepEqual(ch, again) {
+			t.Fatal("Diff is not deterministic")
+		}
+		inA, inB := map[string]int{}, map[string]int{}
+		for i, blk := range a.Blocks {
+			inA[blk.ID] = i
+		}
+		for j, blk := range b.Blocks {
+			inB[blk.ID] = j
+		}
+		reported := map[string]BlockChange{}
+		lastTo := -1
+		for _, c := range ch {
+			reported[c.BlockID] = c
+			_, wasA := inA[c.BlockID]
+			_, isB := inB[c.BlockID]
+			switch c.Kind {
+			case Added:
+				if wasA || !isB {
+					t.Fatalf("%s reported added: %+v", c.BlockID, c)
+				}
+			case Deleted:
+				if !wasA || isB {
+					t.Fatalf("%s reported deleted: %+v", c.BlockID, c)
+				}
+			case Moved, Modified:
+				if !wasA || !isB || c.From != inA[c.BlockID] || c.To != inB[c.BlockID] {
+					t.Fatalf("%s reported %s with wrong places: %+v", c.BlockID, c.Kind, c)
+				}
+			}
+			if c.Kind != Deleted {
+				if c.To <= lastTo {
+					t.Fatalf("changes not in b's order: %+v", ch)
+				}
+				lastTo = c.To
+			}
+		}
+		// Every id only on one side is reported; the blocks not flagged as
+		// moved keep their order, and they are as many as can keep it.
+		var stay, common []int
+		for _, blk := range b.Blocks {
+			i, ok := inA[blk.ID]
+			if !ok {
+				if reported[blk.ID].Kind != Added {
+					t.Fatalf("added block %s not reported", blk.ID)
+				}
+				continue
+			}
+			common = append(common, i)
+			c, ok := reported[blk.ID]
+			if !ok || !c.Moved {
+				stay = append(stay, i)
+			}
+			if !ok && !bytes.Equal(EncodeContent(a.Blocks[i]), EncodeContent(blk)) {
+				t.Fatalf("modified block %s not reported", blk.ID)
+			}
+		}
+		for k := 1; k < len(stay); k++ {
+			if stay[k] < stay[k-1] {
+				t.Fatalf("blocks not flagged as moved are out of order: %v", stay)
+			}
+		}
+		if want := longestIncreasing(common); len(stay) != want {
+			t.Fatalf("%d blocks kept their place, but %d could", len(stay), want)
+		}
+		for _, blk := range a.Blocks {
+			if _, ok := inB[blk.ID]; !ok && reported[blk.ID].Kind != Deleted {
+				t.Fatalf("deleted block %s not reported", blk.ID)
+			}
+		}
+	})
+}
+
+// longestIncreasing is the O(n²) length of a longest increasing
+// subsequence, to check Diff's faster one.
+func longestIncreasing(s []int) int {
+	best := 0
+	l := make([]int, len(s))
+	for i := range s {
+		l[i] = 1
+		for j := 0; j < i; j++ {
+			if s[j] < s[i] && l[j]+1 > l[i] {
+				l[i] = l[j] + 1
+			}
+		}
+		best = max(best, l[i])
+	}
+	return best
 }

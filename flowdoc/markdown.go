@@ -376,6 +376,12 @@ func inlineMarkdown(runs []Run, inTable bool) string {
 			case "x", "X":
 				text = "&#" + strconv.Itoa(int(text[0])) + ";"
 			}
+			if w.endsWithUnescaped('!') {
+				// "!" before "[" would make the link an image.
+				s := w.sb.String()
+				w.sb.Reset()
+				w.sb.WriteString(s[:len(s)-1] + "\\!")
+			}
 			w.raw("[" + text + "](" + linkDest(runs[i].Link) + ")")
 		} else {
 			w.runs(runs[i:j])
@@ -401,6 +407,20 @@ func (w *inlineWriter) lastRune() rune {
 	}
 	c, _ := utf8.DecodeLastRuneInString(s)
 	return c
+}
+
+// endsWithUnescaped reports whether the output ends with c that no
+// backslash escapes.
+func (w *inlineWriter) endsWithUnescaped(c byte) bool {
+	s := w.sb.String()
+	if !strings.HasSuffix(s, string(c)) {
+		return false
+	}
+	n := 0
+	for i := len(s) - 2; i >= 0 && s[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 0
 }
 
 func (w *inlineWriter) atLineStart() bool {
@@ -448,6 +468,12 @@ func (w *inlineWriter) run(r Run, next *Run) {
 		}
 	}
 	if !styled && !code {
+		if c := text[0]; c >= '0' && c <= '9' && w.endsWithUnescaped('$') {
+			// "$x$2" would not read as math: the digit goes as a
+			// reference.
+			w.raw("&#" + strconv.Itoa(int(c)) + ";")
+			text = text[1:]
+		}
 		w.raw(escapeText(text, w.atLineStart()))
 		return
 	}
@@ -565,8 +591,10 @@ func codeSpan(s string) string {
 	return fence + pad + s + pad + fence
 }
 
+// escapeMath prepares LaTeX for $…$: on one line, and without blanks
+// just inside the dollars, which would stop it reading as math.
 func escapeMath(s string) string {
-	return strings.ReplaceAll(s, "\n", " ")
+	return strings.TrimSpace(strings.ReplaceAll(s, "\n", " "))
 }
 
 // finish returns the text written, with blanks at line ends kept as

@@ -175,6 +175,8 @@ func TestMarkdownRoundTripText(t *testing.T) {
 		Block{ID: "f", Type: Paragraph, RichText: txt("&copy; &#35; \\* <not-html> $not math$ ~~no~~ http://x.example")},
 		Block{ID: "g", Type: Paragraph, RichText: []Run{{Text: "a", Marks: []Mark{Bold}}, {Text: "b", Marks: []Mark{Italic}}, {Text: "c", Marks: []Mark{Strike}}, {Text: "d", Marks: []Mark{Bold, Underline}}}},
 		Block{ID: "h", Type: Paragraph, RichText: txt("中文，日本語、한국어 👍🏽 e\u0301")},
+		Block{ID: "i", Type: Paragraph, RichText: []Run{{Text: "wow!"}, {Text: "link", Link: "https://x.example"}, {Text: " and "}, {Equation: "n"}, {Text: "2 items"}}},
+		Block{ID: "j", Type: Paragraph, RichText: []Run{{Text: "x", Link: "https://x.example"}, {Text: " is no task"}}},
 	)
 	cases := append([]struct {
 		name string
