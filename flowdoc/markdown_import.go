@@ -151,7 +151,7 @@ func (im *importer) rawText(n ast.Node) string {
 		if h, ok := n.(*ast.HTMLBlock); ok && h.HasClosure() {
 			b.Write(h.ClosureLine.Value(im.src))
 		}
-		return strings.TrimRight(b.String(), "\n")
+		return strings.TrimRight(lineEnds.Replace(b.String()), "\n")
 	}
 	var parts []string
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
@@ -315,7 +315,7 @@ func (im *importer) codeText(n ast.Node) string {
 		s := n.Lines().At(i)
 		b.Write(s.Value(im.src))
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return strings.TrimSuffix(lineEnds.Replace(b.String()), "\n")
 }
 
 // media turns a paragraph holding one image and nothing else into a

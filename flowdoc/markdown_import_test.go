@@ -92,6 +92,8 @@ func TestImportMarkdownMapping(t *testing.T) {
 		{"thematic break", "a\n\n***\n\nb", []Block{{ID: "b1", Type: Paragraph, RichText: txt("a")}, {ID: "b2", Type: Paragraph, RichText: txt("b")}}, []string{UnsupportedThematicBreak}},
 		{"html block", "<div>\nkept <i>text</i>\n</div>", []Block{{ID: "b1", Type: Paragraph, RichText: txt("kept text")}}, []string{UnsupportedHTML}},
 		{"task list", "- [x] done", []Block{{ID: "b1", Type: List, Items: []ListItem{{RichText: txt("[x] done")}}}}, []string{UnsupportedTaskCheckbox}},
+		{"windows line ends", "```\r\ncode\r\nmore\r\n```\r\n\r\na  \r\nb", []Block{{ID: "b1", Type: Code, Attrs: &Attrs{Text: "code\nmore"}},
+			{ID: "b2", Type: Paragraph, RichText: txt("a\nb")}}, nil},
 		{"indented code", "    x := 1\n    y := 2", []Block{{ID: "b1", Type: Code, Attrs: &Attrs{Text: "x := 1\ny := 2"}}}, nil},
 		{"math", "$$\na+b\n$$\n\nso $c$ holds", []Block{{ID: "b1", Type: Equation, Attrs: &Attrs{Latex: "a+b"}},
 			{ID: "b2", Type: Paragraph, RichText: []Run{{Text: "so "}, {Equation: "c"}, {Text: " holds"}}}}, nil},
