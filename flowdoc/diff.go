@@ -158,7 +158,7 @@ func Diff(a, b Document) []BlockChange {
 // block (inline equations as U+FFFC), the readable text of any other.
 func diffText(b Block) string {
 	if b.Type.IsText() {
-		return runsText(b.RichText)
+		return PlainText(b.RichText)
 	}
 	return blockText(b)
 }

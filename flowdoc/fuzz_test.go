@@ -169,7 +169,7 @@ func FuzzMarkdownRoundTrip(f *testing.F) {
 		}
 		// Marks and links come back on every character too (white space
 		// may lose its marks: Markdown moves it outside the delimiters).
-		if strings.TrimSpace(runsText(runs)) != "" {
+		if strings.TrimSpace(PlainText(runs)) != "" {
 			if g, w := styled(back.Blocks[0].RichText), styled(runs); !reflect.DeepEqual(g, w) {
 				t.Fatalf("marks changed through Markdown:\n%s\n got  %q\n want %q", md, g, w)
 			}
@@ -182,7 +182,7 @@ func FuzzMarkdownRoundTrip(f *testing.F) {
 func roundTripTexts(d Document) []string {
 	var out []string
 	add := func(kind string, runs []Run) {
-		if s := runsText(runs); strings.TrimSpace(s) != "" {
+		if s := PlainText(runs); strings.TrimSpace(s) != "" {
 			out = append(out, kind+": "+s)
 		}
 	}
@@ -257,7 +257,7 @@ func FuzzDiffEdits(f *testing.F) {
 				b.Blocks = append(append(b.Blocks[:k], b.Blocks[k+1:]...), blk)
 			case 2: // modify
 				k := arg % len(b.Blocks)
-				b.Blocks[k].RichText = txt(runsText(b.Blocks[k].RichText) + " 改")
+				b.Blocks[k].RichText = txt(PlainText(b.Blocks[k].RichText) + " 改")
 			case 3: // insert
 				added++
 				blk := para(fmt.Sprintf("new%d", added), "inserted")

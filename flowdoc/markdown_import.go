@@ -37,7 +37,7 @@ const (
 	UnsupportedThematicBreak = "thematic-break" // dropped
 	UnsupportedHTML          = "html"           // raw HTML block; its text kept as a paragraph
 	UnsupportedInlineHTML    = "inline-html"    // raw HTML tag; dropped, text around it kept
-	UnsupportedUnsafeLink    = "unsafe-link"    // link with a disallowed scheme; text kept
+	UnsupportedLinkRefused   = "link-refused"   // link the URL policy refuses (see url.go); text kept
 	UnsupportedInlineImage   = "inline-image"   // image inside text; alt text kept
 	UnsupportedTaskCheckbox  = "task-checkbox"  // kept as "[x] " / "[ ] " text
 	UnsupportedNestedQuote   = "nested-quote"   // flattened into the outer quote
@@ -47,6 +47,11 @@ const (
 	UnsupportedListStart     = "list-start"     // ordered list not starting at 1
 	UnsupportedTableAlign    = "table-alignment"
 	UnsupportedLinkTitle     = "link-title"
+	UnsupportedEmptyEquation = "empty-equation" // $$ $$ with nothing inside; dropped
+	UnsupportedCodeLanguage  = "code-language"  // info string cut to a valid language
+	UnsupportedTableSize     = "table-size"     // columns beyond MaxTableColumns, or no rows
+	UnsupportedListDepth     = "list-depth"     // items deeper than MaxListDepth, lifted up
+	UnsupportedDetailsDepth  = "details-depth"  // details deeper than MaxDepth, flattened
 	UnsupportedOther         = "other"
 )
 
@@ -89,7 +94,7 @@ func ImportMarkdown(src []byte) (Document, []Unsupported, error) {
 			im.lineStarts = append(im.lineStarts, i+1)
 		}
 	}
-	d := Document{SchemaVersion: SchemaVersion, Blocks: im.blockList(children(root))}
+	d := Document{SchemaVersion: SchemaVersion, Blocks: im.blockList(children(root), 1)}
 	sort.SliceStable(im.unsupported, func(i, j int) bool { return im.unsupported[i].Line < im.unsupported[j].Line })
 	return d, im.unsupported, nil
 }
@@ -168,29 +173,41 @@ var (
 	htmlTag      = regexp.MustCompile(`(?s)<!--.*?-->|<[^>]*>`)
 )
 
-// blockList converts sibling block nodes, pairing <details> … </details>
-// HTML blocks into details blocks.
-func (im *importer) blockList(nodes []ast.Node) []Block {
+// blockList converts sibling block nodes at depth (1 for the top level),
+// pairing <details> … </details> HTML blocks into details blocks. Details
+// nested deeper than MaxDepth allows are flattened into their parent.
+func (im *importer) blockList(nodes []ast.Node, depth int) []Block {
 	var out []Block
 	for i := 0; i < len(nodes); i++ {
 		n := nodes[i]
 		if h, ok := n.(*ast.HTMLBlock); ok {
 			if m := detailsOpen.FindStringSubmatch(im.rawText(h)); m != nil {
 				if end := im.detailsEnd(nodes, i, m[3]); end >= 0 {
-					b := Block{ID: im.id(), Type: Details}
-					if s := htmlText(m[2]); s != "" {
-						b.RichText = []Run{{Text: s}}
-					}
+					var inner []ast.Node
 					if end > i {
-						b.Children = im.blockList(nodes[i+1 : end])
+						inner = nodes[i+1 : end]
 					}
-					out = append(out, b)
+					summary := htmlText(m[2])
+					if depth >= MaxDepth {
+						im.report(h, UnsupportedDetailsDepth, im.lineText(h), fmt.Sprintf("details nested deeper than %d levels: summary and content kept as paragraphs", MaxDepth))
+						if summary != "" {
+							out = append(out, Block{ID: im.id(), Type: Paragraph, RichText: []Run{{Text: summary}}})
+						}
+						out = append(out, im.blockList(inner, depth)...)
+					} else {
+						b := Block{ID: im.id(), Type: Details}
+						if summary != "" {
+							b.RichText = []Run{{Text: summary}}
+						}
+						b.Children = im.blockList(inner, depth+1)
+						out = append(out, b)
+					}
 					i = max(i, end)
 					continue
 				}
 			}
 		}
-		out = append(out, im.block(n)...)
+		out = append(out, im.block(n, depth)...)
 	}
 	return out
 }
@@ -232,7 +249,7 @@ func htmlText(s string) string {
 	return strings.Join(strings.Fields(html.UnescapeString(s)), " ")
 }
 
-func (im *importer) block(n ast.Node) []Block {
+func (im *importer) block(n ast.Node, depth int) []Block {
 	switch n := n.(type) {
 	case *ast.Paragraph, *ast.TextBlock:
 		if b, ok := im.media(n); ok {
@@ -254,7 +271,7 @@ func (im *importer) block(n ast.Node) []Block {
 		}
 		return []Block{{ID: im.id(), Type: Heading, Attrs: &Attrs{Level: level}, RichText: im.inlines(n)}}
 	case *ast.Blockquote:
-		return im.quote(n)
+		return im.quote(n, depth)
 	case *ast.List:
 		b := Block{ID: im.id(), Type: List}
 		if n.IsOrdered() {
@@ -263,20 +280,31 @@ func (im *importer) block(n ast.Node) []Block {
 				im.report(n, UnsupportedListStart, im.lineText(n), fmt.Sprintf("numbering starts at 1, not %d", n.Start))
 			}
 		}
-		b.Items = im.items(n, n.IsOrdered())
+		b.Items = im.items(n, n.IsOrdered(), 1)
 		return []Block{b}
 	case *ast.FencedCodeBlock:
 		a := &Attrs{Text: im.codeText(n)}
 		if lang := n.Language(im.src); lang != nil {
-			a.Language = htmlText(string(lang))
+			a.Language = codeLanguage(decodeMarkdown(lang))
+			if a.Language != string(lang) {
+				im.report(n, UnsupportedCodeLanguage, string(lang), fmt.Sprintf("language imported as %q (at most 32 characters, no blanks)", a.Language))
+			}
 		}
 		return []Block{{ID: im.id(), Type: Code, Attrs: a}}
 	case *ast.CodeBlock:
 		return []Block{{ID: im.id(), Type: Code, Attrs: &Attrs{Text: im.codeText(n)}}}
 	case *mathBlock:
-		return []Block{{ID: im.id(), Type: Equation, Attrs: &Attrs{Latex: strings.TrimSpace(im.codeText(n))}}}
+		latex := strings.TrimSpace(im.codeText(n))
+		if latex == "" {
+			im.report(n, UnsupportedEmptyEquation, im.lineText(n), "dropped: an equation needs LaTeX")
+			return nil
+		}
+		return []Block{{ID: im.id(), Type: Equation, Attrs: &Attrs{Latex: latex}}}
 	case *east.Table:
-		return []Block{im.table(n)}
+		if b, ok := im.table(n); ok {
+			return []Block{b}
+		}
+		return nil
 	case *ast.ThematicBreak:
 		im.report(n, UnsupportedThematicBreak, im.lineText(n), "dropped: a document has no divider block")
 		return nil
@@ -341,10 +369,10 @@ func (im *importer) media(p ast.Node) (Block, bool) {
 		return Block{}, false
 	}
 	src := decodeMarkdown(img.Destination)
-	if !safeURL(src) {
+	if checkResource(src) != "" {
 		return Block{}, false // inlines reports it and keeps the alt text
 	}
-	a := &Attrs{Kind: "image", Src: src, Alt: runsText(im.inlines(img)), Caption: decodeMarkdown(img.Title)}
+	a := &Attrs{Kind: "image", Src: src, Alt: PlainText(im.inlines(img)), Caption: decodeMarkdown(img.Title)}
 	return Block{ID: im.id(), Type: Media, Attrs: a}, true
 }
 
@@ -358,17 +386,17 @@ func (im *importer) video(p ast.Node) (Block, bool) {
 		return Block{}, false
 	}
 	src := decodeMarkdown(l.Destination)
-	if !safeURL(src) || !videoExt.MatchString(src) {
+	if checkResource(src) != "" || !videoExt.MatchString(src) {
 		return Block{}, false
 	}
 	a := &Attrs{Kind: "video", Src: src, Caption: decodeMarkdown(l.Title)}
-	if alt := runsText(im.inlines(l)); alt != src {
+	if alt := PlainText(im.inlines(l)); alt != src {
 		a.Alt = alt
 	}
 	return Block{ID: im.id(), Type: Media, Attrs: a}, true
 }
 
-func (im *importer) quote(q *ast.Blockquote) []Block {
+func (im *importer) quote(q *ast.Blockquote, depth int) []Block {
 	var out []Block
 	var cur []Run
 	reportedNested := false
@@ -400,7 +428,7 @@ func (im *importer) quote(q *ast.Blockquote) []Block {
 			default:
 				flush()
 				im.report(c, UnsupportedQuoteContent, im.lineText(c), c.Kind().String()+" inside a quote placed after it")
-				out = append(out, im.blockList([]ast.Node{c})...)
+				out = append(out, im.blockList([]ast.Node{c}, depth)...)
 			}
 		}
 	}
@@ -416,7 +444,7 @@ func quoteOrCallout(id string, runs []Run) Block {
 	first := runs[0]
 	if first.Equation == "" && len(first.Marks) == 0 && first.Link == "" {
 		icon := leadingSymbol(first.Text)
-		if icon != "" && strings.HasPrefix(first.Text[len(icon):], " ") {
+		if icon != "" && utf8.RuneCountInString(icon) <= 16 && strings.HasPrefix(first.Text[len(icon):], " ") {
 			rest := append([]Run{{Text: first.Text[len(icon)+1:]}}, runs[1:]...)
 			if rest[0].Text == "" {
 				rest = rest[1:]
@@ -437,9 +465,13 @@ func leadingSymbol(s string) string {
 	return s[:size+emojiTail(s[size:])]
 }
 
-func (im *importer) items(l *ast.List, ordered bool) []ListItem {
+// items converts the items of l at depth (1 for a list block's own
+// items). Items nested deeper than MaxListDepth are lifted to that depth,
+// after their parent.
+func (im *importer) items(l *ast.List, ordered bool, depth int) []ListItem {
 	var out []ListItem
 	for li := l.FirstChild(); li != nil; li = li.NextSibling() {
+		var lifted []ListItem
 		var item ListItem
 		var text []Run
 		for c := li.FirstChild(); c != nil; c = c.NextSibling() {
@@ -454,7 +486,12 @@ func (im *importer) items(l *ast.List, ordered bool) []ListItem {
 				if c.IsOrdered() != ordered {
 					im.report(c, UnsupportedListKind, im.lineText(c), "nested list imported with the outer list's numbering")
 				}
-				item.Items = append(item.Items, im.items(c, ordered)...)
+				if depth >= MaxListDepth {
+					im.report(c, UnsupportedListDepth, im.lineText(c), fmt.Sprintf("items nested deeper than %d levels lifted to level %d", MaxListDepth, MaxListDepth))
+					lifted = append(lifted, im.items(c, ordered, depth)...)
+					continue
+				}
+				item.Items = append(item.Items, im.items(c, ordered, depth+1)...)
 			default:
 				raw := im.rawText(c)
 				if strings.TrimSpace(raw) == "" {
@@ -470,12 +507,13 @@ func (im *importer) items(l *ast.List, ordered bool) []ListItem {
 		}
 		item.RichText = mergeRuns(text)
 		out = append(out, item)
+		out = append(out, lifted...)
 	}
 	return out
 }
 
-func (im *importer) table(t *east.Table) Block {
-	b := Block{ID: im.id(), Type: Table}
+func (im *importer) table(t *east.Table) (Block, bool) {
+	b := Block{Type: Table}
 	for _, al := range t.Alignments {
 		if al != east.AlignNone {
 			im.report(t, UnsupportedTableAlign, im.lineText(t), "column alignment dropped")
@@ -487,6 +525,10 @@ func (im *importer) table(t *east.Table) Block {
 		var row TableRow
 		empty := true
 		for c := r.FirstChild(); c != nil; c = c.NextSibling() {
+			if len(row.Cells) == MaxTableColumns {
+				im.report(c, UnsupportedTableSize, im.lineText(r), fmt.Sprintf("cells after the first %d dropped", MaxTableColumns))
+				break
+			}
 			cell := im.inlines(c)
 			if len(cell) > 0 {
 				empty = false
@@ -502,10 +544,40 @@ func (im *importer) table(t *east.Table) Block {
 		}
 		b.Rows = append(b.Rows, row)
 	}
+	if len(b.Rows) == 0 {
+		im.report(t, UnsupportedTableSize, im.lineText(t), "dropped: a table with an empty header row and no other rows")
+		return Block{}, false
+	}
+	// Every row gets as many cells as the widest.
+	width := 0
+	for _, r := range b.Rows {
+		width = max(width, len(r.Cells))
+	}
+	for i := range b.Rows {
+		for len(b.Rows[i].Cells) < width {
+			b.Rows[i].Cells = append(b.Rows[i].Cells, nil)
+		}
+	}
 	if header {
 		b.Attrs = &Attrs{Header: true}
 	}
-	return b
+	b.ID = im.id()
+	return b, true
+}
+
+// codeLanguage makes an info string a valid code language: no blanks or
+// control characters, at most 32 characters.
+func codeLanguage(s string) string {
+	s = strings.Map(func(c rune) rune {
+		if c <= ' ' || c == 0x7f || unicode.IsSpace(c) {
+			return -1
+		}
+		return c
+	}, s)
+	if r := []rune(s); len(r) > 32 {
+		s = string(r[:32])
+	}
+	return s
 }
 
 // inlineState is the marks and link in force while walking inlines.
@@ -594,10 +666,10 @@ func (im *importer) walkInline(parent ast.Node, st *inlineState, out *[]Run) {
 			if len(c.Title) > 0 {
 				im.report(c, UnsupportedLinkTitle, decodeMarkdown(c.Title), "link title dropped, the link kept")
 			}
-			if safeURL(dest) {
+			if rule := checkLink(dest); rule == "" {
 				st.link = dest
 			} else {
-				im.report(c, UnsupportedUnsafeLink, dest, "link removed (only http, https and mailto are allowed), text kept")
+				im.report(c, UnsupportedLinkRefused, dest, "link removed, text kept: "+rule)
 			}
 			im.walkInline(c, st, out)
 			st.link = saved
@@ -607,15 +679,20 @@ func (im *importer) walkInline(parent ast.Node, st *inlineState, out *[]Run) {
 				url = "mailto:" + url
 			}
 			saved := st.link
-			if safeURL(url) {
+			if rule := checkLink(url); rule == "" {
 				st.link = url
 			} else {
-				im.report(c, UnsupportedUnsafeLink, url, "link removed (only http, https and mailto are allowed), text kept")
+				im.report(c, UnsupportedLinkRefused, url, "link removed, text kept: "+rule)
 			}
 			add(string(c.Label(im.src)))
 			st.link = saved
 		case *ast.Image:
-			im.report(c, UnsupportedInlineImage, decodeMarkdown(c.Destination), "image inside text: its alt text kept")
+			src := decodeMarkdown(c.Destination)
+			note := "image inside text: its alt text kept"
+			if rule := checkResource(src); rule != "" {
+				note = "image kept as its alt text: " + rule
+			}
+			im.report(c, UnsupportedInlineImage, src, note)
 			im.walkInline(c, st, out)
 		case *ast.RawHTML:
 			im.rawHTML(c, st, out)
@@ -692,28 +769,6 @@ func sameMarks(a, b []Mark) bool {
 		}
 	}
 	return true
-}
-
-// safeURL reports whether u may be a link or media source: http, https,
-// mailto, or no scheme at all (a relative reference).
-func safeURL(u string) bool {
-	// Browsers ignore control characters and blanks inside a scheme
-	// ("java\tscript:"), so look at the URL without them.
-	clean := strings.Map(func(c rune) rune {
-		if c <= ' ' || c == 0x7f {
-			return -1
-		}
-		return c
-	}, u)
-	i := strings.IndexAny(clean, ":/?#")
-	if i <= 0 || clean[i] != ':' {
-		return true
-	}
-	switch strings.ToLower(clean[:i]) {
-	case "http", "https", "mailto":
-		return true
-	}
-	return false
 }
 
 // decodeMarkdown resolves backslash escapes and character references in

@@ -15,7 +15,8 @@ import (
 var validID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // checkStructure asserts the structural rules an imported document keeps:
-// unique valid ids (nested blocks included) and heading levels 1..4.
+// unique valid ids (nested blocks included), heading levels 1..4, no
+// Validate problems, and nothing for Sanitize to change.
 func checkStructure(t testing.TB, d Document) {
 	t.Helper()
 	seen := map[string]bool{}
@@ -37,6 +38,12 @@ func checkStructure(t testing.TB, d Document) {
 		}
 	}
 	walk(d.Blocks, "blocks")
+	if ps := Validate(d, Limits{MaxBlocks: 1 << 30, MaxBytes: 1 << 40}); len(ps) > 0 {
+		t.Fatalf("imported document is invalid: %v", ps)
+	}
+	if !bytes.Equal(CanonicalJSON(Sanitize(d)), CanonicalJSON(d)) {
+		t.Fatalf("imported document changes under Sanitize:\n%s\n%s", CanonicalJSON(d), CanonicalJSON(Sanitize(d)))
+	}
 }
 
 func TestImportMarkdownGolden(t *testing.T) {
@@ -82,9 +89,14 @@ func TestImportMarkdownMapping(t *testing.T) {
 			{Text: "both", Marks: []Mark{Bold, Italic}}, {Text: " "}, {Text: "gone", Marks: []Mark{Strike}}, {Text: " "}, {Text: "x", Marks: []Mark{CodeMark}}}}}, nil},
 		{"heading clamp", "###### Six", []Block{{ID: "b1", Type: Heading, Attrs: &Attrs{Level: 4}, RichText: txt("Six")}}, []string{UnsupportedHeadingLevel}},
 		{"setext", "Title\n=====", []Block{{ID: "b1", Type: Heading, Attrs: &Attrs{Level: 1}, RichText: txt("Title")}}, nil},
-		{"unsafe link", "[click](javascript:alert(1))", []Block{{ID: "b1", Type: Paragraph, RichText: txt("click")}}, []string{UnsupportedUnsafeLink}},
-		{"unsafe link hidden by tab", "[click](java&#9;script:alert(1))", []Block{{ID: "b1", Type: Paragraph, RichText: txt("click")}}, []string{UnsupportedUnsafeLink}},
-		{"relative link", "[up](../x.md)", []Block{{ID: "b1", Type: Paragraph, RichText: []Run{{Text: "up", Link: "../x.md"}}}}, nil},
+		{"unsafe link", "[click](javascript:alert(1))", []Block{{ID: "b1", Type: Paragraph, RichText: txt("click")}}, []string{UnsupportedLinkRefused}},
+		{"unsafe link hidden by tab", "[click](java&#9;script:alert(1))", []Block{{ID: "b1", Type: Paragraph, RichText: txt("click")}}, []string{UnsupportedLinkRefused}},
+		{"relative link", "[up](../x.md)", []Block{{ID: "b1", Type: Paragraph, RichText: txt("up")}}, []string{UnsupportedLinkRefused}},
+		{"mailto autolink", "<me@x.example>", []Block{{ID: "b1", Type: Paragraph, RichText: []Run{{Text: "me@x.example", Link: "mailto:me@x.example"}}}}, nil},
+		{"empty equation", "$$\n$$", nil, []string{UnsupportedEmptyEquation}},
+		{"code language", "```c++ extra words\nx\n```", []Block{{ID: "b1", Type: Code, Attrs: &Attrs{Language: "c++", Text: "x"}}}, nil},
+		{"empty table", "| |\n|-|", nil, []string{UnsupportedTableSize}},
+		{"ragged table", "| a | b |\n|---|---|\n| 1 |", []Block{{ID: "b1", Type: Table, Attrs: &Attrs{Header: true}, Rows: []TableRow{{Cells: [][]Run{txt("a"), txt("b")}}, {Cells: [][]Run{txt("1"), nil}}}}}, nil},
 		{"image alone", "![a](https://x.example/a.png)", []Block{{ID: "b1", Type: Media, Attrs: &Attrs{Kind: "image", Src: "https://x.example/a.png", Alt: "a"}}}, nil},
 		{"video link alone", "[Launch](https://v.example/a.mp4)", []Block{{ID: "b1", Type: Media, Attrs: &Attrs{Kind: "video", Src: "https://v.example/a.mp4", Alt: "Launch"}}}, nil},
 		{"link title", "[a](https://x.example \"T\")", []Block{{ID: "b1", Type: Paragraph, RichText: []Run{{Text: "a", Link: "https://x.example"}}}}, []string{UnsupportedLinkTitle}},
@@ -155,7 +167,7 @@ func textBlocks(d Document) []string {
 	walk = func(bs []Block) {
 		for _, b := range bs {
 			if b.Type.IsText() {
-				out = append(out, string(b.Type)+": "+runsText(b.RichText))
+				out = append(out, string(b.Type)+": "+PlainText(b.RichText))
 			}
 			walk(b.Children)
 			for _, c := range b.Cols {
@@ -223,7 +235,7 @@ func isSubsequence(sub, s []string) bool {
 
 func TestMarkdownRoundTripMediaAndCode(t *testing.T) {
 	d := doc(
-		Block{ID: "b1", Type: Media, Attrs: &Attrs{Kind: "image", Src: "https://img.example/a b.png", Alt: "An [alt]", Caption: "A \"caption\""}},
+		Block{ID: "b1", Type: Media, Attrs: &Attrs{Kind: "image", Src: "https://img.example/a_(b).png", Alt: "An [alt]", Caption: "A \"caption\""}},
 		Block{ID: "b2", Type: Media, Attrs: &Attrs{Kind: "video", Src: "https://v.example/clip.webm", Alt: "Clip", Caption: "Cap"}},
 		Block{ID: "b3", Type: Code, Attrs: &Attrs{Language: "python", Text: "def f():\n    return '```'"}},
 		Block{ID: "b4", Type: Equation, Attrs: &Attrs{Latex: `\sum_{i=1}^n i = \frac{n(n+1)}{2}`}},

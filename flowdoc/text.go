@@ -5,24 +5,6 @@ import (
 	"strings"
 )
 
-// objectReplacement stands for an inline equation in plain text, so that
-// plain-text offsets agree with the code-point offsets of operations.
-const objectReplacement = "\uFFFC"
-
-// runsText returns the plain text of runs; an inline equation counts as
-// U+FFFC.
-func runsText(runs []Run) string {
-	var b strings.Builder
-	for _, r := range runs {
-		if r.Equation != "" && r.Text == "" {
-			b.WriteString(objectReplacement)
-			continue
-		}
-		b.WriteString(r.Text)
-	}
-	return b.String()
-}
-
 // readableRuns is the text of runs for reading: an inline equation shows
 // its LaTeX instead of U+FFFC.
 func readableRuns(runs []Run) string {
