@@ -24,6 +24,21 @@ func addMarkdownSeeds(f *testing.F) {
 		"| a |\n|---|\n| b |", "[x](javascript:y)", "***a*b**c*", "````\n```\n````", "##### h\n====="} {
 		f.Add(s)
 	}
+	// Inputs past the structural limits.
+	var deepList, deepDetails, wide strings.Builder
+	for i := 0; i < MaxListDepth+3; i++ {
+		deepList.WriteString(strings.Repeat("  ", i) + "- level\n")
+	}
+	for i := 0; i < MaxDepth+2; i++ {
+		deepDetails.WriteString("<details>\n<summary>s</summary>\n\n")
+	}
+	deepDetails.WriteString("deep\n\n" + strings.Repeat("</details>\n\n", MaxDepth+2))
+	wide.WriteString(strings.Repeat("| h ", MaxTableColumns+5) + "|\n" + strings.Repeat("|---", MaxTableColumns+5) + "|\n")
+	f.Add(deepList.String())
+	f.Add(deepDetails.String())
+	f.Add(wide.String())
+	f.Add("> " + strings.Repeat("👩\u200d", 20) + "👩 long icon")
+	f.Add("![x](https://u:p@host/a.png)\n\n[y](https://)")
 }
 
 func FuzzImportMarkdown(f *testing.F) {

@@ -357,6 +357,9 @@ func protectLineEnds(s string) string {
 
 // inlineMarkdown renders runs as Markdown inline content.
 func inlineMarkdown(runs []Run, inTable bool) string {
+	// Runs that look alike are written as one, so that what a line starts
+	// with ("10." …) is seen whole when it is escaped.
+	runs = mergeRuns(runs)
 	w := inlineWriter{inTable: inTable}
 	for i := 0; i < len(runs); {
 		j := i + 1
