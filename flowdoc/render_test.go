@@ -135,7 +135,7 @@ func TestRenderTextPlaceholders(t *testing.T) {
 		{Block{Type: Media, Attrs: &Attrs{Kind: "video", Src: "v.mp4"}}, "[video: v.mp4]"},
 		{Block{Type: File, Attrs: &Attrs{Name: "a.zip", Size: 2048}}, "[file: a.zip, 2.0 KiB]"},
 		{Block{Type: Embed, Attrs: &Attrs{URL: "https://x.example"}}, "[embed: https://x.example]"},
-		{Block{Type: List, Attrs: &Attrs{Ordered: true}, Items: []ListItem{{RichText: txt("a"), Items: []ListItem{{RichText: txt("b")}}}}}, "1. a\n  1. b"},
+		{Block{Type: List, Attrs: &Attrs{Ordered: true}, Items: []ListItem{{RichText: txt("a"), Items: []ListItem{{RichText: txt("b")}}}}}, "1. a\n   1. b"},
 		{Block{Type: Table, Rows: []TableRow{{Cells: [][]Run{txt("a"), txt("b")}}}}, "a\tb"},
 		{Block{Type: Paragraph, RichText: []Run{{Text: "x = "}, {Equation: `\pi`}}}, `x = \pi`},
 	}

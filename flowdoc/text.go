@@ -20,10 +20,10 @@ func readableRuns(runs []Run) string {
 }
 
 // RenderText renders d as readable plain text: one paragraph per block,
-// separated by blank lines. Lists get bullets or numbers and are indented
-// two spaces per level, tables become tab-separated rows, code keeps its
-// text, and media, files and embeds become bracketed placeholders such as
-// "[image: alt]".
+// separated by blank lines. Lists get bullets or numbers with nested items
+// indented under their parent's text, tables become tab-separated rows,
+// code keeps its text, and media, files and embeds become bracketed
+// placeholders such as "[image: alt]".
 func RenderText(d Document) string {
 	parts := make([]string, 0, len(d.Blocks))
 	for _, b := range d.Blocks {
@@ -54,7 +54,7 @@ func blockText(b Block) string {
 		return prefixLines(readableRuns(b.RichText), "> ", "> ")
 	case List:
 		var sb strings.Builder
-		listText(&sb, b.Items, a.Ordered, 0)
+		listText(&sb, b.Items, a.Ordered, "")
 		return strings.TrimSuffix(sb.String(), "\n")
 	case Code:
 		return strings.TrimSuffix(a.Text, "\n")
@@ -129,8 +129,9 @@ func blockText(b Block) string {
 	return readableRuns(b.RichText)
 }
 
-func listText(sb *strings.Builder, items []ListItem, ordered bool, depth int) {
-	indent := strings.Repeat("  ", depth)
+// listText writes items, each nested level indented under the text of
+// its parent item.
+func listText(sb *strings.Builder, items []ListItem, ordered bool, indent string) {
 	for i, it := range items {
 		marker := "• "
 		if ordered {
@@ -139,7 +140,7 @@ func listText(sb *strings.Builder, items []ListItem, ordered bool, depth int) {
 		cont := indent + strings.Repeat(" ", len([]rune(marker)))
 		sb.WriteString(prefixLines(readableRuns(it.RichText), indent+marker, cont))
 		sb.WriteByte('\n')
-		listText(sb, it.Items, ordered, depth+1)
+		listText(sb, it.Items, ordered, cont)
 	}
 }
 
