@@ -24,8 +24,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// shutdownGrace bounds a graceful shutdown; the process exits within 10 s
-// of SIGTERM even when a client holds a request open.
+// shutdownGrace is the default bound of a graceful shutdown: with the
+// second the server allows stuck handlers after it, the process exits
+// within 10 s of SIGTERM even when a client holds a request open.
 const shutdownGrace = 8 * time.Second
 
 // addrFile is where a running daemon records its URL in the data
@@ -44,6 +45,7 @@ func init() {
 			&cli.StringFlag{Name: "data", Usage: "data directory (default: the global --data, ./folio-data)"},
 			&cli.StringFlag{Name: "config", Usage: "config file (TOML; default: the global --config)"},
 			&cli.BoolFlag{Name: "init", Usage: "create the store when the data directory has none"},
+			&cli.DurationFlag{Name: "shutdown-timeout", Value: shutdownGrace, Usage: "how long requests in flight may take to finish after SIGTERM (at most 8s keeps the exit within 10s)"},
 			&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"FOLIO_LOG_FORMAT"}, Usage: "log format: text or json"},
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"FOLIO_LOG_LEVEL"}, Usage: "log level: debug, info, warn, error"},
 		},
@@ -112,7 +114,12 @@ func cmdServe(c *cli.Context) error {
 		return storeError(dir, err)
 	}
 	closeRepo := sync.OnceValue(r.Close)
-	defer closeRepo()
+	keepOpen := false // set when a request outlived the shutdown
+	defer func() {
+		if !keepOpen {
+			closeRepo()
+		}
+	}()
 	cfg.Repo = r
 	cfg.Auth = auth.New(r.DB())
 	ln, err := net.Listen("tcp", listen)
@@ -153,12 +160,20 @@ func cmdServe(c *cli.Context) error {
 	}
 	// A second signal kills the process at once.
 	signal.Reset(os.Interrupt, syscall.SIGTERM)
-	log.Info("shutting down", "grace", shutdownGrace)
+	grace := c.Duration("shutdown-timeout")
+	log.Info("shutting down", "grace", grace)
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	serr := srv.Shutdown(ctx)
 	<-errc
+	if n := srv.Busy(); n > 0 {
+		// Closing the store under a running request would crash it; every
+		// synced write is durable already, so leave it to the OS.
+		log.Warn("requests outlived the shutdown deadline; exiting without closing the store", "requests", n)
+		keepOpen = true
+		return nil
+	}
 	if err := closeRepo(); err != nil {
 		log.Error("close the store", "err", err)
 		return exitf(exitError, "close the store in %s: %v", dir, err)

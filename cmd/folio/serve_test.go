@@ -68,11 +68,11 @@ var tokenRE = regexp.MustCompile(`FOLIO_TOKEN=(folio_\S+)`)
 // startDaemon runs `folio serve --init` on dir on a free loopback port and
 // waits until it has recorded its address. token is the admin token from
 // an earlier start ("" on the first start: it is read from the output).
-func startDaemon(t testing.TB, dir, token string) *daemon {
+func startDaemon(t testing.TB, dir, token string, extra ...string) *daemon {
 	t.Helper()
 	os.Remove(filepath.Join(dir, addrFile))
 	d := &daemon{dir: dir, token: token, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
-	d.cmd = exec.Command(os.Args[0], "serve", "--init", "--data", dir, "--listen", "127.0.0.1:0", "--log-level", "warn")
+	d.cmd = exec.Command(os.Args[0], append([]string{"serve", "--init", "--data", dir, "--listen", "127.0.0.1:0", "--log-level", "warn"}, extra...)...)
 	d.cmd.Env = append(os.Environ(), "FOLIO_TEST_MAIN=1", "FOLIO_CONFIG=", "FOLIO_LISTEN=")
 	d.cmd.Stdout, d.cmd.Stderr = d.stdout, d.stderr
 	if err := d.cmd.Start(); err != nil {
@@ -509,5 +509,35 @@ func TestServeErrors(t *testing.T) {
 	}
 	if tokenRE.MatchString(r.stdout) {
 		t.Fatalf("a daemon that never listened created the admin: %s", r.stdout)
+	}
+}
+
+// TestSIGTERMWithStuckRequest: a client that sends half a request and
+// stalls does not keep the daemon alive past its shutdown timeout, and
+// the exit is still clean.
+func TestSIGTERMWithStuckRequest(t *testing.T) {
+	isolateEnv(t)
+	dir := filepath.Join(t.TempDir(), "data")
+	d := startDaemon(t, dir, "", "--shutdown-timeout", "500ms")
+	if r := runCLI("--server", d.url, "--token", d.token, "doc", "new", "--id", "s1", "--title", "S"); r.code != 0 {
+		t.Fatalf("doc new: %+v", r)
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(d.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/docs/s1/draft HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 4096\r\n\r\n{\"baseSeq\":1,", d.token)
+	time.Sleep(100 * time.Millisecond) // the handler is now reading the body
+	if took := d.stop(t); took > 3*time.Second {
+		t.Fatalf("daemon took %v to exit with a stuck request (timeout 500ms)", took)
+	}
+	r, err := repo.Open(dir, repo.Options{})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer r.Close()
+	if dr, err := r.Draft(context.Background(), "s1"); err != nil || dr.Seq != 1 {
+		t.Fatalf("draft after the stuck save: %+v %v", dr, err)
 	}
 }

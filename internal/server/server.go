@@ -64,6 +64,7 @@ type Server struct {
 	sync        SyncService // nil when no sync service is mounted
 	stopRevoke  func()
 	closing     atomic.Bool
+	active      atomic.Int64 // HTTP handlers running (WebSocket sessions excluded)
 	httpMu      sync.Mutex // guards httpSrv
 	httpSrv     *http.Server
 	reqSequence atomic.Uint64
@@ -195,6 +196,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.stopRevoke != nil {
 		s.stopRevoke()
 	}
+	if srv != nil && httpErr != nil {
+		// The deadline passed with requests still running (a client
+		// trickling a body, say): cut their connections and give the
+		// handlers a moment to return before the caller closes the store.
+		srv.Close()
+		for end := time.Now().Add(time.Second); s.active.Load() > 0 && time.Now().Before(end); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	if httpErr != nil {
 		return fmt.Errorf("server: http shutdown: %w", httpErr)
 	}
@@ -203,6 +213,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Busy returns how many HTTP requests are still being handled. After
+// Shutdown it is 0 unless a handler outlived the deadline; the store must
+// then stay open (synced writes are durable without Close).
+func (s *Server) Busy() int64 { return s.active.Load() }
 
 // ctxKey keys request-scoped values.
 type ctxKey int
@@ -310,7 +325,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 		if !upgrade {
 			s.m.inFlight.Inc()
-			defer s.m.inFlight.Dec()
+			s.active.Add(1)
+			defer func() { s.active.Add(-1); s.m.inFlight.Dec() }()
 		}
 		next.ServeHTTP(rec, r)
 		if rec.status == 0 {
