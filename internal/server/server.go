@@ -65,7 +65,7 @@ type Server struct {
 	stopRevoke  func()
 	closing     atomic.Bool
 	active      atomic.Int64 // HTTP handlers running (WebSocket sessions excluded)
-	httpMu      sync.Mutex // guards httpSrv
+	httpMu      sync.Mutex   // guards httpSrv
 	httpSrv     *http.Server
 	reqSequence atomic.Uint64
 	bootID      string
