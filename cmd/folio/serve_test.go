@@ -250,6 +250,16 @@ func TestRemoteMatchesDirect(t *testing.T) {
 			t.Errorf("folio %s:\ndirect: %+v\nremote: %+v", strings.Join(r, " "), got, remoteOut[i])
 		}
 	}
+	// The history written through the daemon is the one written directly,
+	// but for the times and the hashes that cover them.
+	volatile := regexp.MustCompile(`"(hash|time)": "[^"]*"`)
+	for _, doc := range []string{"d1", "d2"} {
+		a := runCLI("--data", dirA, "log", doc, "--format", "json")
+		b := runCLI("--data", dirB, "log", doc, "--format", "json")
+		if a.code != 0 || volatile.ReplaceAllString(a.stdout, "") != volatile.ReplaceAllString(b.stdout, "") {
+			t.Errorf("log %s written directly:\n%s\nwritten through the daemon:\n%s", doc, a.stdout, b.stdout)
+		}
+	}
 	if remoteOut[0].code != 0 || !strings.Contains(remoteOut[0].stdout, "d1") {
 		t.Errorf("doc list: %+v", remoteOut[0])
 	}

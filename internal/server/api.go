@@ -36,6 +36,7 @@ type SaveRequest struct {
 	Changes []repo.DraftChange  `json:"changes,omitempty"`
 	Attrs   *flowdoc.Attributes `json:"attrs,omitempty"`
 	Seal    string              `json:"seal,omitempty"`
+	Message string              `json:"message,omitempty"` // the sealed version's message
 	Session string              `json:"session,omitempty"`
 }
 
@@ -277,7 +278,7 @@ func (s *Server) saveDraft(w http.ResponseWriter, r *http.Request, p auth.Princi
 		return
 	}
 	sp := repo.SaveParams{Doc: doc, Actor: p.User, Session: req.Session, BaseSeq: req.BaseSeq,
-		Changes: req.Changes, Attrs: req.Attrs, Seal: req.Seal}
+		Changes: req.Changes, Attrs: req.Attrs, Seal: req.Seal, Message: req.Message}
 	if len(req.Body) > 0 && string(req.Body) != "null" {
 		d, err := flowdoc.Parse(req.Body)
 		if err != nil {
