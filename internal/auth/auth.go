@@ -346,12 +346,31 @@ func (s *Store) Count(ctx context.Context) (int, error) {
 }
 
 // DeleteUser deletes user name and every token of theirs, and announces
-// the tokens as revoked. Errors: ErrNotFound.
+// the tokens as revoked. The last admin cannot be deleted. Errors:
+// ErrNotFound, ErrInvalid (the last admin).
 func (s *Store) DeleteUser(ctx context.Context, name string) ([]Token, error) {
 	s.mu.Lock()
-	if _, err := s.GetUser(ctx, name); err != nil {
+	u, err := s.GetUser(ctx, name)
+	if err != nil {
 		s.mu.Unlock()
 		return nil, err
+	}
+	if u.Admin() {
+		us, err := s.ListUsers(ctx)
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		admins := 0
+		for _, o := range us {
+			if o.Admin() {
+				admins++
+			}
+		}
+		if admins == 1 {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("%w: %s is the last admin; add another admin first (folio user add NAME --admin)", ErrInvalid, name)
+		}
 	}
 	toks, err := s.ListTokens(ctx, name)
 	if err != nil {

@@ -124,3 +124,17 @@ func TestRevokeNotifies(t *testing.T) {
 		t.Fatalf("delete missing user: %v", err)
 	}
 }
+
+func TestLastAdminStays(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	s.AddUser(ctx, "root", true)
+	s.AddUser(ctx, "ann", false)
+	if _, err := s.DeleteUser(ctx, "root"); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("delete the last admin: %v", err)
+	}
+	s.AddUser(ctx, "root2", true)
+	if _, err := s.DeleteUser(ctx, "root"); err != nil {
+		t.Fatalf("delete an admin with another left: %v", err)
+	}
+}

@@ -316,9 +316,11 @@ func (s *Server) saveDraft(w http.ResponseWriter, r *http.Request, p auth.Princi
 
 func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request, p auth.Principal, doc string) {
 	var req CheckpointRequest
-	if err := decode(r, &req); err != nil {
-		s.fail(w, r, err)
-		return
+	if r.ContentLength != 0 { // an empty body takes the defaults
+		if err := decode(r, &req); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 	}
 	if req.Reason == "" {
 		req.Reason = "manual"
