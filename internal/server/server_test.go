@@ -48,7 +48,7 @@ func (f *fakeSync) RevokeToken(id string) int {
 }
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *Server
 	ts     *httptest.Server
 	repo   *repo.Repo
@@ -60,7 +60,7 @@ type env struct {
 	backup string
 }
 
-func newEnv(t *testing.T, mod func(*Config)) *env {
+func newEnv(t testing.TB, mod func(*Config)) *env {
 	t.Helper()
 	dir := t.TempDir()
 	if err := repo.Init(dir); err != nil {
@@ -131,7 +131,7 @@ func (e *env) ok(method, path, token string, body, out any) {
 	}
 }
 
-func errOf(t *testing.T, data []byte) Error {
+func errOf(t testing.TB, data []byte) Error {
 	t.Helper()
 	var eb ErrorBody
 	if err := json.Unmarshal(data, &eb); err != nil || eb.Error.Code == "" {
