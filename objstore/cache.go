@@ -1,0 +1,66 @@
+package objstore
+
+import (
+	"container/list"
+	"sync"
+)
+
+// versionCache keeps the canonical bytes of recently read or written
+// versions, so that rebuilding a version from its delta chain usually takes
+// one delta. Entries are keyed by id and always hold bytes that hash to it
+// (they are checked before they go in), so the cache never needs
+// invalidating: an id's content cannot change.
+type versionCache struct {
+	mu    sync.Mutex // guards everything below
+	max   int        // byte budget
+	size  int
+	order *list.List // front = most recently used; values are *cacheEntry
+	byID  map[ID]*list.Element
+}
+
+type cacheEntry struct {
+	id   ID
+	data []byte
+}
+
+func newVersionCache(maxBytes int) *versionCache {
+	return &versionCache{max: maxBytes, order: list.New(), byID: map[ID]*list.Element{}}
+}
+
+// get returns the cached bytes of id; the caller must not modify them.
+func (c *versionCache) get(id ID) ([]byte, bool) {
+	if c.max <= 0 {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byID[id]
+	if !ok {
+		return nil, false
+	}
+	c.order.MoveToFront(e)
+	return e.Value.(*cacheEntry).data, true
+}
+
+// add caches data as the canonical bytes of id; data must not be modified
+// afterwards.
+func (c *versionCache) add(id ID, data []byte) {
+	if c.max <= 0 || len(data) > c.max/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.byID[id]; ok {
+		c.order.MoveToFront(e)
+		return
+	}
+	c.byID[id] = c.order.PushFront(&cacheEntry{id: id, data: data})
+	c.size += len(data)
+	for c.size > c.max {
+		e := c.order.Back()
+		ce := e.Value.(*cacheEntry)
+		c.order.Remove(e)
+		delete(c.byID, ce.id)
+		c.size -= len(ce.data)
+	}
+}

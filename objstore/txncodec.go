@@ -1,0 +1,381 @@
+package objstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/kv"
+)
+
+// codecTxnOf stores a transaction by reference to the version that sealed
+// it (V, whose Txn field is this transaction) and V's first parent P: most
+// of a checkpoint's transaction repeats them (the base version is P, the
+// base fingerprint is P's, an event's before hash is the block's content in
+// P and its after hash the content in V). See docs/objects.md.
+const codecTxnOf byte = 3
+
+// Flags of compactTxn.Flags: which fields are taken from V or P.
+const (
+	txnDocFromV    = 1 << iota // Doc == V.Doc
+	txnKindFromV               // Kind == V.Kind
+	txnReasonFromV             // Reason == V.Reason
+	txnBaseIsP                 // BaseVersion == V.Parents[0]
+	txnBaseFPFromP             // BaseFingerprint == P.Fingerprint
+	txnTimeFromV               // Time == V.Time
+)
+
+// Where an event's block id comes from (compactEvent.Where).
+const (
+	blockLiteral = 0 // compactEvent.Block
+	blockInV     = 1 // V.Blocks[Idx].ID
+	blockInP     = 2 // P.Blocks[Idx].ID
+)
+
+var txnOps = []string{EventAdd, EventDelete, EventModify, EventMove, EventRestore}
+
+// compactTxn is the payload of codecTxnOf after the 32-byte id of V,
+// msgpack-encoded as an array in field order.
+type compactTxn struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Flags    uint64
+	Doc      string
+	Actor    string
+	Kind     string
+	Reason   string
+	Base     []byte // 32 bytes, or nil for zero / from P
+	BaseFP   []byte // 32 bytes, or nil for zero / from P
+	Idem     string
+	Sugg     string
+	Time     int64
+	Events   []compactEvent
+}
+
+type compactEvent struct {
+	_msgpack   struct{} `msgpack:",as_array"`
+	Op         uint8    // 1 + index in txnOps, or 0 for OpLiteral
+	OpLiteral  string   // an op this codec does not know
+	Where      uint8    // blockLiteral, blockInV or blockInP
+	Idx        int
+	Block      string
+	BeforeInP  bool   // Before is the block's content in P
+	Before     []byte // 32 bytes, or nil for zero
+	AfterInV   bool   // After is the block's content in V
+	After      []byte // 32 bytes, or nil for zero
+}
+
+// blockIndex maps block ids of a version to their position.
+func blockIndex(v *Version) map[string]int {
+	m := make(map[string]int, len(v.Blocks))
+	for i, b := range v.Blocks {
+		if _, dup := m[b.ID]; !dup {
+			m[b.ID] = i
+		}
+	}
+	return m
+}
+
+func idBytes(id ID) []byte {
+	if id.IsZero() {
+		return nil
+	}
+	return bytes.Clone(id[:])
+}
+
+func idFrom(b []byte) (ID, error) {
+	var id ID
+	if b == nil {
+		return id, nil
+	}
+	if len(b) != len(id) {
+		return id, fmt.Errorf("%w: id of %d bytes in a compact txn", ErrCorrupt, len(b))
+	}
+	copy(id[:], b)
+	return id, nil
+}
+
+// compactTxnOf expresses t in terms of v (its version) and p (v's first
+// parent, nil when v has none).
+func compactTxnOf(t *Txn, v, p *Version) compactTxn {
+	c := compactTxn{Actor: t.Actor, Idem: t.IdempotencyKey, Sugg: t.SuggestionID}
+	if t.Doc == v.Doc {
+		c.Flags |= txnDocFromV
+	} else {
+		c.Doc = t.Doc
+	}
+	if t.Kind == v.Kind {
+		c.Flags |= txnKindFromV
+	} else {
+		c.Kind = t.Kind
+	}
+	if t.Reason == v.Reason {
+		c.Flags |= txnReasonFromV
+	} else {
+		c.Reason = t.Reason
+	}
+	if p != nil && t.BaseVersion == v.Parents[0] {
+		c.Flags |= txnBaseIsP
+	} else {
+		c.Base = idBytes(t.BaseVersion)
+	}
+	if p != nil && t.BaseFingerprint == p.Fingerprint {
+		c.Flags |= txnBaseFPFromP
+	} else if !t.BaseFingerprint.IsZero() {
+		c.BaseFP = bytes.Clone(t.BaseFingerprint[:])
+	}
+	if t.Time == v.Time {
+		c.Flags |= txnTimeFromV
+	} else {
+		c.Time = t.Time
+	}
+	vi := blockIndex(v)
+	var pi map[string]int
+	if p != nil {
+		pi = blockIndex(p)
+	}
+	for _, e := range t.Events {
+		ce := compactEvent{}
+		for i, op := range txnOps {
+			if e.Op == op {
+				ce.Op = uint8(i + 1)
+			}
+		}
+		if ce.Op == 0 {
+			ce.OpLiteral = e.Op
+		}
+		if i, ok := vi[e.BlockID]; ok {
+			ce.Where, ce.Idx = blockInV, i
+		} else if i, ok := pi[e.BlockID]; ok {
+			ce.Where, ce.Idx = blockInP, i
+		} else {
+			ce.Block = e.BlockID
+		}
+		if i, ok := pi[e.BlockID]; ok && !e.Before.IsZero() && p.Blocks[i].Content == e.Before {
+			ce.BeforeInP = true
+		} else {
+			ce.Before = idBytes(e.Before)
+		}
+		if i, ok := vi[e.BlockID]; ok && !e.After.IsZero() && v.Blocks[i].Content == e.After {
+			ce.AfterInV = true
+		} else {
+			ce.After = idBytes(e.After)
+		}
+		c.Events = append(c.Events, ce)
+	}
+	return c
+}
+
+// expand is the inverse of compactTxnOf.
+func (c *compactTxn) expand(v, p *Version) (*Txn, error) {
+	t := &Txn{Doc: c.Doc, Actor: c.Actor, Kind: c.Kind, Reason: c.Reason, IdempotencyKey: c.Idem,
+		SuggestionID: c.Sugg, Time: c.Time}
+	needP := func() error {
+		if p == nil {
+			return fmt.Errorf("%w: compact txn refers to the parent of a version that has none", ErrCorrupt)
+		}
+		return nil
+	}
+	if c.Flags&txnDocFromV != 0 {
+		t.Doc = v.Doc
+	}
+	if c.Flags&txnKindFromV != 0 {
+		t.Kind = v.Kind
+	}
+	if c.Flags&txnReasonFromV != 0 {
+		t.Reason = v.Reason
+	}
+	var err error
+	if c.Flags&txnBaseIsP != 0 {
+		if err := needP(); err != nil {
+			return nil, err
+		}
+		t.BaseVersion = v.Parents[0]
+	} else if t.BaseVersion, err = idFrom(c.Base); err != nil {
+		return nil, err
+	}
+	if c.Flags&txnBaseFPFromP != 0 {
+		if err := needP(); err != nil {
+			return nil, err
+		}
+		t.BaseFingerprint = p.Fingerprint
+	} else if c.BaseFP != nil {
+		if len(c.BaseFP) != len(t.BaseFingerprint) {
+			return nil, fmt.Errorf("%w: fingerprint of %d bytes in a compact txn", ErrCorrupt, len(c.BaseFP))
+		}
+		t.BaseFingerprint = flowdoc.Fingerprint(c.BaseFP)
+	}
+	if c.Flags&txnTimeFromV != 0 {
+		t.Time = v.Time
+	}
+	for _, ce := range c.Events {
+		e := TxnEvent{Op: ce.OpLiteral}
+		if ce.Op > 0 {
+			if int(ce.Op) > len(txnOps) {
+				return nil, fmt.Errorf("%w: compact txn op %d", ErrCorrupt, ce.Op)
+			}
+			e.Op = txnOps[ce.Op-1]
+		}
+		switch ce.Where {
+		case blockLiteral:
+			e.BlockID = ce.Block
+		case blockInV:
+			if ce.Idx < 0 || ce.Idx >= len(v.Blocks) {
+				return nil, fmt.Errorf("%w: compact txn block index %d", ErrCorrupt, ce.Idx)
+			}
+			e.BlockID = v.Blocks[ce.Idx].ID
+		case blockInP:
+			if err := needP(); err != nil {
+				return nil, err
+			}
+			if ce.Idx < 0 || ce.Idx >= len(p.Blocks) {
+				return nil, fmt.Errorf("%w: compact txn block index %d", ErrCorrupt, ce.Idx)
+			}
+			e.BlockID = p.Blocks[ce.Idx].ID
+		default:
+			return nil, fmt.Errorf("%w: compact txn block source %d", ErrCorrupt, ce.Where)
+		}
+		if ce.BeforeInP {
+			if err := needP(); err != nil {
+				return nil, err
+			}
+			i, ok := blockIndex(p)[e.BlockID]
+			if !ok {
+				return nil, fmt.Errorf("%w: compact txn: block %s not in the base version", ErrCorrupt, e.BlockID)
+			}
+			e.Before = p.Blocks[i].Content
+		} else if e.Before, err = idFrom(ce.Before); err != nil {
+			return nil, err
+		}
+		if ce.AfterInV {
+			i, ok := blockIndex(v)[e.BlockID]
+			if !ok {
+				return nil, fmt.Errorf("%w: compact txn: block %s not in its version", ErrCorrupt, e.BlockID)
+			}
+			e.After = v.Blocks[i].Content
+		} else if e.After, err = idFrom(ce.After); err != nil {
+			return nil, err
+		}
+		t.Events = append(t.Events, e)
+	}
+	return t, nil
+}
+
+// compactTxnInBatch re-stores transaction v.Txn, when b holds it whole, as
+// a reference to version vid (just added to b). Anything unusual (the txn
+// committed earlier, not decodable, not reproducible) leaves it whole.
+func (s *Store) compactTxnInBatch(b *pebble.Batch, vid ID, v *Version) {
+	if v.Txn.IsZero() || b == nil || b.Count() > maxBatchScan {
+		return
+	}
+	key := Key(v.Txn)
+	if has, err := kv.Has(s.db, key); err != nil || has {
+		return
+	}
+	raw, err := s.batchLookup(b)(key)
+	if err != nil || len(raw) < 2 || raw[0] > codecZstd || Kind(raw[1]) != KindTxn {
+		return
+	}
+	_, data, err := DecodeStored(raw)
+	if err != nil {
+		return
+	}
+	t, err := DecodeTxn(data)
+	if err != nil {
+		return
+	}
+	var p *Version
+	if len(v.Parents) > 0 {
+		pk, pdata, err := s.getWith(v.Parents[0], s.batchLookup(b))
+		if err != nil || pk != KindVersion {
+			return
+		}
+		if p, err = DecodeVersion(pdata); err != nil {
+			return
+		}
+	}
+	c := compactTxnOf(t, v, p)
+	enc, err := kv.Marshal(&c)
+	if err != nil {
+		return
+	}
+	out := make([]byte, 0, 2+len(vid)+len(enc))
+	out = append(out, codecTxnOf, byte(KindTxn))
+	out = append(out, vid[:]...)
+	out = append(out, enc...)
+	if len(out) >= len(raw) {
+		return
+	}
+	// The stored form must give back exactly the canonical bytes.
+	back, err := c.expand(v, p)
+	if err != nil {
+		return
+	}
+	if again, err := kv.Marshal(back); err != nil || !bytes.Equal(again, data) {
+		return
+	}
+	_ = b.Set(key, out, nil)
+}
+
+// rebuildTxn returns the canonical bytes of transaction id stored with
+// codecTxnOf as value val, checked against id.
+func (s *Store) rebuildTxn(id ID, val []byte, get lookup) ([]byte, error) {
+	if len(val) < 2+len(id) {
+		return nil, fmt.Errorf("%w: txn %s: compact form truncated", ErrCorrupt, id.Short())
+	}
+	var vid ID
+	copy(vid[:], val[2:])
+	var c compactTxn
+	if err := kv.Unmarshal(val[2+len(vid):], &c); err != nil {
+		return nil, fmt.Errorf("%w: txn %s: %v", ErrCorrupt, id.Short(), err)
+	}
+	vk, vdata, err := s.getWith(vid, get)
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("%w: txn %s is stored by reference to version %s, which is missing", ErrCorrupt, id.Short(), vid.Short())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if vk != KindVersion {
+		return nil, fmt.Errorf("%w: txn %s refers to %s, a %s", ErrCorrupt, id.Short(), vid.Short(), vk)
+	}
+	v, err := DecodeVersion(vdata)
+	if err != nil {
+		return nil, err
+	}
+	var p *Version
+	if len(v.Parents) > 0 && (c.Flags&(txnBaseIsP|txnBaseFPFromP) != 0 || usesP(c.Events)) {
+		pk, pdata, err := s.getWith(v.Parents[0], get)
+		if err != nil {
+			return nil, fmt.Errorf("txn %s: base version: %w", id.Short(), err)
+		}
+		if pk != KindVersion {
+			return nil, fmt.Errorf("%w: txn %s: base %s is a %s", ErrCorrupt, id.Short(), v.Parents[0].Short(), pk)
+		}
+		if p, err = DecodeVersion(pdata); err != nil {
+			return nil, err
+		}
+	}
+	t, err := c.expand(v, p)
+	if err != nil {
+		return nil, fmt.Errorf("txn %s: %w", id.Short(), err)
+	}
+	data, err := kv.Marshal(t)
+	if err != nil {
+		return nil, err
+	}
+	if Sum(KindTxn, data) != id {
+		return nil, fmt.Errorf("%w: txn %s rebuilt from its version does not hash to its id", ErrCorrupt, id.Short())
+	}
+	return data, nil
+}
+
+func usesP(es []compactEvent) bool {
+	for _, e := range es {
+		if e.Where == blockInP || e.BeforeInP {
+			return true
+		}
+	}
+	return false
+}
