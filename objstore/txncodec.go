@@ -54,16 +54,16 @@ type compactTxn struct {
 }
 
 type compactEvent struct {
-	_msgpack   struct{} `msgpack:",as_array"`
-	Op         uint8    // 1 + index in txnOps, or 0 for OpLiteral
-	OpLiteral  string   // an op this codec does not know
-	Where      uint8    // blockLiteral, blockInV or blockInP
-	Idx        int
-	Block      string
-	BeforeInP  bool   // Before is the block's content in P
-	Before     []byte // 32 bytes, or nil for zero
-	AfterInV   bool   // After is the block's content in V
-	After      []byte // 32 bytes, or nil for zero
+	_msgpack  struct{} `msgpack:",as_array"`
+	Op        uint8    // 1 + index in txnOps, or 0 for OpLiteral
+	OpLiteral string   // an op this codec does not know
+	Where     uint8    // blockLiteral, blockInV or blockInP
+	Idx       int
+	Block     string
+	BeforeInP bool   // Before is the block's content in P
+	Before    []byte // 32 bytes, or nil for zero
+	AfterInV  bool   // After is the block's content in V
+	After     []byte // 32 bytes, or nil for zero
 }
 
 // blockIndex maps block ids of a version to their position.
