@@ -72,8 +72,11 @@ func (r simResult) String() string {
 // version, three small index keys and the head ref with its reflog entry,
 // one synced batch each) and measures time and size after compaction.
 func simulateCheckpoints(tb testing.TB, n int) simResult {
+	return simulateCheckpointsDir(tb, n, tb.TempDir())
+}
+
+func simulateCheckpointsDir(tb testing.TB, n int, dir string) simResult {
 	tb.Helper()
-	dir := tb.TempDir()
 	db, err := kv.Open(dir, kv.Options{Create: true})
 	if err != nil {
 		tb.Fatal(err)
