@@ -52,18 +52,23 @@ func (s *Store) Reachable(roots, stop []ID) ([]ID, error) {
 
 // walk does an iterative post-order walk from root, marking ids in seen.
 // lenient skips missing objects (for stop sets); fn may be nil.
+//
+// Memory stays proportional to what is reached, not to chain length times
+// version size: a version's contents (leaves) are visited inline, its
+// parents last, and a frame keeps only the references it has yet to
+// follow when the walk descends from it.
 func (s *Store) walk(root ID, seen map[ID]bool, fn VisitFunc, lenient bool) error {
 	if seen[root] {
 		return nil
 	}
 	type frame struct {
 		id   ID
-		k    Kind
 		refs []ID
 		next int
 	}
 	var stack []frame
-	push := func(id ID) error {
+	// visit reads id; a leaf is emitted at once, anything else pushed.
+	visit := func(id ID) error {
 		seen[id] = true
 		k, data, err := s.Get(id)
 		if errors.Is(err, ErrNotFound) && lenient {
@@ -72,14 +77,25 @@ func (s *Store) walk(root ID, seen map[ID]bool, fn VisitFunc, lenient bool) erro
 		if err != nil {
 			return fmt.Errorf("walk: %w", err)
 		}
-		refs, err := References(k, data)
+		refs, err := walkOrder(k, data)
 		if err != nil {
 			return fmt.Errorf("walk: %s %s: %w", k, id.Short(), err)
 		}
-		stack = append(stack, frame{id: id, k: k, refs: refs})
+		if len(refs) == 0 {
+			if fn != nil {
+				return fn(id, k, data)
+			}
+			return nil
+		}
+		if n := len(stack); n > 0 {
+			top := &stack[n-1]
+			top.refs = append([]ID(nil), top.refs[top.next:]...)
+			top.next = 0
+		}
+		stack = append(stack, frame{id: id, refs: refs})
 		return nil
 	}
-	if err := push(root); err != nil {
+	if err := visit(root); err != nil {
 		return err
 	}
 	for len(stack) > 0 {
@@ -88,28 +104,43 @@ func (s *Store) walk(root ID, seen map[ID]bool, fn VisitFunc, lenient bool) erro
 			r := top.refs[top.next]
 			top.next++
 			if !seen[r] {
-				if err := push(r); err != nil {
+				if err := visit(r); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		f := *top
+		id := top.id
 		stack = stack[:len(stack)-1]
 		if fn == nil {
 			continue
 		}
 		// Read again rather than hold every object of a long chain in
 		// memory; recent versions come from the cache.
-		k, data, err := s.Get(f.id)
+		k, data, err := s.Get(id)
 		if err != nil {
 			return fmt.Errorf("walk: %w", err)
 		}
-		if err := fn(f.id, k, data); err != nil {
+		if err := fn(id, k, data); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// walkOrder is References with a version's parents moved last, so that a
+// walk finishes a version's leaves before it descends the history.
+func walkOrder(k Kind, data []byte) ([]ID, error) {
+	refs, err := References(k, data)
+	if err != nil || k != KindVersion {
+		return refs, err
+	}
+	parents, err := versionParents(data)
+	if err != nil {
+		return nil, err
+	}
+	n := len(parents)
+	return append(refs[n:], parents...), nil
 }
 
 // IsAncestor reports whether version a is b or an ancestor of b, following
