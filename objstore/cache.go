@@ -64,3 +64,38 @@ func (c *versionCache) add(id ID, data []byte) {
 		c.size -= len(ce.data)
 	}
 }
+
+// decodedCache keeps a few decoded versions (a checkpoint's transaction is
+// stored against the version just written and its parent, the previous
+// checkpoint's version). Entries are shared and must not be modified.
+type decodedCache struct {
+	mu    sync.Mutex // guards order and byID
+	order []ID       // oldest first
+	byID  map[ID]*Version
+}
+
+const decodedMax = 8
+
+func (c *decodedCache) get(id ID) (*Version, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.byID[id]
+	return v, ok
+}
+
+func (c *decodedCache) add(id ID, v *Version) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byID == nil {
+		c.byID = map[ID]*Version{}
+	}
+	if _, ok := c.byID[id]; ok {
+		return
+	}
+	if len(c.order) >= decodedMax {
+		delete(c.byID, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.order = append(c.order, id)
+	c.byID[id] = v
+}

@@ -42,12 +42,14 @@ func makeDelta(base []byte, baseID ID, target []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	anchors := make(map[string]int, len(btoks)/2)
+	// Anchors are keyed by a hash of the token; a hit is confirmed by
+	// comparing bytes, so a collision only costs a missed match.
+	anchors := make(map[uint64]int32, len(btoks)/2)
 	for _, t := range btoks {
 		if t.end-t.off >= minAnchor {
-			k := string(base[t.off:t.end])
+			k := anchorHash(base[t.off:t.end])
 			if _, dup := anchors[k]; !dup {
-				anchors[k] = t.off
+				anchors[k] = int32(t.off)
 			}
 		}
 	}
@@ -67,8 +69,9 @@ func makeDelta(base []byte, baseID ID, target []byte) ([]byte, error) {
 		if len(tok) < minAnchor {
 			continue
 		}
-		p, ok := anchors[string(tok)]
-		if !ok {
+		p32, ok := anchors[anchorHash(tok)]
+		p := int(p32)
+		if !ok || p+len(tok) > len(base) || !bytes.Equal(base[p:p+len(tok)], tok) {
 			continue
 		}
 		ts, bs := t.off, p
@@ -90,6 +93,16 @@ func makeDelta(base []byte, baseID ID, target []byte) ([]byte, error) {
 	}
 	d.insert(target[emitted:])
 	return d.out, nil
+}
+
+// anchorHash is FNV-1a over a token's bytes.
+func anchorHash(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
 }
 
 type deltaWriter struct {

@@ -64,7 +64,8 @@ const DefaultDeltaInterval = 128
 type Store struct {
 	db       *kv.DB
 	interval int
-	cache    *versionCache
+	cache    *versionCache // canonical bytes of recent versions
+	decoded  decodedCache  // a few recent versions, decoded
 }
 
 // New returns a Store on db with default options.
@@ -142,7 +143,10 @@ func (s *Store) put(b *pebble.Batch, k Kind, data []byte, v *Version) (ID, error
 		if v, err = DecodeVersion(data); err != nil {
 			return id, nil // stored whole and intact; just not decodable here
 		}
+	} else {
+		v = cloneVersion(v)
 	}
+	s.decoded.add(id, v)
 	s.compactTxnInBatch(b, id, v)
 	return id, nil
 }

@@ -66,15 +66,38 @@ type compactEvent struct {
 	After     []byte // 32 bytes, or nil for zero
 }
 
-// blockIndex maps block ids of a version to their position.
-func blockIndex(v *Version) map[string]int {
-	m := make(map[string]int, len(v.Blocks))
-	for i, b := range v.Blocks {
-		if _, dup := m[b.ID]; !dup {
-			m[b.ID] = i
+// blockFinder finds a block's position in a version by id: by scanning
+// for the few events of a checkpoint, through a map once it is used often.
+// Duplicate ids resolve to the first occurrence either way.
+type blockFinder struct {
+	v    *Version
+	m    map[string]int
+	uses int
+}
+
+func (f *blockFinder) find(id string) (int, bool) {
+	if f.v == nil {
+		return 0, false
+	}
+	f.uses++
+	if f.m == nil && f.uses > 8 {
+		f.m = make(map[string]int, len(f.v.Blocks))
+		for i, b := range f.v.Blocks {
+			if _, dup := f.m[b.ID]; !dup {
+				f.m[b.ID] = i
+			}
 		}
 	}
-	return m
+	if f.m != nil {
+		i, ok := f.m[id]
+		return i, ok
+	}
+	for i, b := range f.v.Blocks {
+		if b.ID == id {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 func idBytes(id ID) []byte {
@@ -130,11 +153,7 @@ func compactTxnOf(t *Txn, v, p *Version) compactTxn {
 	} else {
 		c.Time = t.Time
 	}
-	vi := blockIndex(v)
-	var pi map[string]int
-	if p != nil {
-		pi = blockIndex(p)
-	}
+	vi, pi := &blockFinder{v: v}, &blockFinder{v: p}
 	for _, e := range t.Events {
 		ce := compactEvent{}
 		for i, op := range txnOps {
@@ -145,19 +164,21 @@ func compactTxnOf(t *Txn, v, p *Version) compactTxn {
 		if ce.Op == 0 {
 			ce.OpLiteral = e.Op
 		}
-		if i, ok := vi[e.BlockID]; ok {
-			ce.Where, ce.Idx = blockInV, i
-		} else if i, ok := pi[e.BlockID]; ok {
-			ce.Where, ce.Idx = blockInP, i
+		vIdx, inV := vi.find(e.BlockID)
+		pIdx, inP := pi.find(e.BlockID)
+		if inV {
+			ce.Where, ce.Idx = blockInV, vIdx
+		} else if inP {
+			ce.Where, ce.Idx = blockInP, pIdx
 		} else {
 			ce.Block = e.BlockID
 		}
-		if i, ok := pi[e.BlockID]; ok && !e.Before.IsZero() && p.Blocks[i].Content == e.Before {
+		if inP && !e.Before.IsZero() && p.Blocks[pIdx].Content == e.Before {
 			ce.BeforeInP = true
 		} else {
 			ce.Before = idBytes(e.Before)
 		}
-		if i, ok := vi[e.BlockID]; ok && !e.After.IsZero() && v.Blocks[i].Content == e.After {
+		if inV && !e.After.IsZero() && v.Blocks[vIdx].Content == e.After {
 			ce.AfterInV = true
 		} else {
 			ce.After = idBytes(e.After)
@@ -209,6 +230,7 @@ func (c *compactTxn) expand(v, p *Version) (*Txn, error) {
 	if c.Flags&txnTimeFromV != 0 {
 		t.Time = v.Time
 	}
+	vi, pi := &blockFinder{v: v}, &blockFinder{v: p}
 	for _, ce := range c.Events {
 		e := TxnEvent{Op: ce.OpLiteral}
 		if ce.Op > 0 {
@@ -240,7 +262,7 @@ func (c *compactTxn) expand(v, p *Version) (*Txn, error) {
 			if err := needP(); err != nil {
 				return nil, err
 			}
-			i, ok := blockIndex(p)[e.BlockID]
+			i, ok := pi.find(e.BlockID)
 			if !ok {
 				return nil, fmt.Errorf("%w: compact txn: block %s not in the base version", ErrCorrupt, e.BlockID)
 			}
@@ -249,7 +271,7 @@ func (c *compactTxn) expand(v, p *Version) (*Txn, error) {
 			return nil, err
 		}
 		if ce.AfterInV {
-			i, ok := blockIndex(v)[e.BlockID]
+			i, ok := vi.find(e.BlockID)
 			if !ok {
 				return nil, fmt.Errorf("%w: compact txn: block %s not in its version", ErrCorrupt, e.BlockID)
 			}
@@ -287,11 +309,7 @@ func (s *Store) compactTxnInBatch(b *pebble.Batch, vid ID, v *Version) {
 	}
 	var p *Version
 	if len(v.Parents) > 0 {
-		pk, pdata, err := s.getWith(v.Parents[0], s.batchLookup(b))
-		if err != nil || pk != KindVersion {
-			return
-		}
-		if p, err = DecodeVersion(pdata); err != nil {
+		if p, err = s.decodedVersion(v.Parents[0], s.batchLookup(b)); err != nil {
 			return
 		}
 	}
@@ -330,31 +348,17 @@ func (s *Store) rebuildTxn(id ID, val []byte, get lookup) ([]byte, error) {
 	if err := kv.Unmarshal(val[2+len(vid):], &c); err != nil {
 		return nil, fmt.Errorf("%w: txn %s: %v", ErrCorrupt, id.Short(), err)
 	}
-	vk, vdata, err := s.getWith(vid, get)
+	v, err := s.decodedVersion(vid, get)
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("%w: txn %s is stored by reference to version %s, which is missing", ErrCorrupt, id.Short(), vid.Short())
 	}
 	if err != nil {
-		return nil, err
-	}
-	if vk != KindVersion {
-		return nil, fmt.Errorf("%w: txn %s refers to %s, a %s", ErrCorrupt, id.Short(), vid.Short(), vk)
-	}
-	v, err := DecodeVersion(vdata)
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("txn %s: %w", id.Short(), err)
 	}
 	var p *Version
 	if len(v.Parents) > 0 && (c.Flags&(txnBaseIsP|txnBaseFPFromP) != 0 || usesP(c.Events)) {
-		pk, pdata, err := s.getWith(v.Parents[0], get)
-		if err != nil {
+		if p, err = s.decodedVersion(v.Parents[0], get); err != nil {
 			return nil, fmt.Errorf("txn %s: base version: %w", id.Short(), err)
-		}
-		if pk != KindVersion {
-			return nil, fmt.Errorf("%w: txn %s: base %s is a %s", ErrCorrupt, id.Short(), v.Parents[0].Short(), pk)
-		}
-		if p, err = DecodeVersion(pdata); err != nil {
-			return nil, err
 		}
 	}
 	t, err := c.expand(v, p)
@@ -378,4 +382,35 @@ func usesP(es []compactEvent) bool {
 		}
 	}
 	return false
+}
+
+// decodedVersion returns version id decoded, from the small cache of
+// decoded versions when it is there. The result is shared: read it only.
+func (s *Store) decodedVersion(id ID, get lookup) (*Version, error) {
+	if v, ok := s.decoded.get(id); ok {
+		return v, nil
+	}
+	k, data, err := s.getWith(id, get)
+	if err != nil {
+		return nil, err
+	}
+	if k != KindVersion {
+		return nil, fmt.Errorf("%w: %s is a %s, not a version", ErrCorrupt, id.Short(), k)
+	}
+	v, err := DecodeVersion(data)
+	if err != nil {
+		return nil, err
+	}
+	s.decoded.add(id, v)
+	return v, nil
+}
+
+// cloneVersion copies v deeply enough that changes to v's slices do not
+// reach the copy.
+func cloneVersion(v *Version) *Version {
+	c := *v
+	c.Parents = append([]ID(nil), v.Parents...)
+	c.Blocks = append([]BlockEntry(nil), v.Blocks...)
+	c.Attrs.Tags = append([]string(nil), v.Attrs.Tags...)
+	return &c
 }
