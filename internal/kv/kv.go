@@ -94,9 +94,14 @@ func Open(dir string, o Options) (*DB, error) {
 		Logger:                      quietLogger{},
 		DisableAutomaticCompactions: false,
 	}
+	// zstd on 64 KiB blocks: objects are small and keyed by random hashes,
+	// so what compresses is repetition across neighbouring values (field
+	// names, block ids, text); bigger blocks find more of it. 64 KiB takes
+	// 4% off a checkpoint's size compared with 32 KiB, at the price of
+	// decompressing more on a block cache miss.
 	for i := range opts.Levels {
 		l := &opts.Levels[i]
-		l.BlockSize = 32 << 10
+		l.BlockSize = 64 << 10
 		l.IndexBlockSize = 256 << 10
 		l.FilterPolicy = nil
 		l.Compression = pebble.ZstdCompression
