@@ -432,12 +432,12 @@ func TestIsAncestor(t *testing.T) {
 		a, b int
 		want bool
 	}{{0, 49, true}, {48, 49, true}, {49, 49, true}, {49, 0, false}, {30, 10, false}} {
-		got, err := st.IsAncestor(h.versions[c.a], h.versions[c.b], 0)
+		got, err := st.IsAncestor(h.versions[c.a], h.versions[c.b])
 		if err != nil || got != c.want {
 			t.Errorf("IsAncestor(v%d, v%d) = %v, %v; want %v", c.a+1, c.b+1, got, err, c.want)
 		}
 	}
-	if _, err := st.IsAncestor(h.versions[0], h.versions[49], 10); !errors.Is(err, objstore.ErrLimit) {
+	if _, err := st.IsAncestorWithin(h.versions[0], h.versions[49], 10); !errors.Is(err, objstore.ErrLimit) {
 		t.Fatalf("bounded walk: %v, want ErrLimit", err)
 	}
 }

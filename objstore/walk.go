@@ -143,13 +143,21 @@ func walkOrder(k Kind, data []byte) ([]ID, error) {
 	return append(refs[n:], parents...), nil
 }
 
+// DefaultAncestorLimit is the bound IsAncestor walks within.
+const DefaultAncestorLimit = 100_000
+
 // IsAncestor reports whether version a is b or an ancestor of b, following
-// parents from b breadth first through at most limit versions (limit <= 0
-// means 100,000). It returns ErrLimit when the bound is reached first, and
+// parents from b breadth first through at most DefaultAncestorLimit
+// versions. It returns ErrLimit when the bound is reached first, and
 // ErrNotFound when a version on the way is missing.
-func (s *Store) IsAncestor(a, b ID, limit int) (bool, error) {
+func (s *Store) IsAncestor(a, b ID) (bool, error) {
+	return s.IsAncestorWithin(a, b, DefaultAncestorLimit)
+}
+
+// IsAncestorWithin is IsAncestor with a bound of limit versions.
+func (s *Store) IsAncestorWithin(a, b ID, limit int) (bool, error) {
 	if limit <= 0 {
-		limit = 100_000
+		limit = DefaultAncestorLimit
 	}
 	seen := map[ID]bool{b: true}
 	queue := []ID{b}
