@@ -474,3 +474,15 @@ func TestDeleteKeepsDeltaBases(t *testing.T) {
 		t.Fatalf("%d objects left", n)
 	}
 }
+
+func TestDeltaIntervalOneStoresWhole(t *testing.T) {
+	db := openDB(t)
+	st := objstore.NewWithOptions(db, objstore.Options{DeltaInterval: 1})
+	h := writeHistory(t, db, st, 5, 20, 1)
+	for i, id := range h.versions {
+		if in := stored(t, st)[id]; in.Codec == 2 || in.Depth != 0 {
+			t.Fatalf("version %d stored as codec %d depth %d with deltas off", i+1, in.Codec, in.Depth)
+		}
+	}
+	checkHistory(t, db, h)
+}
