@@ -11,11 +11,12 @@ import (
 // (they are checked before they go in), so the cache never needs
 // invalidating: an id's content cannot change.
 type versionCache struct {
-	mu    sync.Mutex // guards everything below
-	max   int        // byte budget
-	size  int
-	order *list.List // front = most recently used; values are *cacheEntry
-	byID  map[ID]*list.Element
+	mu     sync.Mutex // guards everything below
+	max    int        // byte budget
+	size   int
+	order  *list.List // front = most recently used; values are *cacheEntry
+	byID   map[ID]*list.Element
+	prefix map[[refLen]byte]ID // reference prefix -> a cached id with it
 }
 
 type cacheEntry struct {
@@ -24,7 +25,7 @@ type cacheEntry struct {
 }
 
 func newVersionCache(maxBytes int) *versionCache {
-	return &versionCache{max: maxBytes, order: list.New(), byID: map[ID]*list.Element{}}
+	return &versionCache{max: maxBytes, order: list.New(), byID: map[ID]*list.Element{}, prefix: map[[refLen]byte]ID{}}
 }
 
 // get returns the cached bytes of id; the caller must not modify them.
@@ -55,14 +56,29 @@ func (c *versionCache) add(id ID, data []byte) {
 		return
 	}
 	c.byID[id] = c.order.PushFront(&cacheEntry{id: id, data: data})
+	c.prefix[refOf(id)] = id
 	c.size += len(data)
 	for c.size > c.max {
 		e := c.order.Back()
 		ce := e.Value.(*cacheEntry)
 		c.order.Remove(e)
 		delete(c.byID, ce.id)
+		if p := refOf(ce.id); c.prefix[p] == ce.id {
+			delete(c.prefix, p)
+		}
 		c.size -= len(ce.data)
 	}
+}
+
+// byPrefix returns a cached id that starts with reference prefix p.
+func (c *versionCache) byPrefix(p [refLen]byte) (ID, bool) {
+	if c.max <= 0 {
+		return ID{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id, ok := c.prefix[p]
+	return id, ok
 }
 
 // decodedCache keeps a few decoded versions (a checkpoint's transaction is

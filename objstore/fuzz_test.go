@@ -22,7 +22,7 @@ func FuzzDelta(f *testing.F) {
 			t.Fatalf("applyDelta returned %d bytes, want %d", len(out), len(target))
 		}
 		parseDeltaHeader(append([]byte{codecDelta, byte(KindVersion)}, ops...))
-		storedInfo(ops)
+		parseStored(ops)
 		firstParent(target)
 		var c compactTxn
 		if kv.Unmarshal(ops, &c) == nil {

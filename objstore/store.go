@@ -96,9 +96,6 @@ func Key(id ID) []byte {
 	return append(k, id[:]...)
 }
 
-// lookup reads a stored value by key; it returns kv.ErrNotFound when absent.
-type lookup func(key []byte) ([]byte, error)
-
 // Put adds object (k, data) to batch b unless the store already has it,
 // and returns its id. data must be canonical bytes. The object becomes
 // visible when b commits.
@@ -178,8 +175,9 @@ func (s *Store) encodeDelta(b *pebble.Batch, data []byte) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	get := s.batchLookup(b)
-	pv, err := get(Key(parent))
+	src := newSource(s, b)
+	defer src.close()
+	pv, err := src.get(Key(parent))
 	if err != nil || len(pv) < 2 || Kind(pv[1]) != KindVersion {
 		return nil, false
 	}
@@ -194,7 +192,7 @@ func (s *Store) encodeDelta(b *pebble.Batch, data []byte) ([]byte, bool) {
 	if depth+1 >= uint64(s.interval) {
 		return nil, false
 	}
-	base, err := s.rebuild(parent, pv, get)
+	base, err := s.rebuild(parent, pv, src, 0)
 	if err != nil {
 		return nil, false
 	}
@@ -202,10 +200,10 @@ func (s *Store) encodeDelta(b *pebble.Batch, data []byte) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	out := make([]byte, 0, 2+binary.MaxVarintLen64*2+len(parent)+len(ops))
+	out := make([]byte, 0, 2+binary.MaxVarintLen64*2+refLen+len(ops))
 	out = append(out, codecDelta, byte(KindVersion))
 	out = binary.AppendUvarint(out, depth+1)
-	out = append(out, parent[:]...)
+	out = append(out, parent[:refLen]...)
 	out = binary.AppendUvarint(out, uint64(len(data)))
 	out = append(out, ops...)
 	if len(out) >= len(data) {
@@ -218,43 +216,6 @@ func (s *Store) encodeDelta(b *pebble.Batch, data []byte) ([]byte, bool) {
 	return out, true
 }
 
-// batchLookup reads from the store, then from b's own records (last write
-// wins), so that a version can use a parent put earlier in the same batch.
-func (s *Store) batchLookup(b *pebble.Batch) lookup {
-	return func(key []byte) ([]byte, error) {
-		v, err := kv.Get(s.db, key)
-		if !errors.Is(err, kv.ErrNotFound) || b == nil || b.Count() > maxBatchScan {
-			return v, err
-		}
-		var found []byte
-		r := b.Reader()
-		for {
-			kind, k, val, ok, err := r.Next()
-			if err != nil {
-				return nil, fmt.Errorf("objstore: read batch: %w", err)
-			}
-			if !ok {
-				break
-			}
-			if !bytes.Equal(k, key) {
-				continue
-			}
-			switch kind {
-			case pebble.InternalKeyKindSet:
-				found = val
-			case pebble.InternalKeyKindDelete, pebble.InternalKeyKindSingleDelete:
-				found = nil
-			}
-		}
-		if found == nil {
-			return nil, kv.ErrNotFound
-		}
-		return bytes.Clone(found), nil
-	}
-}
-
-func (s *Store) dbLookup(key []byte) ([]byte, error) { return kv.Get(s.db, key) }
-
 // Has reports whether the store has object id.
 func (s *Store) Has(id ID) (bool, error) { return kv.Has(s.db, Key(id)) }
 
@@ -264,7 +225,9 @@ func (s *Store) Has(id ID) (bool, error) { return kv.Has(s.db, Key(id)) }
 // its id on the way, and a mismatch is ErrCorrupt. The caller may modify
 // the bytes.
 func (s *Store) Get(id ID) (Kind, []byte, error) {
-	k, data, err := s.getWith(id, s.dbLookup)
+	src := newSource(s, nil)
+	defer src.close()
+	k, data, err := s.getWith(id, src)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -276,8 +239,8 @@ func (s *Store) Get(id ID) (Kind, []byte, error) {
 
 // getWith is Get reading through get. A version's bytes may be shared with
 // the cache and must not be modified.
-func (s *Store) getWith(id ID, get lookup) (Kind, []byte, error) {
-	v, err := get(Key(id))
+func (s *Store) getWith(id ID, src source) (Kind, []byte, error) {
+	v, err := src.get(Key(id))
 	if errors.Is(err, kv.ErrNotFound) {
 		return 0, nil, fmt.Errorf("%w: %s", ErrNotFound, id.Short())
 	}
@@ -287,13 +250,13 @@ func (s *Store) getWith(id ID, get lookup) (Kind, []byte, error) {
 	if len(v) >= 2 {
 		switch v[0] {
 		case codecDelta:
-			data, err := s.rebuild(id, v, get)
+			data, err := s.rebuild(id, v, src, 0)
 			if err != nil {
 				return 0, nil, err
 			}
 			return Kind(v[1]), data, nil
 		case codecTxnOf:
-			data, err := s.rebuildTxn(id, v, get)
+			data, err := s.rebuildTxn(id, v, src)
 			if err != nil {
 				return 0, nil, err
 			}
@@ -309,9 +272,9 @@ func (s *Store) getWith(id ID, get lookup) (Kind, []byte, error) {
 
 // deltaHeader is the fixed part of a delta-coded value.
 type deltaHeader struct {
-	depth uint64 // deltas between this version and a whole one, >= 1
-	base  ID     // the first parent, which the delta applies to
-	size  int    // length of the rebuilt canonical bytes
+	depth uint64       // deltas between this version and a whole one, >= 1
+	base  [refLen]byte // prefix of the first parent's id, which the delta applies to
+	size  int          // length of the rebuilt canonical bytes
 	ops   []byte
 }
 
@@ -326,11 +289,11 @@ func parseDeltaHeader(v []byte) (deltaHeader, error) {
 		return h, fmt.Errorf("%w: delta depth", ErrCorrupt)
 	}
 	p = p[n:]
-	if len(p) < len(h.base) {
-		return h, fmt.Errorf("%w: delta base id truncated", ErrCorrupt)
+	if len(p) < refLen {
+		return h, fmt.Errorf("%w: delta base truncated", ErrCorrupt)
 	}
 	copy(h.base[:], p)
-	p = p[len(h.base):]
+	p = p[refLen:]
 	size, n := binary.Uvarint(p)
 	if n <= 0 || size > 1<<30 {
 		return h, fmt.Errorf("%w: delta size", ErrCorrupt)
@@ -340,69 +303,78 @@ func parseDeltaHeader(v []byte) (deltaHeader, error) {
 }
 
 // rebuild returns the canonical bytes of version id whose stored value is
-// v, following its delta chain through get. Every version it rebuilds is
-// checked against its id and cached. The result must not be modified.
-func (s *Store) rebuild(id ID, v []byte, get lookup) ([]byte, error) {
+// v, following its delta chain through src (at most maxChain deep). The
+// base is the candidate for the header's prefix with which the rebuilt
+// bytes hash to id; every version rebuilt on the way is checked the same
+// way and cached. The result must not be modified.
+func (s *Store) rebuild(id ID, v []byte, src source, depth int) ([]byte, error) {
 	if data, ok := s.cache.get(id); ok {
 		return data, nil
 	}
-	type link struct {
-		id ID
-		h  deltaHeader
-	}
-	var chain []link
-	cur, val := id, v
-	var data []byte
-	for {
-		if d, ok := s.cache.get(cur); ok {
-			data = d
-			break
+	if len(v) < 2 || v[0] != codecDelta {
+		k, data, err := DecodeStored(v)
+		if err != nil {
+			return nil, fmt.Errorf("object %s: %w", id.Short(), err)
 		}
-		if len(val) < 2 || val[0] != codecDelta {
-			k, d, err := DecodeStored(val)
+		if k != KindVersion || Sum(k, data) != id {
+			return nil, fmt.Errorf("%w: delta base %s does not hash to its id", ErrCorrupt, id.Short())
+		}
+		s.cache.add(id, data)
+		return data, nil
+	}
+	if Kind(v[1]) != KindVersion {
+		return nil, fmt.Errorf("%w: object %s: delta of kind %s", ErrCorrupt, id.Short(), Kind(v[1]))
+	}
+	h, err := parseDeltaHeader(v)
+	if err != nil {
+		return nil, fmt.Errorf("object %s: %w", id.Short(), err)
+	}
+	if depth >= maxChain {
+		return nil, fmt.Errorf("%w: object %s: delta chain longer than %d", ErrCorrupt, id.Short(), maxChain)
+	}
+	var out []byte
+	failure := fmt.Errorf("%w: delta base %x… of %s is missing", ErrCorrupt, h.base[:], id.Short())
+	err = src.eachCandidate(h.base, func(c ID) (bool, error) {
+		if c == id {
+			return false, nil
+		}
+		base, ok := s.cache.get(c)
+		if !ok {
+			bv, err := src.get(Key(c))
+			if errors.Is(err, kv.ErrNotFound) {
+				return false, nil
+			}
 			if err != nil {
-				return nil, fmt.Errorf("object %s: %w", cur.Short(), err)
+				return false, err
 			}
-			if k != KindVersion || Sum(k, d) != cur {
-				return nil, fmt.Errorf("%w: delta base %s does not hash to its id", ErrCorrupt, cur.Short())
+			if len(bv) < 2 || Kind(bv[1]) != KindVersion {
+				return false, nil // another kind of object that shares the prefix
 			}
-			s.cache.add(cur, d)
-			data = d
-			break
+			if base, err = s.rebuild(c, bv, src, depth+1); err != nil {
+				failure = err
+				return false, nil
+			}
 		}
-		h, err := parseDeltaHeader(val)
+		o, err := applyDelta(base, c, h.ops, h.size)
 		if err != nil {
-			return nil, fmt.Errorf("object %s: %w", cur.Short(), err)
+			failure = fmt.Errorf("object %s: %w", id.Short(), err)
+			return false, nil
 		}
-		if Kind(val[1]) != KindVersion {
-			return nil, fmt.Errorf("%w: object %s: delta of kind %s", ErrCorrupt, cur.Short(), Kind(val[1]))
+		if Sum(KindVersion, o) != id {
+			failure = fmt.Errorf("%w: version %s rebuilt from its delta does not hash to its id", ErrCorrupt, id.Short())
+			return false, nil
 		}
-		if len(chain) >= maxChain {
-			return nil, fmt.Errorf("%w: object %s: delta chain longer than %d", ErrCorrupt, id.Short(), maxChain)
-		}
-		chain = append(chain, link{cur, h})
-		cur = h.base
-		val, err = get(Key(cur))
-		if errors.Is(err, kv.ErrNotFound) {
-			return nil, fmt.Errorf("%w: delta base %s of %s is missing", ErrCorrupt, cur.Short(), chain[len(chain)-1].id.Short())
-		}
-		if err != nil {
-			return nil, err
-		}
+		out = o
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	for i := len(chain) - 1; i >= 0; i-- {
-		l := chain[i]
-		out, err := applyDelta(data, l.h.base, l.h.ops, l.h.size)
-		if err != nil {
-			return nil, fmt.Errorf("object %s: %w", l.id.Short(), err)
-		}
-		if Sum(KindVersion, out) != l.id {
-			return nil, fmt.Errorf("%w: version %s rebuilt from its delta does not hash to its id", ErrCorrupt, l.id.Short())
-		}
-		s.cache.add(l.id, out)
-		data = out
+	if out == nil {
+		return nil, failure
 	}
-	return data, nil
+	s.cache.add(id, out)
+	return out, nil
 }
 
 // Verify reads object id, checks that it hashes to id and that every

@@ -486,3 +486,29 @@ func TestDeltaIntervalOneStoresWhole(t *testing.T) {
 	}
 	checkHistory(t, db, h)
 }
+
+// TestSharedReferencePrefix plants decoy versions whose keys share the
+// 8-byte prefix by which a delta names its base and a compact txn its
+// version: reads must try past them and still return the right bytes.
+func TestSharedReferencePrefix(t *testing.T) {
+	db := openDB(t)
+	st := objstore.New(db)
+	h := writeHistory(t, db, st, 4, 10, 1)
+	decoy := objstore.EncodeStored(objstore.KindVersion, []byte("\x81\xa3doc\xa1x"))
+	for _, target := range []objstore.ID{h.versions[1], h.versions[3]} {
+		for _, tail := range []byte{0x00, 0xff} {
+			id := target
+			for i := 8; i < len(id); i++ {
+				id[i] = tail
+			}
+			if err := db.Set(objstore.Key(id), decoy, kv.Sync); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	checkHistory(t, db, h) // no cache: every candidate is tried in key order
+	info := stored(t, st)
+	if info[h.versions[2]].Base != h.versions[1] || info[h.txns[3]].Base != h.versions[3] {
+		t.Fatalf("ForEach resolved bases %s and %s", info[h.versions[2]].Base.Short(), info[h.txns[3]].Base.Short())
+	}
+}

@@ -295,7 +295,9 @@ func (s *Store) compactTxnInBatch(b *pebble.Batch, vid ID, v *Version) {
 	if has, err := kv.Has(s.db, key); err != nil || has {
 		return
 	}
-	raw, err := s.batchLookup(b)(key)
+	src := newSource(s, b)
+	defer src.close()
+	raw, err := src.get(key)
 	if err != nil || len(raw) < 2 || raw[0] > codecZstd || Kind(raw[1]) != KindTxn {
 		return
 	}
@@ -309,7 +311,7 @@ func (s *Store) compactTxnInBatch(b *pebble.Batch, vid ID, v *Version) {
 	}
 	var p *Version
 	if len(v.Parents) > 0 {
-		if p, err = s.decodedVersion(v.Parents[0], s.batchLookup(b)); err != nil {
+		if p, err = s.decodedVersion(v.Parents[0], src); err != nil {
 			return
 		}
 	}
@@ -318,9 +320,9 @@ func (s *Store) compactTxnInBatch(b *pebble.Batch, vid ID, v *Version) {
 	if err != nil {
 		return
 	}
-	out := make([]byte, 0, 2+len(vid)+len(enc))
+	out := make([]byte, 0, 2+refLen+len(enc))
 	out = append(out, codecTxnOf, byte(KindTxn))
-	out = append(out, vid[:]...)
+	out = append(out, vid[:refLen]...)
 	out = append(out, enc...)
 	if len(out) >= len(raw) {
 		return
@@ -337,42 +339,60 @@ func (s *Store) compactTxnInBatch(b *pebble.Batch, vid ID, v *Version) {
 }
 
 // rebuildTxn returns the canonical bytes of transaction id stored with
-// codecTxnOf as value val, checked against id.
-func (s *Store) rebuildTxn(id ID, val []byte, get lookup) ([]byte, error) {
-	if len(val) < 2+len(id) {
+// codecTxnOf as value val, checked against id. Its version is the
+// candidate for the stored prefix whose txn field is id.
+func (s *Store) rebuildTxn(id ID, val []byte, src source) ([]byte, error) {
+	if len(val) < 2+refLen {
 		return nil, fmt.Errorf("%w: txn %s: compact form truncated", ErrCorrupt, id.Short())
 	}
-	var vid ID
-	copy(vid[:], val[2:])
 	var c compactTxn
-	if err := kv.Unmarshal(val[2+len(vid):], &c); err != nil {
+	if err := kv.Unmarshal(val[2+refLen:], &c); err != nil {
 		return nil, fmt.Errorf("%w: txn %s: %v", ErrCorrupt, id.Short(), err)
 	}
-	v, err := s.decodedVersion(vid, get)
-	if errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("%w: txn %s is stored by reference to version %s, which is missing", ErrCorrupt, id.Short(), vid.Short())
-	}
-	if err != nil {
-		return nil, fmt.Errorf("txn %s: %w", id.Short(), err)
-	}
-	var p *Version
-	if len(v.Parents) > 0 && (c.Flags&(txnBaseIsP|txnBaseFPFromP) != 0 || usesP(c.Events)) {
-		if p, err = s.decodedVersion(v.Parents[0], get); err != nil {
-			return nil, fmt.Errorf("txn %s: base version: %w", id.Short(), err)
+	var out []byte
+	failure := fmt.Errorf("%w: txn %s is stored against version %x…, which is missing", ErrCorrupt, id.Short(), val[2:2+refLen])
+	err := src.eachCandidate([refLen]byte(val[2:2+refLen]), func(vid ID) (bool, error) {
+		v, err := s.decodedVersion(vid, src)
+		if err != nil {
+			if !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrCorrupt) {
+				return false, err
+			}
+			failure = fmt.Errorf("txn %s: %w", id.Short(), err)
+			return false, nil
 		}
-	}
-	t, err := c.expand(v, p)
-	if err != nil {
-		return nil, fmt.Errorf("txn %s: %w", id.Short(), err)
-	}
-	data, err := kv.Marshal(t)
+		if v.Txn != id {
+			return false, nil // another version with the same prefix
+		}
+		var p *Version
+		if len(v.Parents) > 0 && (c.Flags&(txnBaseIsP|txnBaseFPFromP) != 0 || usesP(c.Events)) {
+			if p, err = s.decodedVersion(v.Parents[0], src); err != nil {
+				failure = fmt.Errorf("txn %s: base version: %w", id.Short(), err)
+				return false, nil
+			}
+		}
+		t, err := c.expand(v, p)
+		if err != nil {
+			failure = fmt.Errorf("txn %s: %w", id.Short(), err)
+			return false, nil
+		}
+		data, err := kv.Marshal(t)
+		if err != nil {
+			return false, err
+		}
+		if Sum(KindTxn, data) != id {
+			failure = fmt.Errorf("%w: txn %s rebuilt from its version does not hash to its id", ErrCorrupt, id.Short())
+			return false, nil
+		}
+		out = data
+		return true, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if Sum(KindTxn, data) != id {
-		return nil, fmt.Errorf("%w: txn %s rebuilt from its version does not hash to its id", ErrCorrupt, id.Short())
+	if out == nil {
+		return nil, failure
 	}
-	return data, nil
+	return out, nil
 }
 
 func usesP(es []compactEvent) bool {
@@ -386,11 +406,11 @@ func usesP(es []compactEvent) bool {
 
 // decodedVersion returns version id decoded, from the small cache of
 // decoded versions when it is there. The result is shared: read it only.
-func (s *Store) decodedVersion(id ID, get lookup) (*Version, error) {
+func (s *Store) decodedVersion(id ID, src source) (*Version, error) {
 	if v, ok := s.decoded.get(id); ok {
 		return v, nil
 	}
-	k, data, err := s.getWith(id, get)
+	k, data, err := s.getWith(id, src)
 	if err != nil {
 		return nil, err
 	}

@@ -170,7 +170,7 @@ func (s *Store) IsAncestorWithin(a, b ID, limit int) (bool, error) {
 		if n >= limit {
 			return false, fmt.Errorf("%w: %s not found among %d ancestors of %s", ErrLimit, a.Short(), limit, b.Short())
 		}
-		k, data, err := s.getWith(id, s.dbLookup)
+		k, data, err := s.Get(id)
 		if err != nil {
 			return false, err
 		}
@@ -229,7 +229,15 @@ func (s *Store) ForEach(fn func(id ID, info StoredInfo) error) error {
 			return fmt.Errorf("%w: object key %x has the wrong length", ErrCorrupt, k)
 		}
 		copy(id[:], k[len(p):])
-		info, err := storedInfo(it.Value())
+		info, ref, err := parseStored(it.Value())
+		if err == nil && info.Codec >= codecDelta {
+			info.Base, err = s.resolveRef(id, info.Codec, ref)
+			if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNotFound) {
+				// What it is stored against is gone or damaged: nothing
+				// to protect from Delete; Verify reports the object.
+				info.Base, err = ID{}, nil
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("object %s: %w", id.Short(), err)
 		}
@@ -240,28 +248,68 @@ func (s *Store) ForEach(fn func(id ID, info StoredInfo) error) error {
 	return it.Error()
 }
 
-func storedInfo(v []byte) (StoredInfo, error) {
+// parseStored reads a stored value's header; ref is the prefix of the
+// object it is stored against (codecs 2 and 3).
+func parseStored(v []byte) (info StoredInfo, ref [refLen]byte, err error) {
 	if len(v) < 2 {
-		return StoredInfo{}, fmt.Errorf("%w: stored value too short", ErrCorrupt)
+		return info, ref, fmt.Errorf("%w: stored value too short", ErrCorrupt)
 	}
-	info := StoredInfo{Codec: v[0], Kind: Kind(v[1]), Size: len(v)}
+	info = StoredInfo{Codec: v[0], Kind: Kind(v[1]), Size: len(v)}
 	switch v[0] {
 	case codecRaw, codecZstd:
 	case codecDelta:
 		h, err := parseDeltaHeader(v)
 		if err != nil {
-			return info, err
+			return info, ref, err
 		}
-		info.Base, info.Depth = h.base, int(h.depth)
+		ref, info.Depth = h.base, int(h.depth)
 	case codecTxnOf:
-		if len(v) < 2+len(info.Base) {
-			return info, fmt.Errorf("%w: compact txn truncated", ErrCorrupt)
+		if len(v) < 2+refLen {
+			return info, ref, fmt.Errorf("%w: compact txn truncated", ErrCorrupt)
 		}
-		copy(info.Base[:], v[2:])
+		ref = [refLen]byte(v[2 : 2+refLen])
 	default:
-		return info, fmt.Errorf("%w: unknown codec %d", ErrCorrupt, v[0])
+		return info, ref, fmt.Errorf("%w: unknown codec %d", ErrCorrupt, v[0])
 	}
-	return info, nil
+	return info, ref, nil
+}
+
+// resolveRef turns the reference prefix in object id's stored form into
+// the full id of the object it is stored against: the only version with
+// that prefix, or, should several share it, the first parent (a delta) or
+// the version whose txn is id (a compact txn).
+func (s *Store) resolveRef(id ID, codec byte, ref [refLen]byte) (ID, error) {
+	src := newSource(s, nil)
+	defer src.close()
+	cands, err := src.withPrefix(ref[:])
+	if err != nil {
+		return ID{}, err
+	}
+	var versions []ID
+	for _, c := range cands {
+		if v, err := kv.Get(s.db, Key(c)); err == nil && len(v) >= 2 && Kind(v[1]) == KindVersion && c != id {
+			versions = append(versions, c)
+		}
+	}
+	if len(versions) == 1 {
+		return versions[0], nil
+	}
+	if codec == codecDelta {
+		_, data, err := s.getWith(id, src)
+		if err != nil {
+			return ID{}, err
+		}
+		if p, ok := firstParent(data); ok {
+			return p, nil
+		}
+	} else {
+		for _, c := range versions {
+			if v, err := s.decodedVersion(c, src); err == nil && v.Txn == id {
+				return c, nil
+			}
+		}
+	}
+	return ID{}, fmt.Errorf("%w: the object it is stored against (%x…) is missing", ErrCorrupt, ref[:])
 }
 
 // Delete adds the deletion of objects ids to b (gc uses it for objects
@@ -293,7 +341,7 @@ func (s *Store) Delete(b *pebble.Batch, ids []ID) error {
 			return nil
 		}
 		// A compact transaction also reads its version's first parent.
-		_, vdata, err := s.getWith(info.Base, s.dbLookup)
+		_, vdata, err := s.Get(info.Base)
 		if err != nil {
 			return fmt.Errorf("txn %s: %w", id.Short(), err)
 		}
