@@ -53,19 +53,21 @@ func makeDelta(base []byte, baseID ID, target []byte) ([]byte, error) {
 			}
 		}
 	}
-	d := deltaWriter{out: make([]byte, 0, 256)}
+	// Where the target holds the base's id (a version's first parent), a
+	// literal insert of it becomes opBaseID.
+	d := deltaWriter{out: make([]byte, 0, 256), target: target, baseID: baseID}
+	for _, t := range ttoks {
+		tok := target[t.off:t.end]
+		if len(tok) == 34 && tok[0] == 0xc4 && tok[1] == 32 && bytes.Equal(tok[2:], baseID[:]) {
+			d.idAt = append(d.idAt, t.off+2)
+		}
+	}
 	emitted := 0 // target[:emitted] is covered by ops
 	for _, t := range ttoks {
 		if t.off < emitted {
 			continue
 		}
 		tok := target[t.off:t.end]
-		if len(tok) == 34 && tok[0] == 0xc4 && tok[1] == 32 && bytes.Equal(tok[2:], baseID[:]) {
-			d.insert(target[emitted : t.off+2])
-			d.out = append(d.out, opBaseID)
-			emitted = t.end
-			continue
-		}
 		if len(tok) < minAnchor {
 			continue
 		}
@@ -87,11 +89,11 @@ func makeDelta(base []byte, baseID ID, target []byte) ([]byte, error) {
 		if te-ts < minCopy {
 			continue
 		}
-		d.insert(target[emitted:ts])
+		d.insertRange(emitted, ts)
 		d.copy(bs, te-ts)
 		emitted = te
 	}
-	d.insert(target[emitted:])
+	d.insertRange(emitted, len(target))
 	return d.out, nil
 }
 
@@ -108,6 +110,22 @@ func anchorHash(b []byte) uint64 {
 type deltaWriter struct {
 	out    []byte
 	cursor int
+	target []byte
+	baseID ID
+	idAt   []int // offsets in target where the base's 32-byte id starts
+}
+
+// insertRange adds target[from:to] as literals, with opBaseID for every
+// whole occurrence of the base's id recorded in idAt.
+func (d *deltaWriter) insertRange(from, to int) {
+	for _, at := range d.idAt {
+		if at >= from && at+len(d.baseID) <= to {
+			d.insert(d.target[from:at])
+			d.out = append(d.out, opBaseID)
+			from = at + len(d.baseID)
+		}
+	}
+	d.insert(d.target[from:to])
 }
 
 func (d *deltaWriter) insert(lit []byte) {
