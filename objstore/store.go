@@ -474,8 +474,9 @@ func EncodeStored(k Kind, data []byte) []byte {
 	return append(out, data...)
 }
 
-// DecodeStored is the inverse of EncodeStored. It cannot decode a delta,
-// which needs its base: use Store.Get for those.
+// DecodeStored is the inverse of EncodeStored. It cannot decode codecs 2
+// and 3 (a version delta, a transaction by reference), which need the
+// object they are stored against: Store.Get reads every codec.
 func DecodeStored(v []byte) (Kind, []byte, error) {
 	if len(v) < 2 {
 		return 0, nil, fmt.Errorf("%w: stored value too short", ErrCorrupt)
@@ -491,8 +492,8 @@ func DecodeStored(v []byte) (Kind, []byte, error) {
 			return 0, nil, fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
 		}
 		return k, data, nil
-	case codecDelta:
-		return 0, nil, fmt.Errorf("%w: a delta-coded value needs its base (use Store.Get)", ErrCorrupt)
+	case codecDelta, codecTxnOf:
+		return 0, nil, fmt.Errorf("%w: a value stored with codec %d needs the object it is stored against (use Store.Get)", ErrCorrupt, v[0])
 	}
 	return 0, nil, fmt.Errorf("%w: unknown codec %d", ErrCorrupt, v[0])
 }
