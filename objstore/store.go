@@ -19,9 +19,10 @@ var (
 	ErrCorrupt = errors.New("objstore: object corrupt")
 	// ErrDangling is returned by Verify when an object references one the store lacks.
 	ErrDangling = errors.New("objstore: object references a missing object")
-	// ErrDeltaBase is returned by Delete when a version to delete is the
-	// delta base of a stored version that is not deleted with it.
-	ErrDeltaBase = errors.New("objstore: version is the delta base of another stored version")
+	// ErrDeltaBase is returned by Delete when an object to delete is needed
+	// to read another stored object that is not deleted with it (the delta
+	// base of a version, the version a transaction is stored against).
+	ErrDeltaBase = errors.New("objstore: object is needed to read another stored object")
 	// ErrLimit is returned by IsAncestor when the walk reaches its bound.
 	ErrLimit = errors.New("objstore: walk limit reached")
 )
@@ -31,6 +32,7 @@ const (
 	codecRaw   byte = 0 // kind byte + canonical bytes
 	codecZstd  byte = 1 // kind byte + zstd(canonical bytes)
 	codecDelta byte = 2 // kind byte + delta against the first parent
+	// codecTxnOf (3), a transaction by reference to its version, is in txncodec.go.
 )
 
 // minCompress is the smallest payload worth trying zstd on.
@@ -60,10 +62,10 @@ type Options struct {
 
 // DefaultDeltaInterval is the delta interval used when Options leave it 0.
 // For a 200-block document a whole version costs about 9 KB and a delta
-// about 240 bytes; at 128 the whole ones add ~70 bytes per version, and the
+// about 215 bytes; at 128 the whole ones add ~70 bytes per version, and the
 // worst read (127 deltas, each applied and hash-checked, nothing cached)
-// takes about a millisecond. 256 would save another ~20 bytes per version
-// for twice that read.
+// takes 1-2 ms. 256 would save another ~35 bytes per version for twice
+// that read.
 const DefaultDeltaInterval = 128
 
 // Store reads and writes objects. It is safe for concurrent use.
@@ -136,7 +138,7 @@ func (s *Store) put(b *pebble.Batch, k Kind, data []byte, v *Version) (ID, error
 		return id, b.Set(Key(id), EncodeStored(k, data), nil)
 	}
 	s.cache.add(id, bytes.Clone(data))
-	stored, ok := s.encodeDelta(b, data)
+	stored, ok := s.encodeDelta(b, data, v)
 	if !ok {
 		stored = EncodeStored(k, data)
 	}
@@ -164,16 +166,25 @@ func (s *Store) PutTxn(b *pebble.Batch, t *Txn) (ID, error) {
 	return s.Put(b, KindTxn, data)
 }
 
-// encodeDelta returns the delta-coded stored form of version data, or
+// encodeDelta returns the delta-coded stored form of version data (v, when
+// not nil, is data decoded), or
 // false when it must be stored whole (no parent, parent unavailable, chain
 // at its bound, or a delta that would not be smaller).
-func (s *Store) encodeDelta(b *pebble.Batch, data []byte) ([]byte, bool) {
+func (s *Store) encodeDelta(b *pebble.Batch, data []byte, v *Version) ([]byte, bool) {
 	if s.interval <= 1 {
 		return nil, false
 	}
-	parent, ok := firstParent(data)
-	if !ok {
-		return nil, false
+	var parent ID
+	if v != nil {
+		if len(v.Parents) == 0 {
+			return nil, false
+		}
+		parent = v.Parents[0]
+	} else {
+		var ok bool
+		if parent, ok = firstParent(data); !ok {
+			return nil, false
+		}
 	}
 	src := newSource(s, b)
 	defer src.close()
