@@ -309,10 +309,10 @@ func (s *Store) compactTxnInBatch(b *pebble.Batch, vid ID, v *Version) {
 	if err != nil {
 		return
 	}
-	var p *Version
+	var p *Version // nil when V has no parent or it cannot be read: then nothing refers to it
 	if len(v.Parents) > 0 {
 		if p, err = s.decodedVersion(v.Parents[0], src); err != nil {
-			return
+			p = nil
 		}
 	}
 	c := compactTxnOf(t, v, p)
