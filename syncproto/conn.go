@@ -178,7 +178,7 @@ func (c *conn) handleFrame(typ websocket.MessageType, data []byte) {
 	if !ok {
 		c.send(&Error{Envelope: Envelope{ID: env.ID}, Code: CodeRateLimited,
 			Message:      fmt.Sprintf("more than %g messages per second; %s was dropped", c.srv.cfg.MessagesPerSecond, env.Type),
-			RetryAfterMs: max(wait.Milliseconds(), 1)})
+			RetryAfterMs: max((wait+time.Millisecond-1).Milliseconds(), 1)})
 		return
 	}
 	if hello, isHello := m.(*Hello); isHello {
@@ -229,14 +229,25 @@ func (c *conn) send(m Message) {
 
 // slow closes the connection as a slow consumer, dropping what is queued.
 func (c *conn) slow() {
-	c.closeWith(CloseSlowConsumer, "slow consumer; resume "+c.q.cursors(), false)
+	c.closeWithResume(CloseSlowConsumer, "slow consumer", false)
 }
 
 // closeWith makes the writer close the connection with code and reason:
 // after the frames already queued when flush, else at once (dropping
 // them). The first close wins.
 func (c *conn) closeWith(code websocket.StatusCode, reason string, flush bool) {
-	if c.q.close(code, clipReason(reason), flush) && code != websocket.StatusNormalClosure {
+	c.closeQueue(code, reason, flush, false)
+}
+
+// closeWithResume is closeWith for resumable closes: the reason ends with
+// the last cursor written per stream ("; resume doc:a@12 run:b@3"),
+// computed when the close frame is written.
+func (c *conn) closeWithResume(code websocket.StatusCode, reason string, flush bool) {
+	c.closeQueue(code, reason, flush, true)
+}
+
+func (c *conn) closeQueue(code websocket.StatusCode, reason string, flush, resume bool) {
+	if c.q.close(code, clipReason(reason), flush, resume) && code != websocket.StatusNormalClosure {
 		c.srv.cfg.Metrics.closed(strconv.Itoa(int(code)))
 		who, _ := c.principalIfAuthed()
 		c.srv.log.Info("sync: closing connection", "session", c.session, "user", who.User, "code", int(code), "reason", reason)
@@ -278,7 +289,7 @@ func (c *conn) writeLoop() {
 		err := c.ws.Write(ctx, typ, f.data)
 		cancel()
 		if err != nil {
-			c.q.close(0, "", false)
+			c.q.close(0, "", false, false)
 			c.ws.CloseNow()
 			c.q.drain()
 			return
@@ -296,7 +307,7 @@ func (c *conn) shutdown(ctx context.Context) {
 	c.proc.Unlock()
 	c.stopAllSubs()
 	c.sealLeaves(ctx)
-	c.closeWith(CloseShutdown, "server shutting down; resume "+c.q.cursors(), true)
+	c.closeWithResume(CloseShutdown, "server shutting down", true)
 }
 
 // sealLeaves seals a leave checkpoint for every open document this

@@ -48,6 +48,7 @@ type sendQueue struct {
 	closed      bool
 	closeCode   websocket.StatusCode
 	closeReason string
+	resume      bool // append the cursors written to the reason when closing
 	flush       bool // write the queued frames before closing
 }
 
@@ -166,6 +167,11 @@ func (q *sendQueue) pop(ctx context.Context) (f frame, code websocket.StatusCode
 		}
 		if q.closed {
 			code, reason = q.closeCode, q.closeReason
+			if q.resume {
+				// Computed now, after the last frame was written, so that
+				// the cursors are exactly what the client can have read.
+				reason = clipReason(reason + "; resume " + q.cursorsLocked())
+			}
 			q.mu.Unlock()
 			return frame{}, code, reason, false
 		}
@@ -180,13 +186,13 @@ func (q *sendQueue) pop(ctx context.Context) (f frame, code websocket.StatusCode
 
 // close marks the queue closed; without flush the queued frames are
 // dropped now, freeing their memory. It reports whether this call closed it.
-func (q *sendQueue) close(code websocket.StatusCode, reason string, flush bool) bool {
+func (q *sendQueue) close(code websocket.StatusCode, reason string, flush, resume bool) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
 		return false
 	}
-	q.closed, q.closeCode, q.closeReason, q.flush = true, code, reason, flush
+	q.closed, q.closeCode, q.closeReason, q.flush, q.resume = true, code, reason, flush, resume
 	if !flush {
 		q.dropLocked()
 	}
@@ -222,9 +228,8 @@ func (q *sendQueue) wrote(stream string, cursor uint64) {
 	q.mu.Unlock()
 }
 
-// cursors formats the last cursor written per stream: "doc:a@12 run:b@3".
-func (q *sendQueue) cursors() string {
-	q.mu.Lock()
+// cursorsLocked formats the last cursor written per stream: "doc:a@12 run:b@3".
+func (q *sendQueue) cursorsLocked() string {
 	names := make([]string, 0, len(q.sent))
 	for s := range q.sent {
 		names = append(names, s)
@@ -234,7 +239,6 @@ func (q *sendQueue) cursors() string {
 	for i, s := range names {
 		parts[i] = s + "@" + strconv.FormatUint(q.sent[s], 10)
 	}
-	q.mu.Unlock()
 	if len(parts) == 0 {
 		return "from your cursors"
 	}
