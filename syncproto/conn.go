@@ -135,11 +135,9 @@ func (c *conn) readLoop() {
 			return
 		}
 		c.proc.Lock()
-		if c.stopped {
-			c.proc.Unlock()
-			return
+		if !c.stopped { // stopped: shutting down; the writer closes the socket
+			c.handleFrame(typ, data)
 		}
-		c.handleFrame(typ, data)
 		c.proc.Unlock()
 	}
 }
@@ -178,7 +176,7 @@ func (c *conn) handleFrame(typ websocket.MessageType, data []byte) {
 	if !ok {
 		c.send(&Error{Envelope: Envelope{ID: env.ID}, Code: CodeRateLimited,
 			Message:      fmt.Sprintf("more than %g messages per second; %s was dropped", c.srv.cfg.MessagesPerSecond, env.Type),
-			RetryAfterMs: max((wait+time.Millisecond-1).Milliseconds(), 1)})
+			RetryAfterMs: max((wait + time.Millisecond - 1).Milliseconds(), 1)})
 		return
 	}
 	if hello, isHello := m.(*Hello); isHello {

@@ -51,8 +51,7 @@ func startEnv(t testing.TB, configure func(*syncproto.Config)) *synctest.Env {
 	e.Auth.Add("ta", "alice", false)
 	e.Auth.Add("tb", "bob", false)
 	e.Auth.Add("tr", "root", true)
-	body := flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{para("p1", "one"), para("p2", "two"), para("p3", "three")}}
-	if err := e.Docs.Create("d1", "alice", body); err != nil {
+	if err := e.Docs.Create("d1", "alice", docOf3()); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -142,4 +141,8 @@ func waitUntil(t testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+func docOf3() flowdoc.Document {
+	return flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{para("p1", "one"), para("p2", "two"), para("p3", "three")}}
 }

@@ -253,3 +253,9 @@ func (q *sendQueue) stats() (n, hw int, closing string) {
 	}
 	return q.lenLocked(), q.hw, closing
 }
+
+func (q *sendQueue) isClosed() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.closed
+}

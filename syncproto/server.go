@@ -239,7 +239,7 @@ func (s *Server) revoke(match func(Principal) bool, reason string) int {
 	s.mu.Lock()
 	var hit []*conn
 	for c := range s.conns {
-		if p, ok := c.principalIfAuthed(); ok && match(p) {
+		if p, ok := c.principalIfAuthed(); ok && match(p) && !c.q.isClosed() {
 			hit = append(hit, c)
 		}
 	}

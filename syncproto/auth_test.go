@@ -1,0 +1,151 @@
+package syncproto_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/foliodev/folio/syncproto"
+	"github.com/foliodev/folio/syncproto/client"
+)
+
+
+func TestAuth(t *testing.T) {
+	e := startEnv(t, func(c *syncproto.Config) { c.HelloTimeout = 200 * time.Millisecond })
+	ctx := ctxT(t)
+	closeCode := func(err error) websocket.StatusCode {
+		var ce *client.CloseError
+		if errors.As(err, &ce) {
+			return ce.Code
+		}
+		return -1
+	}
+	cases := []struct {
+		name string
+		o    client.Options
+	}{
+		{"missing token", client.Options{}},
+		{"wrong token in header", client.Options{Token: "nope"}},
+		{"wrong token in hello", client.Options{Token: "nope", TokenInHello: true, Subprotocol: syncproto.SubprotocolJSON}},
+	}
+	for _, c := range cases {
+		_, err := client.Dial(ctx, e.URL, c.o)
+		if code := closeCode(err); code != syncproto.CloseAuthFailed {
+			t.Errorf("%s: got %v (code %d), want close %d", c.name, err, code, syncproto.CloseAuthFailed)
+		}
+	}
+	// The token in hello works as well as the header.
+	c, err := client.Dial(ctx, e.URL, client.Options{Token: "ta", TokenInHello: true})
+	if err != nil {
+		t.Fatalf("token in hello: %v", err)
+	}
+	c.Close()
+
+	// No hello at all: closed after HelloTimeout.
+	ws, _, err := websocket.Dial(ctx, e.URL, &websocket.DialOptions{Subprotocols: []string{syncproto.SubprotocolJSON}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = ws.Read(ctx)
+	if websocket.CloseStatus(err) != syncproto.CloseAuthFailed {
+		t.Errorf("silent connection: %v", err)
+	}
+
+	// No subprotocol: closed with a protocol error that says what to offer.
+	ws, _, err = websocket.Dial(ctx, e.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = ws.Read(ctx)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != syncproto.CloseProtocolError || !strings.Contains(ce.Reason, "folio.v1.json") {
+		t.Errorf("no subprotocol: %v", err)
+	}
+}
+
+func TestRevokeClosesConnections(t *testing.T) {
+	e := startEnv(t, nil)
+	ctx := ctxT(t)
+	e.Auth.Add("ta2", "alice", false)
+	a1 := dial(t, e, "ta", syncproto.SubprotocolMsgpack, nil)
+	a2 := dial(t, e, "ta", syncproto.SubprotocolJSON, nil)
+	other := dial(t, e, "ta2", syncproto.SubprotocolJSON, nil) // alice's other token
+	if _, err := a1.Open(ctx, "d1"); err != nil {
+		t.Fatal(err)
+	}
+
+	id := e.Auth.Revoke("ta")
+	start := time.Now()
+	if n := e.Server.RevokeToken(id); n != 2 {
+		t.Fatalf("RevokeToken closed %d connections, want 2", n)
+	}
+	for _, c := range []*client.Client{a1, a2} {
+		select {
+		case <-c.Done():
+		case <-time.After(time.Second):
+			t.Fatal("a connection outlived its revoked token by a second")
+		}
+		var ce *client.CloseError
+		if !errors.As(c.Err(), &ce) || ce.Code != syncproto.CloseTokenRevoked || ce.Resumable() {
+			t.Fatalf("revoked: %v", c.Err())
+		}
+	}
+	t.Logf("closed %v after revocation", time.Since(start))
+	if _, err := other.Ping(ctx); err != nil {
+		t.Fatalf("another token of the same user was cut: %v", err)
+	}
+	if _, err := client.Dial(ctx, e.URL, client.Options{Token: "ta"}); err == nil {
+		t.Fatal("a revoked token connected")
+	}
+
+	// Removing the user closes all of the user's connections.
+	if n := e.Server.RevokeUser("alice"); n != 1 {
+		t.Fatalf("RevokeUser closed %d, want 1", n)
+	}
+	<-other.Done()
+}
+
+// TestOtherUsersDocument: bob cannot tell alice's document from a missing one.
+func TestOtherUsersDocument(t *testing.T) {
+	e := startEnv(t, nil)
+	ctx := ctxT(t)
+	b := dial(t, e, "tb", syncproto.SubprotocolJSON, nil)
+	answer := func(err error) string {
+		var re *syncproto.RemoteError
+		if !errors.As(err, &re) {
+			t.Fatalf("not an error reply: %v", err)
+		}
+		return string(re.Code) + ": " + re.Message
+	}
+	// The messages name the id asked for; with it replaced they must match.
+	same := func(what string, theirs, missing error) {
+		t.Helper()
+		a, m := answer(theirs), answer(missing)
+		if strings.ReplaceAll(a, "d1", "X") != strings.ReplaceAll(m, "zz", "X") || !strings.HasPrefix(a, "not_found") {
+			t.Errorf("%s: alice's document %q, missing %q", what, a, m)
+		}
+	}
+	_, e1 := b.Open(ctx, "d1")
+	_, e2 := b.Open(ctx, "zz")
+	same("open", e1, e2)
+	_, e1 = b.Subscribe(ctx, "doc:d1", nil)
+	_, e2 = b.Subscribe(ctx, "doc:zz", nil)
+	same("subscribe", e1, e2)
+	_, e1 = b.Checkpoint(ctx, "d1", "", "")
+	_, e2 = b.Checkpoint(ctx, "zz", "", "")
+	same("checkpoint", e1, e2)
+	_, e1 = b.Restore(ctx, "d1", "v1.r0")
+	_, e2 = b.Restore(ctx, "zz", "v1.r0")
+	same("restore", e1, e2)
+	_, e1 = b.Save(ctx, "d1", 0, upsert("p1", "mine now"))
+	_, e2 = b.Save(ctx, "zz", 0, upsert("p1", "mine now"))
+	if answer(e1) == "" || strings.ReplaceAll(answer(e1), "d1", "X") != strings.ReplaceAll(answer(e2), "zz", "X") {
+		t.Errorf("save: %v / %v", e1, e2)
+	}
+	if d, _ := e.Docs.Draft(context.Background(), "d1"); d.Seq != 0 {
+		t.Fatal("bob changed alice's draft")
+	}
+}
