@@ -12,7 +12,6 @@ import (
 	"github.com/foliodev/folio/syncproto/client"
 )
 
-
 func TestAuth(t *testing.T) {
 	e := startEnv(t, func(c *syncproto.Config) { c.HelloTimeout = 200 * time.Millisecond })
 	ctx := ctxT(t)

@@ -2,6 +2,7 @@ package syncproto_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -146,3 +147,5 @@ func waitUntil(t testing.TB, what string, cond func() bool) {
 func docOf3() flowdoc.Document {
 	return flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{para("p1", "one"), para("p2", "two"), para("p3", "three")}}
 }
+
+func asDecodeError(err error, de **syncproto.DecodeError) bool { return errors.As(err, de) }
