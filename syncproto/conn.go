@@ -42,7 +42,9 @@ type conn struct {
 	subs   map[string]*sub     // by stream name
 	bucket bucket
 
-	q sendQueue
+	q      sendQueue
+	wsDone chan struct{} // closed when the writer has closed the socket
+	wsOnce sync.Once
 }
 
 // openDoc is a document opened for editing on a connection.
@@ -50,20 +52,12 @@ type openDoc struct {
 	dirty bool // this connection saved changes not yet sealed by it
 }
 
-// sub is one stream subscription.
-type sub struct {
-	stream string
-	after  uint64 // delivery starts after this cursor
-	skip   string // session whose draft.updated events are not delivered
-	stop   chan struct{}
-	done   chan struct{}
-}
-
 func newConn(s *Server, ws *websocket.Conn, codec Codec, session, header string) *conn {
 	c := &conn{srv: s, ws: ws, codec: codec, session: session, header: header, started: time.Now(),
 		open: map[string]*openDoc{}, subs: map[string]*sub{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.q.init(s.cfg.SendQueue, s.cfg.SendQueueBytes)
+	c.wsDone = make(chan struct{})
+	c.q.init(s.cfg.SendQueue, s.cfg.SendQueueBytes, c.writeLoop)
 	c.bucket = bucket{rate: s.cfg.MessagesPerSecond, burst: float64(s.cfg.Burst), tokens: float64(s.cfg.Burst)}
 	return c
 }
@@ -98,11 +92,6 @@ func (c *conn) highWater() int {
 // run serves the connection until it ends, then cleans up: stops the
 // pumps, seals leave checkpoints and waits for the writer.
 func (c *conn) run(_ context.Context) {
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		c.writeLoop()
-	}()
 	hello := time.AfterFunc(c.srv.cfg.HelloTimeout, func() {
 		if _, ok := c.principalIfAuthed(); !ok {
 			c.closeWith(CloseAuthFailed, "no hello within "+c.srv.cfg.HelloTimeout.String(), false)
@@ -121,8 +110,8 @@ func (c *conn) run(_ context.Context) {
 	c.sealLeaves(ctx)
 	cancel()
 	c.closeWith(websocket.StatusNormalClosure, "", false)
+	<-c.wsDone
 	c.cancel()
-	<-writerDone
 }
 
 func (c *conn) readLoop() {
@@ -265,32 +254,34 @@ func clipReason(s string) string {
 	return s
 }
 
-// writeLoop writes queued frames until the queue is closed, then closes
-// the WebSocket with the queued close code.
+// writeLoop writes queued frames until the queue is empty (then it
+// exits; the next push starts it again) or closed (then it closes the
+// WebSocket with the queued close code).
 func (c *conn) writeLoop() {
+	typ := websocket.MessageText
+	if c.codec.Binary() {
+		typ = websocket.MessageBinary
+	}
 	for {
-		f, code, reason, ok := c.q.pop(c.ctx)
-		if !ok {
-			if code != 0 {
-				c.ws.Close(code, reason)
-			} else {
-				c.ws.CloseNow()
+		f, more, closing, code, reason := c.q.pop()
+		if !more {
+			if closing {
+				if code != 0 {
+					c.ws.Close(code, reason)
+				} else {
+					c.ws.CloseNow()
+				}
+				c.q.drain()
+				c.wsOnce.Do(func() { close(c.wsDone) })
 			}
-			c.q.drain()
 			return
-		}
-		typ := websocket.MessageText
-		if c.codec.Binary() {
-			typ = websocket.MessageBinary
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), c.srv.cfg.WriteTimeout)
 		err := c.ws.Write(ctx, typ, f.data)
 		cancel()
 		if err != nil {
-			c.q.close(0, "", false, false)
-			c.ws.CloseNow()
-			c.q.drain()
-			return
+			c.q.close(0, "", false, false) // the loop pops the close next
+			continue
 		}
 		if f.stream != "" {
 			c.q.wrote(f.stream, f.cursor)

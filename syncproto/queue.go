@@ -1,7 +1,6 @@
 package syncproto
 
 import (
-	"context"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,7 +26,7 @@ const (
 	pushClosed            // the queue is closed; the frame was dropped
 )
 
-// sendQueue is a connection's bounded send queue. Its memory is bounded
+// sendQueue is a connection's bounded send queue, guarded by mu. Its memory is bounded
 // by max frames and maxBytes bytes (plus one frame larger than maxBytes
 // when the queue is otherwise empty); nothing is ever queued beyond that.
 type sendQueue struct {
@@ -41,9 +40,10 @@ type sendQueue struct {
 	hw       int // high-water mark of the length
 	waiters  int // pushWait callers waiting for space
 
-	wake  chan struct{}     // 1-buffered: the writer has something to do
-	space chan struct{}     // closed and replaced when the writer frees room
-	sent  map[string]uint64 // last cursor written per stream
+	spawn   func()            // runs a writer (conn.writeLoop); started with go
+	writing bool              // a writer goroutine runs
+	space   chan struct{}     // closed and replaced when the writer frees room
+	sent    map[string]uint64 // last cursor written per stream
 
 	closed      bool
 	closeCode   websocket.StatusCode
@@ -52,11 +52,19 @@ type sendQueue struct {
 	flush       bool // write the queued frames before closing
 }
 
-func (q *sendQueue) init(max, maxBytes int) {
-	q.max, q.maxBytes = max, maxBytes
+func (q *sendQueue) init(max, maxBytes int, spawn func()) {
+	q.max, q.maxBytes, q.spawn = max, maxBytes, spawn
 	q.reserve = max / 4
-	q.wake = make(chan struct{}, 1)
 	q.space = make(chan struct{})
+}
+
+// wakeLocked makes sure a writer runs. The writer goroutine exists only
+// while there is something to write, so an idle connection has none.
+func (q *sendQueue) wakeLocked() {
+	if !q.writing {
+		q.writing = true
+		go q.spawn()
+	}
 }
 
 func (q *sendQueue) lenLocked() int { return len(q.frames) - q.head }
@@ -94,10 +102,7 @@ func (q *sendQueue) push(f frame, forStream bool) pushResult {
 	q.frames = append(q.frames, f)
 	q.bytes += len(f.data)
 	q.hw = max(q.hw, q.lenLocked())
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
+	q.wakeLocked()
 	return pushOK
 }
 
@@ -144,44 +149,42 @@ func (q *sendQueue) pushWait(f frame, lag time.Duration, stop <-chan struct{}) p
 	}
 }
 
-// pop returns the next frame to write. ok is false when the writer must
-// close: code is then the close code (0: close without a handshake).
-func (q *sendQueue) pop(ctx context.Context) (f frame, code websocket.StatusCode, reason string, ok bool) {
-	for {
-		q.mu.Lock()
-		if q.lenLocked() > 0 && (!q.closed || q.flush) {
-			f = q.frames[q.head]
-			q.frames[q.head] = frame{}
-			q.head++
-			q.bytes -= len(f.data)
-			if q.head == len(q.frames) {
-				q.frames = q.frames[:0]
-				q.head = 0
-			}
-			if q.waiters > 0 {
-				close(q.space)
-				q.space = make(chan struct{})
-			}
-			q.mu.Unlock()
-			return f, 0, "", true
+// pop returns the next frame to write. When there is none, more is false:
+// with a close code (0: close without a handshake) when the writer must
+// close the socket, else the writer exits as idle (and a later push
+// starts a new one).
+func (q *sendQueue) pop() (f frame, more bool, closing bool, code websocket.StatusCode, reason string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.lenLocked() > 0 && (!q.closed || q.flush) {
+		f = q.frames[q.head]
+		q.frames[q.head] = frame{}
+		q.head++
+		q.bytes -= len(f.data)
+		if q.head == len(q.frames) {
+			q.frames = q.frames[:0]
+			q.head = 0
 		}
-		if q.closed {
-			code, reason = q.closeCode, q.closeReason
-			if q.resume {
-				// Computed now, after the last frame was written, so that
-				// the cursors are exactly what the client can have read.
-				reason = clipReason(reason + "; resume " + q.cursorsLocked())
-			}
-			q.mu.Unlock()
-			return frame{}, code, reason, false
+		if q.waiters > 0 {
+			close(q.space)
+			q.space = make(chan struct{})
 		}
-		q.mu.Unlock()
-		select {
-		case <-q.wake:
-		case <-ctx.Done():
-			return frame{}, 0, "", false
-		}
+		return f, true, false, 0, ""
 	}
+	if q.closed {
+		code, reason = q.closeCode, q.closeReason
+		if q.resume {
+			// Computed now, after the last frame was written, so that
+			// the cursors are exactly what the client can have read.
+			reason = clipReason(reason + "; resume " + q.cursorsLocked())
+		}
+		return frame{}, false, true, code, reason
+	}
+	q.writing = false
+	if cap(q.frames) > 16 {
+		q.frames = nil // an idle connection keeps no big buffer
+	}
+	return frame{}, false, false, 0, ""
 }
 
 // close marks the queue closed; without flush the queued frames are
@@ -198,10 +201,7 @@ func (q *sendQueue) close(code websocket.StatusCode, reason string, flush, resum
 	}
 	close(q.space)
 	q.space = make(chan struct{})
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
+	q.wakeLocked()
 	return true
 }
 

@@ -149,6 +149,9 @@ type Server struct {
 	rooms   map[string]*room
 	closing bool
 
+	wmu      sync.Mutex          // guards watchers (and their subs)
+	watchers map[string]*watcher // by stream name
+
 	wg sync.WaitGroup // one per connection handler
 }
 
@@ -158,7 +161,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("syncproto: Config needs Docs, Events, Auth and Access")
 	}
 	cfg.defaults()
-	return &Server{cfg: cfg, log: cfg.Logger, conns: map[*conn]struct{}{}, rooms: map[string]*room{}}, nil
+	return &Server{cfg: cfg, log: cfg.Logger, conns: map[*conn]struct{}{}, rooms: map[string]*room{},
+		watchers: map[string]*watcher{}}, nil
 }
 
 // Limits returns the limits announced to clients.

@@ -206,6 +206,7 @@ func TestSlowConsumer(t *testing.T) {
 	e := startEnv(t, func(c *syncproto.Config) {
 		c.SendQueue = queue
 		c.LagTimeout = 100 * time.Millisecond
+		c.MessagesPerSecond, c.Burst = 1e6, 1e6
 	})
 	ctx := ctxT(t)
 
@@ -240,16 +241,23 @@ func TestSlowConsumer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	var slowID string
+	for _, ci := range e.Server.Conns() {
+		if len(ci.Streams) == 1 && len(ci.OpenDocs) == 0 {
+			slowID = ci.Session
+		}
+	}
+	if slowID == "" {
+		t.Fatal("slow reader's connection not listed")
+	}
 	session := func() syncproto.ConnInfo {
 		for _, ci := range e.Server.Conns() {
-			if len(ci.Streams) == 1 && len(ci.OpenDocs) == 0 {
+			if ci.Session == slowID {
 				return ci
 			}
 		}
+		t.Fatal("the slow reader's connection is gone before it was told why")
 		return syncproto.ConnInfo{}
-	}
-	if session().Session == "" {
-		t.Fatal("slow reader's connection not listed")
 	}
 
 	// Flood with large saves until the server gives up on the reader.
@@ -269,7 +277,7 @@ func TestSlowConsumer(t *testing.T) {
 			t.Fatalf("send queue %d (max %d) beyond its bound %d", ci.QueueLen, ci.QueueMax, queue)
 		}
 		if saves > 5000 {
-			t.Fatal("the slow reader was never disconnected")
+			t.Fatalf("the slow reader was never disconnected: %+v", session())
 		}
 	}
 	ci := session()
