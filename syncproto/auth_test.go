@@ -43,6 +43,25 @@ func TestAuth(t *testing.T) {
 	}
 	c.Close()
 
+	// A bearer header authenticates on upgrade: the welcome comes unasked.
+	ws0, _, err := websocket.Dial(ctx, e.URL, &websocket.DialOptions{Subprotocols: []string{syncproto.SubprotocolJSON},
+		HTTPHeader: map[string][]string{"Authorization": {"Bearer ta"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, data, err := ws0.Read(ctx)
+	if err != nil || !strings.Contains(string(data), `"type":"welcome"`) || !strings.Contains(string(data), `"user":"alice"`) {
+		t.Fatalf("header auth: %s %v", data, err)
+	}
+	time.Sleep(300 * time.Millisecond) // past HelloTimeout: still open
+	if err := ws0.Write(ctx, websocket.MessageText, []byte(`{"type":"ping","id":"p"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, data, err = ws0.Read(ctx); err != nil || !strings.Contains(string(data), `"pong"`) {
+		t.Fatalf("header-authenticated connection without hello: %s %v", data, err)
+	}
+	ws0.Close(websocket.StatusNormalClosure, "")
+
 	// No hello at all: closed after HelloTimeout.
 	ws, _, err := websocket.Dial(ctx, e.URL, &websocket.DialOptions{Subprotocols: []string{syncproto.SubprotocolJSON}})
 	if err != nil {

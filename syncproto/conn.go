@@ -92,6 +92,15 @@ func (c *conn) highWater() int {
 // run serves the connection until it ends, then cleans up: stops the
 // pumps, seals leave checkpoints and waits for the writer.
 func (c *conn) run(_ context.Context) {
+	// A bearer token on the upgrade authenticates at once; the welcome
+	// is then sent unsolicited (without id).
+	if c.header != "" {
+		c.proc.Lock()
+		if c.authenticate(c.header) {
+			c.welcome("")
+		}
+		c.proc.Unlock()
+	}
 	hello := time.AfterFunc(c.srv.cfg.HelloTimeout, func() {
 		if _, ok := c.principalIfAuthed(); !ok {
 			c.closeWith(CloseAuthFailed, "no hello within "+c.srv.cfg.HelloTimeout.String(), false)
@@ -169,10 +178,6 @@ func (c *conn) handleFrame(typ websocket.MessageType, data []byte) {
 		return
 	}
 	if hello, isHello := m.(*Hello); isHello {
-		if authed {
-			c.replyError(env.ID, CodeHelloRequired, "already authenticated; hello is sent once")
-			return
-		}
 		c.hello(hello)
 		return
 	}

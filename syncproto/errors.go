@@ -44,7 +44,7 @@ const (
 	CodeAlreadySubscribed Code = "already_subscribed"
 	// CodeNotSubscribed: unsubscribe of a stream that is not subscribed.
 	CodeNotSubscribed Code = "not_subscribed"
-	// CodeHelloRequired: a request before hello, or a second hello.
+	// CodeHelloRequired: a request before the connection authenticated.
 	CodeHelloRequired Code = "hello_required"
 	// CodeUnavailable: the server is shutting down; retry elsewhere/later.
 	CodeUnavailable Code = "unavailable"

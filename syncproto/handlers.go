@@ -16,14 +16,29 @@ import (
 // requestTimeout bounds one request's call into the repository.
 const requestTimeout = 30 * time.Second
 
+// hello answers a hello: it authenticates with the hello's token or, when
+// it has none, the upgrade's bearer token. A hello on a connection that is
+// already authenticated is answered with the welcome again.
 func (c *conn) hello(m *Hello) {
+	if _, ok := c.principalIfAuthed(); ok {
+		c.welcome(m.ID)
+		return
+	}
 	token := m.Token
 	if token == "" {
 		token = c.header
 	}
+	if c.authenticate(token) {
+		c.welcome(m.ID)
+	}
+}
+
+// authenticate checks token; on failure it closes the connection with
+// CloseAuthFailed.
+func (c *conn) authenticate(token string) bool {
 	if token == "" {
 		c.closeWith(CloseAuthFailed, "authentication failed: no token in hello or Authorization header", false)
-		return
+		return false
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
 	p, err := c.srv.cfg.Auth.Authenticate(ctx, token)
@@ -33,12 +48,17 @@ func (c *conn) hello(m *Hello) {
 			c.srv.log.Warn("sync: authenticate failed", "session", c.session, "err", err)
 		}
 		c.closeWith(CloseAuthFailed, "authentication failed: unknown or revoked token", false)
-		return
+		return false
 	}
 	c.mu.Lock()
 	c.who, c.authed = p, true
 	c.mu.Unlock()
-	c.send(&Welcome{Envelope: Envelope{ID: m.ID}, User: p.User, Admin: p.Admin, Session: c.session,
+	return true
+}
+
+func (c *conn) welcome(id string) {
+	p := c.principal()
+	c.send(&Welcome{Envelope: Envelope{ID: id}, User: p.User, Admin: p.Admin, Session: c.session,
 		Protocol: c.codec.Name(), Limits: c.srv.Limits()})
 }
 

@@ -57,9 +57,11 @@ type Message interface {
 	Env() *Envelope
 }
 
-// Hello authenticates the connection; it must be the first message and
-// arrive within Config.HelloTimeout. Token may be empty when the upgrade
-// request carried "Authorization: Bearer <token>".
+// Hello authenticates the connection. Without a bearer token on the
+// upgrade request it must be the first message and arrive within
+// Config.HelloTimeout. With one, the server authenticates at once and
+// sends an unsolicited Welcome; a Hello is then optional and answered
+// with the Welcome again (its token is ignored).
 type Hello struct {
 	Envelope
 	Token  string `json:"token,omitempty"`
