@@ -91,7 +91,7 @@ func (c *conn) highWater() int {
 
 // run serves the connection until it ends, then cleans up: stops the
 // pumps, seals leave checkpoints and waits for the writer.
-func (c *conn) run(_ context.Context) {
+func (c *conn) run() {
 	// A bearer token on the upgrade authenticates at once; the welcome
 	// is then sent unsolicited (without id).
 	if c.header != "" {

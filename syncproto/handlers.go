@@ -126,8 +126,11 @@ func (c *conn) openDoc(m *Open) {
 	_, subscribed := c.subs[name]
 	full := len(c.subs) >= c.srv.cfg.MaxSubscriptions
 	c.mu.Unlock()
+	// An open document whose subscription ended (resync) may be opened
+	// again for a fresh snapshot.
+	reopen := opened && !subscribed
 	switch {
-	case opened:
+	case opened && subscribed:
 		c.replyError(m.ID, CodeAlreadySubscribed, fmt.Sprintf("document %q is already open on this connection", m.Doc))
 		return
 	case subscribed:
@@ -159,10 +162,12 @@ func (c *conn) openDoc(m *Open) {
 	c.send(&Snapshot{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: d.Seq, Body: d.Body, Attrs: d.Attrs,
 		Fingerprint: d.Fingerprint, Head: d.Head, Unsealed: d.Unsealed, UnsealedSince: d.UnsealedSince,
 		Stream: name, Cursor: cursor, Recovered: recovered})
-	c.mu.Lock()
-	c.open[m.Doc] = &openDoc{}
-	c.mu.Unlock()
-	c.srv.joinRoom(m.Doc)
+	if !reopen {
+		c.mu.Lock()
+		c.open[m.Doc] = &openDoc{}
+		c.mu.Unlock()
+		c.srv.joinRoom(m.Doc)
+	}
 	c.startSub(name, cursor)
 }
 
@@ -262,14 +267,9 @@ func (c *conn) save(m *Save) {
 		Unsealed: res.Unsealed, Changed: res.Changed})
 	c.srv.cfg.Metrics.save("ack", time.Since(start))
 	if res.Unsealed {
-		c.srv.saved(m.Doc, who.User, unsealedSince(res, start))
+		c.srv.saved(m.Doc, who.User)
 	}
 }
-
-// unsealedSince is when the draft became unsealed: the repository does
-// not report it with a save, so a save that made it unsealed counts as
-// the start (the max timer is armed only once per unsealed stretch).
-func unsealedSince(_ repo.SaveResult, start time.Time) int64 { return start.UnixMilli() }
 
 var reasonRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
 

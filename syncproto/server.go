@@ -212,7 +212,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	s.cfg.Metrics.connOpened()
 
-	c.run(r.Context())
+	c.run()
 
 	s.mu.Lock()
 	delete(s.conns, c)
@@ -378,8 +378,9 @@ func (s *Server) leaveRoom(doc string) {
 	}
 }
 
-// saved arms the room's checkpoint timers after a save.
-func (s *Server) saved(doc, actor string, unsealedSince int64) {
+// saved arms the room's checkpoint timers after a save: the idle timer
+// restarts, the max timer starts with the first save after a seal.
+func (s *Server) saved(doc, actor string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.rooms[doc]
@@ -394,11 +395,7 @@ func (s *Server) saved(doc, actor string, unsealedSince int64) {
 		r.idle = time.AfterFunc(s.cfg.CheckpointIdle, func() { s.timerCheckpoint(r, "idle") })
 	}
 	if s.cfg.CheckpointMax > 0 && r.max == nil {
-		d := s.cfg.CheckpointMax
-		if unsealedSince > 0 {
-			d -= time.Since(time.UnixMilli(unsealedSince))
-		}
-		r.max = time.AfterFunc(max(d, 0), func() { s.timerCheckpoint(r, "max") })
+		r.max = time.AfterFunc(s.cfg.CheckpointMax, func() { s.timerCheckpoint(r, "max") })
 	}
 }
 

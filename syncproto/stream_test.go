@@ -488,3 +488,38 @@ func TestPingAcrossCodecs(t *testing.T) {
 		}
 	}
 }
+
+// TestResyncWhileOpen: events trimmed under an open document end its
+// subscription with an unsolicited resync; opening again recovers.
+func TestResyncWhileOpen(t *testing.T) {
+	e := startEnv(t, nil)
+	ctx := ctxT(t)
+	resyncs := make(chan *syncproto.Resync, 1)
+	a, err := client.Dial(ctx, e.URL, client.Options{Token: "ta", OnResync: func(r *syncproto.Resync) { resyncs <- r }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.CloseNow()
+	snap, err := a.Open(ctx, "d1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Docs.Trim("d1", snap.Cursor+2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Docs.SaveDraft(ctx, repo.SaveParams{Doc: "d1", Actor: "alice", BaseSeq: snap.Seq, Changes: []repo.DraftChange{upsert("p1", "elsewhere")}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-resyncs:
+		if r.Stream != "doc:d1" || r.After != snap.Cursor || r.First != snap.Cursor+2 || r.ID != "" {
+			t.Fatalf("resync: %+v", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no resync after the stream was trimmed under the subscription")
+	}
+	snap2, err := a.Open(ctx, "d1")
+	if err != nil || blockText(snap2.Body.Blocks[0]) != "elsewhere" {
+		t.Fatalf("open again after resync: %+v %v", snap2, err)
+	}
+}
