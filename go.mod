@@ -3,6 +3,7 @@ module github.com/foliodev/folio
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/cockroachdb/pebble v1.1.5
 	github.com/coder/websocket v1.8.15
 	github.com/klauspost/compress v1.20.4

@@ -145,8 +145,8 @@ type Attributes struct {
 	Visibility string   `json:"visibility,omitempty" msgpack:"visibility,omitempty"` // public | private | password
 }
 
-// Fingerprint identifies a body: SHA-256 over "folio/body\x00" and the
-// canonical encoding of the document (block ids included).
+// Fingerprint identifies a body: its ordered block ids and their content
+// hashes (see FingerprintOfHashes).
 type Fingerprint [32]byte
 
 // String is the lowercase hex form.
