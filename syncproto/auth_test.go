@@ -163,7 +163,7 @@ func TestOtherUsersDocument(t *testing.T) {
 	if answer(e1) == "" || strings.ReplaceAll(answer(e1), "d1", "X") != strings.ReplaceAll(answer(e2), "zz", "X") {
 		t.Errorf("save: %v / %v", e1, e2)
 	}
-	if d, _ := e.Docs.Draft(context.Background(), "d1"); d.Seq != 0 {
+	if d, _ := e.Repo.Draft(context.Background(), "d1"); d.Seq != 1 || d.Unsealed {
 		t.Fatal("bob changed alice's draft")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
+	"github.com/foliodev/folio/syncproto/synctest"
 )
 
 func reasons(vs []repo.VersionInfo) []string {
@@ -39,8 +40,8 @@ func TestLeaveCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	waitUntil(t, "leave checkpoint", func() bool { return len(e.Docs.Versions("d1")) == 2 })
-	if got := fmt.Sprint(reasons(e.Docs.Versions("d1"))); got != "[v1.r0:create v1.r1:leave]" {
+	waitUntil(t, "leave checkpoint", func() bool { return len(e.Versions("d1")) == 2 })
+	if got := fmt.Sprint(reasons(e.Versions("d1"))); got != "[v1.r0: v1.r1:leave]" {
 		t.Fatalf("versions %s", got)
 	}
 
@@ -51,7 +52,7 @@ func TestLeaveCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.CloseNow()
-	waitUntil(t, "leave checkpoint after a drop", func() bool { return len(e.Docs.Versions("d1")) == 3 })
+	waitUntil(t, "leave checkpoint after a drop", func() bool { return len(e.Versions("d1")) == 3 })
 
 	w = dial(t, e, "ta", syncproto.SubprotocolMsgpack, nil)
 	snap, _ = w.Open(ctx, "d1")
@@ -82,15 +83,15 @@ func TestCheckpointTimers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "idle checkpoint", func() bool { return len(e.Docs.Versions("d1")) == 2 })
-	if v := e.Docs.Versions("d1")[1]; v.Reason != "idle" || v.Author != "alice" {
+	waitUntil(t, "idle checkpoint", func() bool { return len(e.Versions("d1")) == 2 })
+	if v := e.Versions("d1")[1]; v.Reason != "idle" || v.Author != "alice" {
 		t.Fatalf("idle checkpoint: %+v", v)
 	}
 
 	// Saves that never pause for the idle time: the max rule seals.
 	seq := ack.Seq
 	deadline := time.Now().Add(2 * time.Second)
-	for len(e.Docs.Versions("d1")) < 3 && time.Now().Before(deadline) {
+	for len(e.Versions("d1")) < 3 && time.Now().Before(deadline) {
 		ack, err := w.Save(ctx, "d1", seq, upsert("p2", fmt.Sprint(time.Now().UnixNano())))
 		if err != nil {
 			t.Fatal(err)
@@ -98,8 +99,8 @@ func TestCheckpointTimers(t *testing.T) {
 		seq = ack.Seq
 		time.Sleep(30 * time.Millisecond)
 	}
-	vs := e.Docs.Versions("d1")
-	if len(vs) < 3 || vs[2].Reason != "max" {
+	vs := e.Versions("d1")
+	if len(vs) < 3 || vs[2].Reason != "max_duration" {
 		t.Fatalf("versions %v, want a max checkpoint", reasons(vs))
 	}
 }
@@ -133,7 +134,7 @@ func TestCheckpointRestoreEvents(t *testing.T) {
 	var labels []string
 	for _, ev := range evs {
 		if ev.Type == syncproto.TypeVersionCreated {
-			var v repo.VersionInfo
+			var v syncproto.VersionCreated
 			if err := ev.DecodeData(&v); err != nil {
 				t.Fatal(err)
 			}
@@ -143,21 +144,40 @@ func TestCheckpointRestoreEvents(t *testing.T) {
 	if fmt.Sprint(labels) != "[v1.r1 v2.r0]" {
 		t.Fatalf("version.created seen by the other editor: %v", labels)
 	}
-	// The restore's draft.updated carries the whole body.
+	// The restore's draft.updated brings p1 back, sealed.
 	last := evs[len(evs)-2]
-	if du := draftUpdated(t, last); last.Type != syncproto.TypeDraftUpdated || du.Body == nil || blockText(du.Body.Blocks[0]) != "one" {
+	du := draftUpdated(t, last)
+	if last.Type != syncproto.TypeDraftUpdated || len(du.Blocks) != 1 || du.Blocks[0].ID != "p1" ||
+		blockText(*du.Blocks[0].Block) != "one" || du.Unsealed || du.Session != "" {
 		t.Fatalf("restore draft.updated: %s %+v", last.Type, du)
 	}
 }
 
 func TestRecoveryOnOpen(t *testing.T) {
-	e := startEnv(t, nil)
+	dir := t.TempDir()
 	ctx := ctxT(t)
-	// A save whose session never ended cleanly (the process died).
-	if _, err := e.Docs.SaveDraft(ctx, repo.SaveParams{Doc: "d1", Actor: "alice", Changes: []repo.DraftChange{upsert("p1", "unsaved work")}}); err != nil {
+	// A save whose session never ended cleanly: the process stopped
+	// without sealing it.
+	first, err := synctest.Start(synctest.Options{Dir: dir})
+	if err != nil {
 		t.Fatal(err)
 	}
-	e.Docs.Restart()
+	if err := first.CreateDoc("d1", "alice", docOf3()); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := first.Repo.Draft(ctx, "d1")
+	if _, err := first.Repo.SaveDraft(ctx, repo.SaveParams{Doc: "d1", Actor: "alice", BaseSeq: d.Seq,
+		Changes: []repo.DraftChange{upsert("p1", "unsaved work")}}); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+
+	e, err := synctest.Start(synctest.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	e.Auth.Add("ta", "alice", false)
 	a := dial(t, e, "ta", syncproto.SubprotocolJSON, nil)
 	snap, err := a.Open(ctx, "d1")
 	if err != nil {
@@ -176,7 +196,7 @@ func TestShutdown(t *testing.T) {
 	e := startEnv(t, func(c *syncproto.Config) { c.CheckpointIdle = -1; c.CheckpointMax = -1 })
 	ctx := ctxT(t)
 	for i := 2; i <= 4; i++ {
-		if err := e.Docs.Create(fmt.Sprint("d", i), "alice", docOf3()); err != nil {
+		if err := e.CreateDoc(fmt.Sprint("d", i), "alice", docOf3()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -229,11 +249,11 @@ func TestShutdown(t *testing.T) {
 		if !errors.As(ed.c.Err(), &ce) || ce.Code != syncproto.CloseShutdown || !ce.Resumable() {
 			t.Errorf("%s: closed with %v, want %d", ed.doc, ed.c.Err(), syncproto.CloseShutdown)
 		}
-		d, _ := e.Docs.Draft(ctx, ed.doc)
+		d, _ := e.Repo.Draft(ctx, ed.doc)
 		if ed.acked == "" || blockText(d.Body.Blocks[0]) != ed.acked {
 			t.Errorf("%s: draft has %q, last acknowledged %q", ed.doc, blockText(d.Body.Blocks[0]), ed.acked)
 		}
-		vs := e.Docs.Versions(ed.doc)
+		vs := e.Versions(ed.doc)
 		if d.Unsealed || vs[len(vs)-1].Reason != "leave" {
 			t.Errorf("%s: no leave checkpoint at shutdown: %v", ed.doc, reasons(vs))
 		}

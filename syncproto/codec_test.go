@@ -62,12 +62,13 @@ func sampleMessages() []syncproto.Message {
 func sampleEvents() []syncproto.Message {
 	b := para("p1", "Hello, 世界 👋")
 	body := flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{b}}
-	v := repo.VersionInfo{Doc: "d1", Label: "v1.r2", Seq: 3, Kind: "checkpoint", Reason: "idle", Author: "alice", Time: 1767225630000,
-		Fingerprint: flowdoc.FingerprintOf(body), Blocks: 1}
+	v := syncproto.VersionCreated{Doc: "d1", Label: "v1.r2", Seq: 3, Kind: "checkpoint", Reason: "idle", Author: "alice", Time: 1767225630000,
+		Fingerprint: flowdoc.FingerprintOf(body)}
+	v.Hash[0], v.Hash[31] = 0x3c, 0x07
 	return []syncproto.Message{
 		&syncproto.Event{Envelope: syncproto.Envelope{Type: syncproto.TypeDraftUpdated}, Stream: "doc:d1", Cursor: 98, Time: 1767225601200,
 			Data: &syncproto.DraftUpdated{Doc: "d1", Seq: 42, Session: "s7", Actor: "alice", Fingerprint: flowdoc.FingerprintOf(body),
-				Unsealed: true, Changes: []repo.DraftChange{{Op: "upsert", Block: &b}}}},
+				Unsealed: true, Blocks: []repo.EventBlock{{ID: "p1", Block: &b}, {ID: "p2"}}, Order: []string{"p1", "p3"}}},
 		&syncproto.Event{Envelope: syncproto.Envelope{Type: syncproto.TypeVersionCreated}, Stream: "doc:d1", Cursor: 99, Time: 1767225630000, Data: &v},
 	}
 }
@@ -96,7 +97,7 @@ func TestCodecRoundTrip(t *testing.T) {
 func TestEventDataBothCodecs(t *testing.T) {
 	b := para("p1", "x")
 	du := &syncproto.DraftUpdated{Doc: "d1", Seq: 5, Session: "s2", Actor: "bob", Unsealed: true,
-		Changes: []repo.DraftChange{{Op: "upsert", Block: &b}}}
+		Blocks: []repo.EventBlock{{ID: "p1", Block: &b}, {ID: "p2"}}, Order: []string{"p1"}}
 	for _, codec := range []syncproto.Codec{syncproto.JSONCodec, syncproto.MsgpackCodec} {
 		ev := &syncproto.Event{Envelope: syncproto.Envelope{Type: syncproto.TypeDraftUpdated}, Stream: "doc:d1", Cursor: 9, Time: 1, Data: du}
 		p, err := codec.Encode(ev)

@@ -49,11 +49,11 @@ func TestTwoEditors(t *testing.T) {
 			evA := recA.waitFor(t, "root's save at alice", func(evs []*syncproto.Event) bool { return len(evs) >= 1 })
 			evB := recB.waitFor(t, "alice's save at root", func(evs []*syncproto.Event) bool { return len(evs) >= 1 })
 			duA, duB := draftUpdated(t, evA[0]), draftUpdated(t, evB[0])
-			if evA[0].Type != syncproto.TypeDraftUpdated || duA.Seq != ackB.Seq || duA.Changes[0].Block.ID != "p2" ||
-				blockText(*duA.Changes[0].Block) != "two by root" || duA.Actor != "root" {
+			if evA[0].Type != syncproto.TypeDraftUpdated || duA.Seq != ackB.Seq || duA.Blocks[0].Block.ID != "p2" ||
+				blockText(*duA.Blocks[0].Block) != "two by root" || duA.Actor != "root" {
 				t.Fatalf("alice got %+v", duA)
 			}
-			if duB.Seq != ackA.Seq || blockText(*duB.Changes[0].Block) != "one by alice" || duB.Session != a.Welcome().Session {
+			if duB.Seq != ackA.Seq || blockText(*duB.Blocks[0].Block) != "one by alice" || duB.Session != a.Welcome().Session {
 				t.Fatalf("root got %+v", duB)
 			}
 			if evA[0].Stream != "doc:d1" || evA[0].Cursor <= snapA.Cursor {
@@ -75,7 +75,7 @@ func TestTwoEditors(t *testing.T) {
 			if _, err := b.Save(ctx, "d1", ce.Seq, upsert("p1", "one by root")); err != nil {
 				t.Fatal(err)
 			}
-			d, _ := e.Docs.Draft(ctx, "d1")
+			d, _ := e.Repo.Draft(ctx, "d1")
 			got := []string{blockText(d.Body.Blocks[0]), blockText(d.Body.Blocks[1]), blockText(d.Body.Blocks[2])}
 			if fmt.Sprint(got) != "[one by root two by root three]" {
 				t.Fatalf("draft: %v", got)
@@ -125,6 +125,7 @@ func TestNothingAcknowledgedLost(t *testing.T) {
 		}
 		return nil
 	}
+	start, _ := e.Repo.Draft(ctx, "d1")
 	a := dial(t, e, "ta", syncproto.SubprotocolMsgpack, nil)
 	b := dial(t, e, "tr", syncproto.SubprotocolJSON, nil)
 	ra, rb := &result{acked: map[string]string{}}, &result{acked: map[string]string{}}
@@ -137,7 +138,7 @@ func TestNothingAcknowledgedLost(t *testing.T) {
 	if errA != nil || errB != nil {
 		t.Fatal(errA, errB)
 	}
-	d, _ := e.Docs.Draft(ctx, "d1")
+	d, _ := e.Repo.Draft(ctx, "d1")
 	if got := blockText(d.Body.Blocks[0]); got != ra.acked["p1"] {
 		t.Errorf("p1 = %q, last acked %q", got, ra.acked["p1"])
 	}
@@ -149,7 +150,7 @@ func TestNothingAcknowledgedLost(t *testing.T) {
 		t.Errorf("p3 = %q, acked %q / %q", got, ra.acked["p3"], rb.acked["p3"])
 	}
 	acks := 2*n - ra.conflicts - rb.conflicts
-	if d.Seq != uint64(acks) {
+	if d.Seq != start.Seq+uint64(acks) {
 		t.Errorf("draft seq %d after %d acknowledged saves", d.Seq, acks)
 	}
 }

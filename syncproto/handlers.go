@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/stream"
+	"github.com/foliodev/folio/objstore"
 )
 
 // requestTimeout bounds one request's call into the repository.
@@ -91,8 +91,8 @@ func DocStream(doc string) string { return "doc:" + doc }
 // checkDoc validates a document id and the caller's access to it. A
 // document the caller may not see is answered as missing.
 func (c *conn) checkDoc(id, doc string) bool {
-	if doc == "" || len(doc) > 256 || strings.ContainsAny(doc, "\x00/") {
-		c.replyError(id, CodeBadRequest, fmt.Sprintf("document id %q is not valid", doc))
+	if !repo.ValidDocID(doc) {
+		c.replyError(id, CodeBadRequest, fmt.Sprintf("document id %q is not 1-64 characters of A-Z a-z 0-9 _ -", doc))
 		return false
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
@@ -157,7 +157,7 @@ func (c *conn) openDoc(m *Open) {
 		return
 	}
 	if recovered != nil {
-		c.srv.cfg.Metrics.checkpoint("recovery")
+		c.srv.cfg.Metrics.checkpoint(objstore.ReasonRecovery)
 	}
 	c.send(&Snapshot{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: d.Seq, Body: d.Body, Attrs: d.Attrs,
 		Fingerprint: d.Fingerprint, Head: d.Head, Unsealed: d.Unsealed, UnsealedSince: d.UnsealedSince,
@@ -226,6 +226,10 @@ func (c *conn) save(m *Save) {
 			c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("changes[%d]: %s needs blockId", i, ch.Op))
 			return
 		}
+		if ch.Op == "move" && ch.After == nil {
+			c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("changes[%d]: move needs after (\"\" for the start)", i))
+			return
+		}
 	}
 	who := c.principal()
 	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
@@ -251,7 +255,7 @@ func (c *conn) save(m *Save) {
 		return
 	case errors.Is(err, repo.ErrInvalid):
 		c.srv.cfg.Metrics.save("invalid", 0)
-		c.send(&Error{Envelope: Envelope{ID: m.ID}, Code: CodeInvalidDocument, Message: err.Error() + "; nothing was stored"})
+		c.send(&Error{Envelope: Envelope{ID: m.ID}, Code: CodeBadRequest, Message: err.Error() + "; nothing was stored"})
 		return
 	default:
 		c.srv.cfg.Metrics.save("error", 0)
@@ -271,18 +275,17 @@ func (c *conn) save(m *Save) {
 	}
 }
 
-var reasonRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
-
-// serverReasons are checkpoint reasons only the server gives.
-var serverReasons = map[string]bool{"idle": true, "max": true, "leave": true, "recovery": true, "restore": true}
+// clientReasons are the checkpoint reasons a client may give; the others
+// (idle, max_duration, leave, recovery, restore) are the server's own.
+var clientReasons = map[string]bool{objstore.ReasonManual: true, objstore.ReasonPublish: true, objstore.ReasonAI: true}
 
 func (c *conn) checkpoint(m *Checkpoint) {
 	reason := m.Reason
 	if reason == "" {
-		reason = "manual"
+		reason = objstore.ReasonManual
 	}
-	if !reasonRE.MatchString(reason) || serverReasons[reason] {
-		c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("checkpoint reason %q is not allowed (lowercase word; not idle, max, leave, recovery or restore)", reason))
+	if !clientReasons[reason] {
+		c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("checkpoint reason %q is not manual, publish or ai", reason))
 		return
 	}
 	if len(m.Message) > 4096 {
@@ -326,7 +329,7 @@ func (c *conn) restore(m *Restore) {
 		c.repoError(m.ID, m.Doc, "restore", err)
 		return
 	}
-	c.srv.cfg.Metrics.checkpoint("restore")
+	c.srv.cfg.Metrics.checkpoint(objstore.ReasonRestore)
 	c.srv.sealed(m.Doc)
 	c.send(&RestoreDone{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Version: v})
 }
@@ -435,7 +438,7 @@ func (c *conn) unsubscribe(m *Unsubscribe) {
 // eventFrame encodes a stream event; ok is false for an event this
 // connection does not get (its own draft.updated).
 func (c *conn) eventFrame(s *sub, e stream.Event) (frame, bool) {
-	data, err := c.srv.cfg.DecodeEvent(e.Type, e.Data)
+	data, err := c.srv.cfg.DecodeEvent(e)
 	if err != nil {
 		c.srv.log.Error("sync: decode stored event", "stream", s.stream, "seq", e.Seq, "type", e.Type, "err", err)
 		data = nil

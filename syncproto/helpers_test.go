@@ -38,13 +38,13 @@ func blockText(b flowdoc.Block) string {
 // paragraphs p1..p3.
 func startEnv(t testing.TB, configure func(*syncproto.Config)) *synctest.Env {
 	t.Helper()
-	e, err := synctest.Start(func(c *syncproto.Config) {
+	e, err := synctest.Start(synctest.Options{Configure: func(c *syncproto.Config) {
 		c.MessagesPerSecond = 1000
 		c.Burst = 1000
 		if configure != nil {
 			configure(c)
 		}
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func startEnv(t testing.TB, configure func(*syncproto.Config)) *synctest.Env {
 	e.Auth.Add("ta", "alice", false)
 	e.Auth.Add("tb", "bob", false)
 	e.Auth.Add("tr", "root", true)
-	if err := e.Docs.Create("d1", "alice", docOf3()); err != nil {
+	if err := e.CreateDoc("d1", "alice", docOf3()); err != nil {
 		t.Fatal(err)
 	}
 	return e

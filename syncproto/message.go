@@ -3,6 +3,7 @@ package syncproto
 import (
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/objstore"
 )
 
 // Message types. Requests are sent by clients, replies and events by the
@@ -270,18 +271,35 @@ type Event struct {
 	codec Codec  // the codec raw is in
 }
 
-// DraftUpdated is the data of a draft.updated event: a save by some
-// session. Changes (or Body for a full save) let other editors apply it.
+// DraftUpdated is the data of a draft.updated event: what another editor
+// needs to bring its copy from Seq-1 to Seq. Blocks are the blocks that
+// changed (their new content) or were deleted (Block absent); Order is the
+// full block order when it changed (always when a block was added,
+// deleted or moved); Attrs are the article attributes when they changed.
 type DraftUpdated struct {
-	Doc         string              `json:"doc" msgpack:"doc"`
-	Seq         uint64              `json:"seq" msgpack:"seq"`
-	Session     string              `json:"session,omitempty" msgpack:"session,omitempty"`
-	Actor       string              `json:"actor,omitempty" msgpack:"actor,omitempty"`
-	Fingerprint flowdoc.Fingerprint `json:"fingerprint" msgpack:"fingerprint"`
-	Unsealed    bool                `json:"unsealed" msgpack:"unsealed"`
-	Changes     []repo.DraftChange  `json:"changes,omitempty" msgpack:"changes,omitempty"`
-	Body        *flowdoc.Document   `json:"body,omitempty" msgpack:"body,omitempty"`
-	Attrs       *flowdoc.Attributes `json:"attrs,omitempty" msgpack:"attrs,omitempty"`
+	Doc         string              `json:"doc"`
+	Seq         uint64              `json:"seq"`
+	Actor       string              `json:"actor"`
+	Session     string              `json:"session,omitempty"` // the saving connection; absent for other writers
+	Fingerprint flowdoc.Fingerprint `json:"fingerprint"`
+	Unsealed    bool                `json:"unsealed"`
+	Blocks      []repo.EventBlock   `json:"blocks,omitempty"`
+	Order       []string            `json:"order,omitempty"`
+	Attrs       *flowdoc.Attributes `json:"attrs,omitempty"`
+}
+
+// VersionCreated is the data of a version.created event.
+type VersionCreated struct {
+	Doc          string              `json:"doc"`
+	Label        string              `json:"label"`
+	Seq          uint64              `json:"seq"` // the version's number in the document's log
+	Kind         string              `json:"kind"`
+	Reason       string              `json:"reason,omitempty"`
+	Hash         objstore.ID         `json:"hash"`
+	Author       string              `json:"author"`
+	Time         int64               `json:"time"` // Unix ms
+	Fingerprint  flowdoc.Fingerprint `json:"fingerprint"`
+	RestoredFrom string              `json:"restoredFrom,omitempty"`
 }
 
 // newMessage returns an empty message of a client or server type; ok is

@@ -16,6 +16,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/stream"
+	"github.com/foliodev/folio/objstore"
 )
 
 // Config configures a Server. Docs, Events, Auth and Access are required;
@@ -65,7 +67,7 @@ type Config struct {
 	OriginPatterns []string
 	// DecodeEvent turns a stored event's data into what is sent as its
 	// data (default DecodeEvent).
-	DecodeEvent func(typ string, data []byte) (any, error)
+	DecodeEvent func(e stream.Event) (any, error)
 }
 
 func (c *Config) defaults() {
@@ -116,25 +118,34 @@ func (c *Config) defaults() {
 	}
 }
 
-// DecodeEvent is the default Config.DecodeEvent: version.created data is a
-// repo.VersionInfo, draft.updated data a DraftUpdated (msgpack keys as in
-// its tags), anything else is decoded into plain maps and values.
-func DecodeEvent(typ string, data []byte) (any, error) {
-	if len(data) == 0 {
+// DecodeEvent is the default Config.DecodeEvent. It turns the repository's
+// stored payloads into the wire form: draft.updated (repo.DraftEvent) into
+// a DraftUpdated, version.created (repo.VersionEvent) into a
+// VersionCreated; any other event's data is decoded into plain maps and
+// values.
+func DecodeEvent(e stream.Event) (any, error) {
+	if len(e.Data) == 0 {
 		return nil, nil
 	}
-	switch typ {
-	case TypeVersionCreated:
-		var v repo.VersionInfo
-		err := kv.Unmarshal(data, &v)
-		return &v, err
+	doc := strings.TrimPrefix(e.Stream, "doc:")
+	switch e.Type {
 	case TypeDraftUpdated:
-		var v DraftUpdated
-		err := kv.Unmarshal(data, &v)
-		return &v, err
+		var v repo.DraftEvent
+		if err := kv.Unmarshal(e.Data, &v); err != nil {
+			return nil, err
+		}
+		return &DraftUpdated{Doc: doc, Seq: v.Seq, Actor: v.Actor, Session: v.Session, Fingerprint: v.Fingerprint,
+			Unsealed: v.Unsealed, Blocks: v.Blocks, Order: v.Order, Attrs: v.Attrs}, nil
+	case TypeVersionCreated:
+		var v repo.VersionEvent
+		if err := kv.Unmarshal(e.Data, &v); err != nil {
+			return nil, err
+		}
+		return &VersionCreated{Doc: doc, Label: v.Label, Seq: v.Seq, Kind: v.Kind, Reason: v.Reason, Hash: v.Hash,
+			Author: v.Author, Time: e.Time, Fingerprint: v.Fingerprint, RestoredFrom: v.RestoredFrom}, nil
 	}
 	var v any
-	err := kv.Unmarshal(data, &v)
+	err := kv.Unmarshal(e.Data, &v)
 	return v, err
 }
 
@@ -392,10 +403,10 @@ func (s *Server) saved(doc, actor string) {
 		if r.idle != nil {
 			r.idle.Stop()
 		}
-		r.idle = time.AfterFunc(s.cfg.CheckpointIdle, func() { s.timerCheckpoint(r, "idle") })
+		r.idle = time.AfterFunc(s.cfg.CheckpointIdle, func() { s.timerCheckpoint(r, objstore.ReasonIdle) })
 	}
 	if s.cfg.CheckpointMax > 0 && r.max == nil {
-		r.max = time.AfterFunc(s.cfg.CheckpointMax, func() { s.timerCheckpoint(r, "max") })
+		r.max = time.AfterFunc(s.cfg.CheckpointMax, func() { s.timerCheckpoint(r, objstore.ReasonMaxDuration) })
 	}
 }
 
@@ -433,13 +444,13 @@ func (s *Server) timerCheckpoint(r *room, reason string) {
 
 // leaveCheckpoint seals a leave checkpoint of doc for actor.
 func (s *Server) leaveCheckpoint(ctx context.Context, doc, actor string) (*repo.VersionInfo, error) {
-	v, created, err := s.cfg.Docs.Checkpoint(ctx, doc, "leave", actor, "")
+	v, created, err := s.cfg.Docs.Checkpoint(ctx, doc, objstore.ReasonLeave, actor, "")
 	if err != nil {
 		return nil, err
 	}
 	if !created {
 		return nil, nil
 	}
-	s.cfg.Metrics.checkpoint("leave")
+	s.cfg.Metrics.checkpoint(objstore.ReasonLeave)
 	return &v, nil
 }

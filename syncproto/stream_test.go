@@ -95,7 +95,7 @@ func TestResume(t *testing.T) {
 			if err := <-done; err != nil {
 				t.Fatal(err)
 			}
-			end, _ := e.Docs.Events().Last(ctx, "doc:d1")
+			end, _ := e.Events().Last(ctx, "doc:d1")
 			rec2.waitFor(t, "the rest of the burst", func(evs []*syncproto.Event) bool {
 				return len(evs) > 0 && evs[len(evs)-1].Cursor >= end
 			})
@@ -118,7 +118,7 @@ func TestSubscribeReplayAndResync(t *testing.T) {
 		}
 		seq = ack.Seq
 	}
-	last, _ := e.Docs.Events().Last(ctx, "doc:d1")
+	last, _ := e.Events().Last(ctx, "doc:d1")
 
 	// Replay from 0: every event, in order, then live.
 	rec := newRecorder()
@@ -151,7 +151,7 @@ func TestSubscribeReplayAndResync(t *testing.T) {
 	}
 
 	// Trimmed history: a cursor older than retention gets resync.
-	if err := e.Docs.Trim("d1", 5); err != nil {
+	if err := e.Trim("doc:d1", 5); err != nil {
 		t.Fatal(err)
 	}
 	two := uint64(2)
@@ -172,7 +172,7 @@ func TestRunStreamAccess(t *testing.T) {
 	ctx := ctxT(t)
 	e.Access.AllowStream("run:r1", "alice")
 	for i := 0; i < 3; i++ {
-		if _, err := e.Docs.AppendEvent("run:r1", "run.delta", map[string]any{"text": fmt.Sprint("part ", i)}); err != nil {
+		if _, err := e.AppendEvent("run:r1", "run.delta", map[string]any{"text": fmt.Sprint("part ", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -320,7 +320,7 @@ func TestSlowConsumer(t *testing.T) {
 	if _, err := r.Subscribe(ctx, "doc:d1", &from); err != nil {
 		t.Fatal(err)
 	}
-	end, _ := e.Docs.Events().Last(ctx, "doc:d1")
+	end, _ := e.Events().Last(ctx, "doc:d1")
 	evs := rec.waitFor(t, "resumed events", func(evs []*syncproto.Event) bool {
 		return len(evs) > 0 && evs[len(evs)-1].Cursor >= end
 	})
@@ -415,7 +415,7 @@ func TestRequestErrors(t *testing.T) {
 	if !errors.As(err, &re) || re.Code != syncproto.CodeInvalidDocument || len(re.Problems) == 0 || re.Problems[0].Path == "" {
 		t.Fatalf("invalid save: %+v", err)
 	}
-	if d, _ := e.Docs.Draft(ctx, "d1"); d.Seq != snap.Seq || len(d.Body.Blocks) != 3 {
+	if d, _ := e.Repo.Draft(ctx, "d1"); d.Seq != snap.Seq || len(d.Body.Blocks) != 3 {
 		t.Fatalf("an invalid save changed the draft: seq %d, %d blocks", d.Seq, len(d.Body.Blocks))
 	}
 	if _, err := a.SaveMessage(ctx, &syncproto.Save{Doc: "d1", BaseSeq: snap.Seq, Changes: []repo.DraftChange{{Op: "explode", BlockID: "p1"}}}); code(err) != syncproto.CodeBadRequest {
@@ -504,10 +504,10 @@ func TestResyncWhileOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Docs.Trim("d1", snap.Cursor+2); err != nil {
+	if err := e.Trim("doc:d1", snap.Cursor+2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Docs.SaveDraft(ctx, repo.SaveParams{Doc: "d1", Actor: "alice", BaseSeq: snap.Seq, Changes: []repo.DraftChange{upsert("p1", "elsewhere")}}); err != nil {
+	if _, err := e.Repo.SaveDraft(ctx, repo.SaveParams{Doc: "d1", Actor: "alice", BaseSeq: snap.Seq, Changes: []repo.DraftChange{upsert("p1", "elsewhere")}}); err != nil {
 		t.Fatal(err)
 	}
 	select {

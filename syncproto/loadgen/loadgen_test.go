@@ -25,7 +25,7 @@ var (
 // runs: go test ./syncproto/loadgen -run TestRun -v -editors 1000
 // -interval 1.2s -duration 30s -idle 1000
 func TestRun(t *testing.T) {
-	e, err := synctest.Start(func(c *syncproto.Config) { c.CheckpointIdle = -1; c.CheckpointMax = -1 })
+	e, err := synctest.Start(synctest.Options{Configure: func(c *syncproto.Config) { c.CheckpointIdle = -1; c.CheckpointMax = -1 }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestRun(t *testing.T) {
 	var docs []string
 	for i := 0; i < ndocs; i++ {
 		id := fmt.Sprint("doc", i)
-		if err := e.Docs.Create(id, "bench", flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{
+		if err := e.CreateDoc(id, "bench", flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{
 			{ID: "title", Type: flowdoc.Heading, Attrs: &flowdoc.Attrs{Level: 1}, RichText: []flowdoc.Run{{Text: "Bench"}}}}}); err != nil {
 			t.Fatal(err)
 		}

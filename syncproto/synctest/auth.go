@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 )
 
@@ -51,7 +52,7 @@ func (a *Auth) Authenticate(_ context.Context, token string) (syncproto.Principa
 // Access lets an author see their own documents and an admin every
 // document; run streams are readable by the user registered for them.
 type Access struct {
-	Docs *Docs
+	Repo *repo.Repo
 
 	mu   sync.Mutex        // guards runs
 	runs map[string]string // stream -> owner
@@ -71,8 +72,8 @@ func (a *Access) AllowStream(name, user string) {
 
 // CanAccess implements syncproto.Access.
 func (a *Access) CanAccess(_ context.Context, p syncproto.Principal, doc string) bool {
-	owner := a.Docs.Owner(doc)
-	return owner != "" && (owner == p.User || p.Admin)
+	owner, err := a.Repo.DocOwner(doc)
+	return err == nil && (owner == p.User || p.Admin)
 }
 
 // CanReadStream implements syncproto.Access.

@@ -1,7 +1,7 @@
-// Package synctest holds in-memory implementations of the interfaces the
-// sync server consumes (Docs, Authenticator, Access) and a test server
-// built on them. They keep the same contracts as the real repository
-// and auth service, so that protocol tests and the load generator can
-// run without a data directory. The event streams are real: a Pebble
-// store in memory written with package internal/stream.
+// Package synctest runs the sync server for tests and the load
+// generator: a real repository (internal/repo) in a data directory, with
+// in-memory implementations of the interfaces the auth service will
+// provide (Authenticator, Access), keeping the same contracts: unknown or
+// revoked tokens fail with syncproto.ErrUnauthenticated; a document of
+// another user is not accessible, like a missing one.
 package synctest
