@@ -41,19 +41,26 @@ func (c *conn) authenticate(token string) bool {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
-	p, err := c.srv.cfg.Auth.Authenticate(ctx, token)
-	cancel()
-	if err != nil {
-		if !errors.Is(err, ErrUnauthenticated) {
-			c.srv.log.Warn("sync: authenticate failed", "session", c.session, "err", err)
+	defer cancel()
+	for {
+		gen := c.srv.revokes.Load()
+		p, err := c.srv.cfg.Auth.Authenticate(ctx, token)
+		if err != nil {
+			if !errors.Is(err, ErrUnauthenticated) {
+				c.srv.log.Warn("sync: authenticate failed", "session", c.session, "err", err)
+			}
+			c.closeWith(CloseAuthFailed, "authentication failed: unknown or revoked token", false)
+			return false
 		}
-		c.closeWith(CloseAuthFailed, "authentication failed: unknown or revoked token", false)
-		return false
+		c.mu.Lock()
+		c.who, c.authed = p, true
+		c.mu.Unlock()
+		if c.srv.revokes.Load() == gen {
+			return true
+		}
+		// A revocation ran while the token was checked and may have
+		// skipped this connection, not yet authenticated: check again.
 	}
-	c.mu.Lock()
-	c.who, c.authed = p, true
-	c.mu.Unlock()
-	return true
 }
 
 func (c *conn) welcome(id string) {

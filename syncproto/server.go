@@ -154,6 +154,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	session atomic.Uint64
+	revokes atomic.Uint64 // revocations so far
 
 	mu      sync.Mutex // guards conns, rooms, closing
 	conns   map[*conn]struct{}
@@ -251,6 +252,7 @@ func (s *Server) RevokeUser(user string) int {
 }
 
 func (s *Server) revoke(match func(Principal) bool, reason string) int {
+	s.revokes.Add(1) // before the scan: see conn.authenticate
 	s.mu.Lock()
 	var hit []*conn
 	for c := range s.conns {
@@ -427,7 +429,9 @@ func (s *Server) timerCheckpoint(r *room, reason string) {
 	}
 	r.stopTimers()
 	actor := r.actor
+	s.wg.Add(1) // Shutdown waits for it: the repository must stay open
 	s.mu.Unlock()
+	defer s.wg.Done()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

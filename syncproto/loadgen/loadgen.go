@@ -1,9 +1,3 @@
-// Package loadgen is the sync load generator behind `folio bench sync`:
-// editors that each open a document and save a one-block change every
-// Interval (1.2 s, an editor's autosave rhythm), plus readers that follow
-// each document, against a running sync server. It reports acknowledged
-// saves per second, ack latency percentiles (measured by the client, from
-// send to draft.ack) and the resident memory each idle connection costs.
 package loadgen
 
 import (
