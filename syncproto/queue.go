@@ -26,9 +26,11 @@ const (
 	pushClosed            // the queue is closed; the frame was dropped
 )
 
-// sendQueue is a connection's bounded send queue, guarded by mu. Its memory is bounded
-// by max frames and maxBytes bytes (plus one frame larger than maxBytes
-// when the queue is otherwise empty); nothing is ever queued beyond that.
+// sendQueue is a connection's bounded send queue, guarded by mu. It holds
+// at most max frames, and stream events only while their bytes fit in
+// maxBytes (one larger event only into an empty queue); a reply needs
+// only the queued bytes to be under maxBytes. So memory stays below
+// maxBytes plus one frame; nothing is ever queued beyond that.
 type sendQueue struct {
 	mu       sync.Mutex
 	frames   []frame // FIFO; the slice is reused
@@ -77,6 +79,11 @@ func (q *sendQueue) roomLocked(f frame, forStream bool) bool {
 	}
 	if n >= limit {
 		return false
+	}
+	if !forStream {
+		// A reply (a snapshot may be large) needs only the queue to be
+		// under its byte bound: memory stays below maxBytes plus one frame.
+		return q.bytes < q.maxBytes
 	}
 	return n == 0 || q.bytes+len(f.data) <= q.maxBytes
 }
