@@ -167,3 +167,25 @@ func TestOtherUsersDocument(t *testing.T) {
 		t.Fatal("bob changed alice's draft")
 	}
 }
+
+func TestReadOnlyToken(t *testing.T) {
+	e := startEnv(t, nil)
+	ctx := ctxT(t)
+	e.Auth.AddReadOnly("backup", "alice")
+	rec := newRecorder()
+	r := dial(t, e, "backup", syncproto.SubprotocolJSON, rec)
+	snap, err := r.Open(ctx, "d1")
+	if err != nil {
+		t.Fatalf("a read-only token cannot read: %v", err)
+	}
+	var re *syncproto.RemoteError
+	if _, err := r.Save(ctx, "d1", snap.Seq, upsert("p1", "x")); !errors.As(err, &re) || re.Code != syncproto.CodeReadOnly {
+		t.Fatalf("save with a read-only token: %v", err)
+	}
+	if _, err := r.Checkpoint(ctx, "d1", "", ""); !errors.As(err, &re) || re.Code != syncproto.CodeReadOnly {
+		t.Fatalf("checkpoint with a read-only token: %v", err)
+	}
+	if _, err := r.Restore(ctx, "d1", "v1.r0"); !errors.As(err, &re) || re.Code != syncproto.CodeReadOnly {
+		t.Fatalf("restore with a read-only token: %v", err)
+	}
+}

@@ -44,7 +44,7 @@ func TestProtocolDocExamples(t *testing.T) {
 	for _, code := range []syncproto.Code{syncproto.CodeBadMessage, syncproto.CodeUnknownType, syncproto.CodeBadRequest,
 		syncproto.CodeNotFound, syncproto.CodeNotOpen, syncproto.CodeInvalidDocument, syncproto.CodeConflict,
 		syncproto.CodeRateLimited, syncproto.CodeTooManySubscriptions, syncproto.CodeAlreadySubscribed,
-		syncproto.CodeNotSubscribed, syncproto.CodeHelloRequired, syncproto.CodeUnavailable, syncproto.CodeInternal} {
+		syncproto.CodeNotSubscribed, syncproto.CodeHelloRequired, syncproto.CodeUnavailable, syncproto.CodeInternal, syncproto.CodeReadOnly} {
 		if !strings.Contains(string(doc), "| `"+string(code)+"` |") {
 			t.Errorf("error code %s is not in the table of docs/protocol.md", code)
 		}

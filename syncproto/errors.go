@@ -50,6 +50,9 @@ const (
 	CodeUnavailable Code = "unavailable"
 	// CodeInternal: the server failed; the request may be retried.
 	CodeInternal Code = "internal"
+	// CodeReadOnly: the token may only read; saves, checkpoints and
+	// restores are refused.
+	CodeReadOnly Code = "read_only"
 )
 
 // Close codes (RFC 6455 §7.4: 4000-4999 are the application's). A

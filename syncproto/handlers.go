@@ -75,12 +75,19 @@ func (c *conn) handle(m Message) {
 		c.openDoc(m)
 	case *Leave:
 		c.leave(m)
-	case *Save:
-		c.save(m)
-	case *Checkpoint:
-		c.checkpoint(m)
-	case *Restore:
-		c.restore(m)
+	case *Save, *Checkpoint, *Restore:
+		if c.principal().ReadOnly {
+			c.replyError(m.Env().ID, CodeReadOnly, "this token may only read; use an author's token to change documents")
+			return
+		}
+		switch m := m.(type) {
+		case *Save:
+			c.save(m)
+		case *Checkpoint:
+			c.checkpoint(m)
+		case *Restore:
+			c.restore(m)
+		}
 	case *Subscribe:
 		c.subscribe(m)
 	case *Unsubscribe:

@@ -35,9 +35,10 @@ type Docs interface {
 
 // Principal is an authenticated caller.
 type Principal struct {
-	User    string
-	Admin   bool
-	TokenID string // identifies the token, for revocation
+	User     string
+	Admin    bool
+	TokenID  string // identifies the token, for revocation
+	ReadOnly bool   // a token that may only read (backups): no saves, checkpoints or restores
 }
 
 // Authenticator checks bearer tokens. Revocations reach the server

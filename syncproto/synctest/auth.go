@@ -29,6 +29,15 @@ func (a *Auth) Add(token, user string, admin bool) syncproto.Principal {
 	return p
 }
 
+// AddReadOnly registers a read-only token (a backup token) for user.
+func (a *Auth) AddReadOnly(token, user string) syncproto.Principal {
+	p := syncproto.Principal{User: user, TokenID: "tok-" + token, ReadOnly: true}
+	a.mu.Lock()
+	a.tokens[token] = p
+	a.mu.Unlock()
+	return p
+}
+
 // Revoke forgets token and returns its id.
 func (a *Auth) Revoke(token string) string {
 	a.mu.Lock()
