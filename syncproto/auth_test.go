@@ -189,3 +189,42 @@ func TestReadOnlyToken(t *testing.T) {
 		t.Fatalf("restore with a read-only token: %v", err)
 	}
 }
+
+// TestKeepalive: a peer that stops answering pings is cut, and its
+// unsealed changes get their leave checkpoint.
+func TestKeepalive(t *testing.T) {
+	e := startEnv(t, func(c *syncproto.Config) { c.PingInterval = 100 * time.Millisecond; c.CheckpointIdle = -1 })
+	ctx := ctxT(t)
+	ws, _, err := websocket.Dial(ctx, e.URL, &websocket.DialOptions{Subprotocols: []string{syncproto.SubprotocolJSON},
+		HTTPHeader: map[string][]string{"Authorization": {"Bearer ta"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	read := func() string {
+		_, data, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	read() // welcome
+	ws.Write(ctx, websocket.MessageText, []byte(`{"type":"open","id":"1","doc":"d1"}`))
+	read()
+	ws.Write(ctx, websocket.MessageText, []byte(`{"type":"draft.save","id":"2","doc":"d1","baseSeq":1,"changes":[{"op":"upsert","block":{"id":"p1","type":"paragraph","richText":[{"text":"typed"}]}}]}`))
+	if s := read(); !strings.Contains(s, "draft.ack") {
+		t.Fatal(s)
+	}
+	// A reading client answers the pings and stays; the raw one above no
+	// longer reads, so its pings go unanswered.
+	live := dial(t, e, "ta", syncproto.SubprotocolMsgpack, nil)
+	waitUntil(t, "the silent connection to be cut", func() bool { return len(e.Server.Conns()) == 1 })
+	time.Sleep(300 * time.Millisecond) // three more intervals
+	if _, err := live.Ping(ctx); err != nil || len(e.Server.Conns()) != 1 {
+		t.Fatalf("a reading client was cut: %v", err)
+	}
+	vs := e.Versions("d1")
+	if vs[len(vs)-1].Reason != "leave" {
+		t.Fatalf("no leave checkpoint for the cut connection: %v", reasons(vs))
+	}
+}

@@ -42,6 +42,10 @@ type conn struct {
 	subs   map[string]*sub     // by stream name
 	bucket bucket
 
+	pingMu      sync.Mutex  // guards ping, pingStopped
+	ping        *time.Timer // the next keepalive ping
+	pingStopped bool
+
 	q      sendQueue
 	wsDone chan struct{} // closed when the writer has closed the socket
 	wsOnce sync.Once
@@ -107,8 +111,15 @@ func (c *conn) run() {
 		}
 	})
 
+	if d := c.srv.cfg.PingInterval; d > 0 {
+		c.pingMu.Lock()
+		c.ping = time.AfterFunc(d, c.keepalive)
+		c.pingMu.Unlock()
+	}
+
 	c.readLoop()
 	hello.Stop()
+	c.stopPing()
 
 	// The peer is gone or the server closes: no more requests.
 	c.proc.Lock()
@@ -292,6 +303,33 @@ func (c *conn) writeLoop() {
 			c.q.wrote(f.stream, f.cursor)
 		}
 	}
+}
+
+// keepalive pings the peer; one that does not answer within the interval
+// is cut (the read loop then ends and cleans up).
+func (c *conn) keepalive() {
+	d := c.srv.cfg.PingInterval
+	ctx, cancel := context.WithTimeout(c.ctx, d)
+	err := c.ws.Ping(ctx)
+	cancel()
+	if err != nil {
+		c.ws.CloseNow()
+		return
+	}
+	c.pingMu.Lock()
+	if !c.pingStopped {
+		c.ping.Reset(d)
+	}
+	c.pingMu.Unlock()
+}
+
+func (c *conn) stopPing() {
+	c.pingMu.Lock()
+	c.pingStopped = true
+	if c.ping != nil {
+		c.ping.Stop()
+	}
+	c.pingMu.Unlock()
 }
 
 // shutdown is the server's graceful close of this connection.

@@ -55,6 +55,11 @@ type Config struct {
 	HelloTimeout time.Duration
 	// WriteTimeout bounds the write of one frame (default 10 s).
 	WriteTimeout time.Duration
+	// PingInterval is how often the server pings a connection at the
+	// WebSocket level (default 30 s; negative: never). A peer that does
+	// not answer within the interval is cut, so a vanished client (no
+	// FIN) does not hold memory or keep its leave checkpoint waiting.
+	PingInterval time.Duration
 	// CheckpointIdle seals a draft that was not saved for this long after
 	// a change (default 30 s); CheckpointMax seals one unsealed for this
 	// long (default 10 min). Negative disables the rule.
@@ -103,6 +108,9 @@ func (c *Config) defaults() {
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = 10 * time.Second
+	}
+	if c.PingInterval == 0 {
+		c.PingInterval = 30 * time.Second
 	}
 	if c.CheckpointIdle == 0 {
 		c.CheckpointIdle = 30 * time.Second
