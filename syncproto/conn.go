@@ -16,9 +16,10 @@ import (
 // conn is one WebSocket session.
 //
 // Goroutines: the handler goroutine runs the read loop and processes
-// requests one at a time (so a client's saves apply in the order sent);
-// the writer goroutine drains the send queue; each subscription has a
-// pump goroutine that reads its stream from the store.
+// requests one at a time (so a client's saves apply in the order sent).
+// A writer goroutine runs only while the send queue has frames (see
+// sendQueue.wakeLocked) and a subscription's drain only while it has
+// events to queue (subs.go), so an idle connection costs one goroutine.
 type conn struct {
 	srv     *Server
 	ws      *websocket.Conn
@@ -93,8 +94,9 @@ func (c *conn) highWater() int {
 	return hw
 }
 
-// run serves the connection until it ends, then cleans up: stops the
-// pumps, seals leave checkpoints and waits for the writer.
+// run serves the connection until it ends, then cleans up: ends the
+// subscriptions, seals leave checkpoints and waits until the socket is
+// closed.
 func (c *conn) run() {
 	// A bearer token on the upgrade authenticates at once; the welcome
 	// is then sent unsolicited (without id).
