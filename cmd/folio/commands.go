@@ -167,7 +167,11 @@ func readBody(c *cli.Context, path string) (flowdoc.Document, error) {
 			return flowdoc.Document{}, exitf(exitInvalid, "import %s: %v", path, err)
 		}
 		for _, u := range unsupported {
-			fmt.Fprintf(c.App.ErrWriter, "folio: %s:%d: %s has no block: %s\n", path, u.Line, u.Kind, u.Text)
+			note := ""
+			if u.Note != "" {
+				note = " (" + u.Note + ")"
+			}
+			fmt.Fprintf(c.App.ErrWriter, "folio: %s:%d: %s has no block: %s%s\n", path, u.Line, u.Kind, u.Text, note)
 		}
 		return d, nil
 	}
@@ -282,7 +286,7 @@ func cmdDocSave(c *cli.Context) error {
 	}
 	p := repo.SaveParams{Doc: a[0], BaseSeq: d.Seq, Body: &body}
 	if c.Bool("checkpoint") {
-		p.Seal = reasonManual
+		p.Seal, p.Message = reasonManual, c.String("message")
 	}
 	res, err := b.SaveDraft(c.Context, p)
 	if err != nil {

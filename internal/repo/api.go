@@ -125,7 +125,8 @@ type SaveParams struct {
 	Attrs   *flowdoc.Attributes
 	// Seal, when set, seals the saved draft as a checkpoint with this
 	// reason in the same synced batch (a save at a boundary).
-	Seal string
+	Seal    string
+	Message string // the sealed version's message
 }
 
 // SaveResult is the acknowledged state after a save.
