@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"iter"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -33,6 +34,9 @@ type Options struct {
 	// Jitter maps a backoff delay d to the delay actually used; default
 	// is a uniform pick in [d/2, d].
 	Jitter func(d time.Duration) time.Duration
+	// Logger receives errors no caller is waiting for (a failed outcome
+	// commit, a failed retention sweep); default slog.Default().
+	Logger *slog.Logger
 }
 
 // lockStripes is the number of task locks; transitions of tasks on
@@ -92,6 +96,9 @@ func Open(db *kv.DB, opts Options) (*Runner, error) {
 	}
 	if opts.TrimEvery <= 0 {
 		opts.TrimEvery = time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
 	}
 	if opts.Jitter == nil {
 		opts.Jitter = func(d time.Duration) time.Duration {

@@ -328,6 +328,7 @@ func (r *Runner) work(ctx context.Context, e *entry, k *kind, a *activeRun) {
 	})
 	if err != nil {
 		if !errors.Is(err, ErrStale) && !errors.Is(err, ErrNotFound) {
+			r.opts.Logger.Error("task: cannot start task, retrying in 1s", "task", e.id.String(), "kind", e.kind, "err", err)
 			r.requeueAfterError(e)
 		}
 		return
@@ -423,7 +424,8 @@ func (r *Runner) finish(t Task, k *kind, herr error, closing bool) {
 		// The outcome could not be stored (disk error). The task stays
 		// running in the store and is recovered at the next start; this
 		// process will not run it again.
-		return
+		r.opts.Logger.Error("task: cannot record outcome; the task is recovered at the next start",
+			"task", t.ID.String(), "kind", t.Kind, "attempt", t.Attempt, "err", err)
 	}
 }
 
@@ -460,7 +462,9 @@ func (r *Runner) trimLoop() {
 			return
 		case <-t.C():
 		}
-		_, _ = r.TrimLogs(r.ctx)
+		if _, err := r.TrimLogs(r.ctx); err != nil && r.ctx.Err() == nil {
+			r.opts.Logger.Error("task: retention sweep failed", "err", err)
+		}
 	}
 }
 
@@ -473,13 +477,25 @@ func (r *Runner) TrimLogs(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	cutoff := r.clock.Now().Add(-r.opts.Retention)
+	total := 0
+	for {
+		n, err := r.trimSome(ctx, cutoff, 1024)
+		total += n
+		if err != nil || n < 1024 {
+			return total, err
+		}
+	}
+}
+
+// trimSome trims up to limit logs of tasks finished before cutoff.
+func (r *Runner) trimSome(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	p := kv.TableKey(tableDone, "")
 	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: doneKey(cutoff, 0)})
 	if err != nil {
 		return 0, err
 	}
 	var keys [][]byte
-	for it.First(); it.Valid() && len(keys) < 1024; it.Next() {
+	for it.First(); it.Valid() && len(keys) < limit; it.Next() {
 		keys = append(keys, append([]byte(nil), it.Key()...))
 	}
 	if err := it.Close(); err != nil {
