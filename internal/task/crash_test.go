@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -143,11 +144,15 @@ func TestCrashChild(t *testing.T) {
 	if round > 0 {
 		enqueue(fmt.Sprintf("r%d-0", round-1), crashModes[0]) // idempotent across restarts
 	}
+	deadline := time.Now().Add(15 * time.Second)
 	for {
 		q, _ := r.List(ctx, Queued, 0, 1)
 		run, _ := r.List(ctx, Running, 0, 1)
 		if len(q) == 0 && len(run) == 0 {
 			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tasks still pending after 15s: queued %v, running %v", q, run)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
@@ -187,6 +192,8 @@ func TestCrash(t *testing.T) {
 		}
 		var killOnce sync.Once
 		doKill := func() { killOnce.Do(func() { cmd.Process.Signal(syscall.SIGKILL) }) }
+		var hung atomic.Bool
+		watchdog := time.AfterFunc(30*time.Second, func() { hung.Store(true); doKill() })
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			f := strings.Fields(sc.Text())
@@ -211,6 +218,10 @@ func TestCrash(t *testing.T) {
 			}
 		}
 		err = cmd.Wait()
+		watchdog.Stop()
+		if hung.Load() {
+			t.Fatalf("round %d: child made no progress for 30s (kill point %s)", round, kill)
+		}
 		var ee *exec.ExitError
 		switch {
 		case errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled():
