@@ -58,9 +58,10 @@ type Runner struct {
 
 	mu       sync.Mutex // guards every field below
 	kinds    map[string]*kind
-	queue    dueQueue          // queued tasks not yet dispatched, by due time
-	queued   map[ID]*entry     // the entries of queue
-	active   map[ID]*activeRun // dispatched tasks until their last transition
+	queue    dueQueue            // queued tasks not yet dispatched, by due time
+	queued   map[ID]*entry       // the entries of queue
+	parked   map[string][]*entry // due tasks of kinds with no handler, by kind
+	active   map[ID]*activeRun   // dispatched tasks until their last transition
 	total    int
 	byKind   map[string]int
 	byUser   map[string]int
@@ -110,7 +111,7 @@ func Open(db *kv.DB, opts Options) (*Runner, error) {
 	}
 	r := &Runner{
 		db: db, opts: opts, clock: opts.Clock, hub: stream.NewHub(), seed: maphash.MakeSeed(),
-		kinds: map[string]*kind{}, queued: map[ID]*entry{}, active: map[ID]*activeRun{},
+		kinds: map[string]*kind{}, queued: map[ID]*entry{}, parked: map[string][]*entry{}, active: map[ID]*activeRun{},
 		byKind: map[string]int{}, byUser: map[string]int{}, wake: make(chan struct{}, 1),
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
@@ -144,6 +145,12 @@ func (r *Runner) Register(kindName string, h Handler, o KindOptions) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.kinds[kindName] = &kind{h: h, opts: o.withDefaults()}
+	for _, e := range r.parked[kindName] {
+		if r.queued[e.id] == nil {
+			r.pushLocked(e)
+		}
+	}
+	delete(r.parked, kindName)
 	r.kick()
 }
 

@@ -773,3 +773,24 @@ func TestIDRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestKindRegisteredAfterStartPicksUpStoredTasks(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	defer db.Close()
+	ctx := context.Background()
+	r1, _ := Open(db, Options{})
+	r1.Register("late", func(ctx context.Context, tk *Task) error { return nil }, KindOptions{})
+	tk, _, err := r1.Enqueue(ctx, Spec{Kind: "late"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, _ := Open(db, Options{})
+	if err := r2.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close(ctx)
+	h := &harness{tb: t, db: db, r: r2}
+	h.stays(tk.ID, Queued)
+	r2.Register("late", func(ctx context.Context, tk *Task) error { return nil }, KindOptions{})
+	h.waitState(tk.ID, Succeeded)
+}

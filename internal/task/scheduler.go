@@ -256,9 +256,9 @@ func (r *Runner) dispatchDue() (next time.Time, ok bool) {
 		heap.Pop(&r.queue)
 		k := r.kinds[e.kind]
 		if k == nil {
-			// No handler in this process: leave it queued in the store,
-			// it is loaded again at the next Start.
+			// No handler yet: park it until its kind is registered.
 			delete(r.queued, e.id)
+			r.parked[e.kind] = append(r.parked[e.kind], e)
 			continue
 		}
 		if (k.opts.Concurrency > 0 && r.byKind[e.kind] >= k.opts.Concurrency) ||
