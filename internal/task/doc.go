@@ -25,7 +25,9 @@
 // <id> is the 16-digit lowercase hex form of the ID, so byte order is id
 // order. The due index is loaded into memory when the Runner starts; from
 // then on the scheduler keeps that in-memory queue in step with every
-// commit and never scans the store.
+// commit and never scans the store. Sequence numbers of a task's events are
+// allocated from Task.LastSeq inside the transition that appends them, so
+// they are contiguous and durable with the change they describe.
 //
 // # Attempts
 //
@@ -38,7 +40,8 @@
 // # Retries
 //
 // A handler's error decides what happens (see Permanent, RetryAfter,
-// RateLimited and Retryable): permanent errors fail the task; retryable ones
+// RateLimited and IsRetryable; an error with a Retryable() bool method
+// classifies itself): permanent errors fail the task; retryable ones
 // requeue it after an exponential backoff with jitter (per-kind base, cap and
 // MaxAttempts, never earlier than a Retry-After the error carries); a
 // rate-limited run is requeued after the given delay without spending an

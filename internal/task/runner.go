@@ -136,8 +136,10 @@ func lastTaskID(db *kv.DB) (ID, error) {
 	return 0, it.Error()
 }
 
-// Hub is the broadcaster that wakes readers of task streams; other parts
-// that append to a "task:" stream must not exist (use Emit).
+// Hub returns the broadcaster the Runner notifies after every commit, for
+// readers that tail task streams themselves with stream.Read (Events does
+// this for you). Only the Runner appends to "task:" streams; handlers add
+// their events with Emit.
 func (r *Runner) Hub() *stream.Hub { return r.hub }
 
 // Register sets the handler of kind. Registering a kind twice replaces it.

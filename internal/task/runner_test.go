@@ -794,3 +794,23 @@ func TestKindRegisteredAfterStartPicksUpStoredTasks(t *testing.T) {
 	r2.Register("late", func(ctx context.Context, tk *Task) error { return nil }, KindOptions{})
 	h.waitState(tk.ID, Succeeded)
 }
+
+func TestTimeoutIsRetryable(t *testing.T) {
+	h := newHarness(t, Options{})
+	var runs atomic.Int32
+	h.r.Register("slow", func(ctx context.Context, tk *Task) error {
+		if runs.Add(1) == 1 {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	}, KindOptions{Timeout: 20 * time.Millisecond, BackoffBase: time.Second})
+	h.start()
+	tk := h.enqueue(Spec{Kind: "slow"})
+	h.waitFor("retry after timeout", func() bool { return h.get(tk.ID).State == Queued && runs.Load() == 1 })
+	if e := h.events(tk.ID); e[len(e)-1].Type != EventRetryScheduled {
+		t.Fatalf("after a timeout: %v", eventTypes(e))
+	}
+	h.clock.Advance(time.Second)
+	h.waitState(tk.ID, Succeeded)
+}

@@ -150,7 +150,8 @@ type KindOptions struct {
 	// spreads the delay over [d/2, d].
 	BackoffBase time.Duration
 	BackoffCap  time.Duration
-	// Timeout bounds one run; 0 means none. A timed-out run is retryable.
+	// Timeout bounds one run (wall-clock time, not the injected Clock); 0
+	// means none. A timed-out run is retryable.
 	Timeout time.Duration
 }
 
