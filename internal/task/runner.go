@@ -420,23 +420,29 @@ func (r *Runner) Events(ctx context.Context, id ID, after uint64) iter.Seq2[stre
 	return func(yield func(stream.Event, error) bool) {
 		name := id.Stream()
 		cur := after
-		for {
-			wait := r.hub.Wait(name)
+		// drain yields what the store holds after cur; stop means the
+		// iteration is over (terminal event, consumer gone or error).
+		drain := func() (n int, stop bool) {
 			evs, err := stream.Read(r.db, name, cur, 256)
 			if err != nil {
 				yield(stream.Event{}, err)
-				return
+				return 0, true
 			}
 			for _, e := range evs {
 				if !yield(e, nil) {
-					return
+					return 0, true
 				}
 				cur = e.Seq
 				if terminalEvent(e.Type) {
-					return
+					return 0, true
 				}
 			}
-			if len(evs) > 0 {
+			return len(evs), false
+		}
+		for {
+			if n, stop := drain(); stop {
+				return
+			} else if n > 0 {
 				continue
 			}
 			t, err := loadTask(r.db, id)
@@ -446,6 +452,14 @@ func (r *Runner) Events(ctx context.Context, id ID, after uint64) iter.Seq2[stre
 			}
 			if t.State.Terminal() && cur >= t.LastSeq {
 				return
+			}
+			// Arm the wake-up only now, and read once more, so that no
+			// event slips in between and finished tasks leave no waiter.
+			wait := r.hub.Wait(name)
+			if n, stop := drain(); stop {
+				return
+			} else if n > 0 {
+				continue
 			}
 			select {
 			case <-wait:
