@@ -428,7 +428,7 @@ func (r *Repo) checkpointLocked(doc, reason, actor, message string) (VersionInfo
 		entries[i] = objstore.BlockEntry{ID: blk.ID, Content: blk.Content}
 	}
 	info, err := r.writeVersion(d, dr, versionSpec{kind: kind, reason: reason, actor: actor,
-		message: message, baseFP: dr.BaseFP, entries: entries, attrs: dr.Attrs}, r.db.NewBatch(), ev)
+		message: message, baseFP: dr.BaseFP, entries: entries, fp: dr.Fingerprint, attrs: dr.Attrs}, r.db.NewBatch(), ev)
 	if err != nil {
 		return VersionInfo{}, false, err
 	}
