@@ -85,6 +85,7 @@ type versionSpec struct {
 	idemKey, suggestionID        string
 	baseFP                       flowdoc.Fingerprint
 	entries                      []objstore.BlockEntry
+	fp                           flowdoc.Fingerprint // of entries, when the caller has it
 	attrs                        flowdoc.Attributes
 	restoreBlock                 string // the block a block restore brought back
 }
@@ -97,6 +98,9 @@ type versionSpec struct {
 func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebble.Batch, ev *events) (VersionInfo, error) {
 	d := *dr0
 	now := r.now().UnixMilli()
+	if spec.fp.IsZero() {
+		spec.fp = fingerprintOf(spec.entries)
+	}
 	var head *objstore.Version
 	if !d.Head.IsZero() {
 		var err error
@@ -133,7 +137,7 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 	v := &objstore.Version{
 		Doc: d.ID, Seq: d.Seq + 1, Label: label, Kind: spec.kind, Reason: spec.reason,
 		Parents: parents, Blocks: spec.entries, Attrs: spec.attrs,
-		Fingerprint: fingerprintOf(spec.entries), Txn: txnID, Author: spec.actor,
+		Fingerprint: spec.fp, Txn: txnID, Author: spec.actor,
 		Time: now, Message: spec.message, RestoredFrom: spec.restoredFrom,
 	}
 	vid, err := r.objs.PutVersion(b, v)
@@ -210,6 +214,20 @@ func infoOf(doc string, seq uint64, lr logRec) VersionInfo {
 // deletes, modifications (restoreBlock's is a restore) and moves (blocks
 // outside a longest increasing subsequence of old positions).
 func blockEvents(head *objstore.Version, entries []objstore.BlockEntry, restoreBlock string) []objstore.TxnEvent {
+	if head != nil && sameOrder(head.Blocks, entries) {
+		// The common case (edits in place): no adds, deletes or moves.
+		var out []objstore.TxnEvent
+		for i, e := range entries {
+			if prev := head.Blocks[i].Content; prev != e.Content {
+				op := objstore.EventModify
+				if e.ID == restoreBlock {
+					op = objstore.EventRestore
+				}
+				out = append(out, objstore.TxnEvent{Op: op, BlockID: e.ID, Before: prev, After: e.Content})
+			}
+		}
+		return out
+	}
 	old := map[string]objstore.ID{}
 	oldPos := map[string]int{}
 	if head != nil {
@@ -260,6 +278,18 @@ func blockEvents(head *objstore.Version, entries []objstore.BlockEntry, restoreB
 		}
 	}
 	return out
+}
+
+func sameOrder(a, b []objstore.BlockEntry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID {
+			return false
+		}
+	}
+	return true
 }
 
 func entryContent(entries []objstore.BlockEntry, id string) objstore.ID {
@@ -319,6 +349,8 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 	if ps := validateAttrs(p.Attrs); len(ps) > 0 {
 		return VersionInfo{}, invalid(ps)
 	}
+	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
+	defer unlockPass()
 	unlock := r.lock(p.ID)
 	defer unlock()
 	if ok, err := kv.Has(r.db.DB, docKey(p.ID)); err != nil {
@@ -354,6 +386,8 @@ func (r *Repo) Checkpoint(ctx context.Context, doc, reason, actor, message strin
 	if !validReason(reason) {
 		return VersionInfo{}, false, fmt.Errorf("%w: checkpoint reason %q (want idle, max_duration, ai, restore, publish, leave, manual or recovery)", ErrInvalid, reason)
 	}
+	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
+	defer unlockPass()
 	unlock := r.lock(doc)
 	defer unlock()
 	return r.checkpointLocked(doc, reason, actor, message)
@@ -394,7 +428,7 @@ func (r *Repo) checkpointLocked(doc, reason, actor, message string) (VersionInfo
 		entries[i] = objstore.BlockEntry{ID: blk.ID, Content: blk.Content}
 	}
 	info, err := r.writeVersion(d, dr, versionSpec{kind: kind, reason: reason, actor: actor,
-		message: message, baseFP: dr.BaseFP, entries: entries, attrs: dr.Attrs}, r.db.NewBatch(), ev)
+		message: message, baseFP: dr.BaseFP, entries: entries, fp: dr.Fingerprint, attrs: dr.Attrs}, r.db.NewBatch(), ev)
 	if err != nil {
 		return VersionInfo{}, false, err
 	}
@@ -421,6 +455,8 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	if len(p.Ops) == 0 {
 		return VersionInfo{}, fmt.Errorf("%w: a change needs at least one operation", ErrInvalid)
 	}
+	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
+	defer unlockPass()
 	unlock := r.lock(p.Doc)
 	defer unlock()
 	d, err := r.loadDoc(p.Doc)
@@ -639,6 +675,8 @@ func (r *Repo) Restore(ctx context.Context, doc, label, actor string) (VersionIn
 	if err := ctxErr(ctx); err != nil {
 		return VersionInfo{}, err
 	}
+	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
+	defer unlockPass()
 	unlock := r.lock(doc)
 	defer unlock()
 	src, err := r.versionByLabel(doc, label)
@@ -672,6 +710,8 @@ func (r *Repo) RestoreBlock(ctx context.Context, doc, label, blockID, actor stri
 	if err := ctxErr(ctx); err != nil {
 		return VersionInfo{}, err
 	}
+	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
+	defer unlockPass()
 	unlock := r.lock(doc)
 	defer unlock()
 	src, err := r.versionByLabel(doc, label)

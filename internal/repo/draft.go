@@ -50,6 +50,8 @@ func (r *Repo) OpenDraft(ctx context.Context, doc, actor string) (Draft, *Versio
 	if err := ctxErr(ctx); err != nil {
 		return Draft{}, nil, err
 	}
+	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
+	defer unlockPass()
 	unlock := r.lock(doc)
 	defer unlock()
 	if _, err := r.loadDoc(doc); err != nil {
@@ -107,6 +109,8 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	if p.Seal != "" && !validReason(p.Seal) {
 		return SaveResult{}, fmt.Errorf("%w: checkpoint reason %q", ErrInvalid, p.Seal)
 	}
+	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
+	defer unlockPass()
 	unlock := r.lock(p.Doc)
 	defer unlock()
 	d, err := r.loadDoc(p.Doc)
@@ -195,7 +199,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		}
 		owned = false
 		info, err := r.writeVersion(d, dr, versionSpec{kind: kind, reason: p.Seal, actor: p.Actor,
-			message: p.Message, baseFP: dr.BaseFP, entries: draftEntries(dr), attrs: dr.Attrs}, b, ev)
+			message: p.Message, baseFP: dr.BaseFP, entries: draftEntries(dr), fp: dr.Fingerprint, attrs: dr.Attrs}, b, ev)
 		if err != nil {
 			return SaveResult{}, err
 		}
