@@ -1,0 +1,369 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/objstore"
+	"github.com/foliodev/folio/objstore/pack"
+	"github.com/urfave/cli/v2"
+)
+
+// packReindexer returns what rebuilds a document's projections after an
+// import moved its head; nil until the repository provides it (then:
+// repo.Reindex over db). Without it, import names the documents whose
+// indexes were not rebuilt.
+var packReindexer func(db *kv.DB) pack.Reindexer
+
+// packCommands are `folio pack …` and `folio export git`.
+func packCommands() []*cli.Command {
+	docFlag := &cli.StringSliceFlag{Name: "doc", Usage: "only this document `ID` (repeatable); default: every document"}
+	outFlag := &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of standard output"}
+	return []*cli.Command{
+		{
+			Name:  "pack",
+			Usage: "export, import and verify object packs (backups)",
+			Subcommands: []*cli.Command{
+				{
+					Name:      "export",
+					Usage:     "write a pack of every object reachable from the chosen heads and not from the haves",
+					ArgsUsage: " ",
+					Flags: []cli.Flag{docFlag, outFlag,
+						&cli.StringFlag{Name: "have", Usage: "`FILE` of version ids the receiver already has, one hex id per line (`folio pack heads` output works)"}},
+					Action: packExport,
+				},
+				{
+					Name:      "import",
+					Usage:     "verify a pack, add its objects and move its heads forward",
+					ArgsUsage: "FILE (or - for standard input)",
+					Flags: []cli.Flag{
+						&cli.StringFlag{Name: "into", Usage: "store the pack's heads under `backup/NAME` instead of moving document heads"},
+						&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "list every ref and what happened to it"}},
+					Action: packImport,
+				},
+				{
+					Name:      "verify",
+					Usage:     "check a pack's structure, every object's hash and its checksum without importing",
+					ArgsUsage: "FILE (or - for standard input)",
+					Action:    packVerify,
+				},
+				{
+					Name:   "heads",
+					Usage:  "print every document head and backup ref as `<version id> <ref>`: a have-file for the next export",
+					Action: packHeads,
+				},
+			},
+		},
+		{
+			Name:  "export",
+			Usage: "export history in other formats",
+			Subcommands: []*cli.Command{{
+				Name:  "git",
+				Usage: "write a `git fast-import` stream: one commit per version, docs/<slug-or-id>.md and .json",
+				Description: "Load it with:\n  git init --initial-branch=main copy && folio export git | git -C copy fast-import\n" +
+					"Every .json file is byte for byte what `folio show ID@LABEL --format json` prints.",
+				Flags: []cli.Flag{docFlag, outFlag,
+					&cli.StringFlag{Name: "branch", Value: "refs/heads/main", Usage: "the git `REF` the commits go to"}},
+				Action: exportGit,
+			}},
+		},
+	}
+}
+
+func packStores(c *cli.Context) (pack.Stores, func(), error) {
+	db, closeDB, err := openRepoKV(c)
+	if err != nil {
+		return pack.Stores{}, nil, err
+	}
+	return pack.NewStores(db), closeDB, nil
+}
+
+// writeOutput runs write against --output (temp file, sync, rename, sync
+// the directory) or standard output, refusing to spill binary data on a
+// terminal.
+func writeOutput(c *cli.Context, binary bool, write func(io.Writer) error) error {
+	path := c.String("output")
+	if path == "" || path == "-" {
+		if binary {
+			if fi, err := os.Stdout.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+				return errors.New("refusing to write a binary pack to a terminal: redirect standard output or use --output FILE")
+			}
+		}
+		w := bufio.NewWriterSize(os.Stdout, 1<<20)
+		if err := write(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	w := bufio.NewWriterSize(f, 1<<20)
+	if err := write(w); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	ok = true
+	return kv.SyncDir(dir)
+}
+
+func packExport(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return fmt.Errorf("pack export takes no arguments (got %q); choose documents with --doc ID", c.Args().First())
+	}
+	var haves []objstore.ID
+	if hf := c.String("have"); hf != "" {
+		f, err := os.Open(hf)
+		if err != nil {
+			return fmt.Errorf("have-file: %w", err)
+		}
+		haves, err = pack.ReadHaves(f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	s, closeDB, err := packStores(c)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	var st pack.ExportStats
+	err = writeOutput(c, true, func(w io.Writer) error {
+		var err error
+		st, err = pack.Export(c.Context, s, w, pack.ExportOptions{Docs: c.StringSlice("doc"), Haves: haves})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "exported %d objects (%s of object data) and %d heads in a %s pack\n",
+		st.Objects, size(int64(st.RawBytes)), len(st.Refs), size(st.PackBytes))
+	if st.UnknownHaves > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "note: %d of %d haves are not in this store and were ignored\n", st.UnknownHaves, len(haves))
+	}
+	return nil
+}
+
+// packArgs returns the FILE argument and the flags written after it
+// (`folio pack import FILE --into backup/NAME`, as people type it; the
+// flag parser stops at the first argument). Only the named flags are
+// accepted there; bools take no value.
+func packArgs(c *cli.Context, valued []string, bools []string) (string, map[string]string, error) {
+	args := c.Args().Slice()
+	flags := map[string]string{}
+	for _, n := range valued {
+		flags[n] = c.String(n)
+	}
+	for _, n := range bools {
+		if c.Bool(n) {
+			flags[n] = "true"
+		}
+	}
+	var file []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			file = append(file, a)
+			continue
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case contains(valued, name):
+			if !hasVal {
+				if i+1 == len(args) {
+					return "", nil, fmt.Errorf("flag --%s needs a value", name)
+				}
+				i++
+				val = args[i]
+			}
+			flags[name] = val
+		case contains(bools, name) && !hasVal:
+			flags[name] = "true"
+		default:
+			return "", nil, fmt.Errorf("%s: unknown flag %s", c.Command.FullName(), a)
+		}
+	}
+	if len(file) != 1 {
+		return "", nil, fmt.Errorf("%s needs exactly one pack FILE (or - for standard input), got %d", c.Command.FullName(), len(file))
+	}
+	return file[0], flags, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// openPackFile opens name, or standard input for "-".
+func openPackFile(name string) (io.Reader, string, func(), error) {
+	if name == "-" {
+		return os.Stdin, "standard input", func() {}, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return f, name, func() { f.Close() }, nil
+}
+
+func packVerify(c *cli.Context) error {
+	file, _, err := packArgs(c, nil, nil)
+	if err != nil {
+		return err
+	}
+	r, name, done, err := openPackFile(file)
+	if err != nil {
+		return err
+	}
+	defer done()
+	res, err := pack.Verify(c.Context, r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "%s: valid folio pack, format %d, %s\n", name, res.Header.Version, size(res.PackBytes))
+	fmt.Fprintf(w, "  objects: %d (%d versions, %d txns, %d contents), %s of object data\n", res.Objects,
+		res.Kinds[objstore.KindVersion], res.Kinds[objstore.KindTxn], res.Kinds[objstore.KindContent], size(int64(res.RawBytes)))
+	fmt.Fprintf(w, "  heads: %d\n", len(res.Header.Refs))
+	for _, r := range res.Header.Refs {
+		fmt.Fprintf(w, "    %s %s\n", r.ID, r.Name)
+	}
+	return nil
+}
+
+func packImport(c *cli.Context) error {
+	file, flags, err := packArgs(c, []string{"into"}, []string{"verbose", "v"})
+	if err != nil {
+		return err
+	}
+	r, name, done, err := openPackFile(file)
+	if err != nil {
+		return err
+	}
+	defer done()
+	s, closeDB, err := packStores(c)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	o := pack.ImportOptions{Into: flags["into"], Message: "pack import " + filepath.Base(name)}
+	if packReindexer != nil {
+		o.Reindex = packReindexer(s.DB)
+	}
+	res, err := pack.Import(c.Context, s, r, o)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	counts := map[pack.RefAction]int{}
+	w := c.App.Writer
+	for _, r := range res.Refs {
+		counts[r.Action]++
+		if flags["verbose"] != "" || flags["v"] != "" {
+			fmt.Fprintf(w, "  %-9s %s %s\n", r.Action, r.New.Short(), r.Name)
+		}
+	}
+	var parts []string
+	for _, a := range []pack.RefAction{pack.RefCreated, pack.RefForwarded, pack.RefSet, pack.RefUnchanged, pack.RefAhead} {
+		if counts[a] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[a], a))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "none")
+	}
+	fmt.Fprintf(w, "imported %s: %d objects (%d new, %s of object data); heads: %s\n",
+		name, res.Objects, res.New, size(int64(res.RawBytes)), strings.Join(parts, ", "))
+	if counts[pack.RefAhead] > 0 {
+		fmt.Fprintf(w, "note: %d heads in this store are newer than the pack's and were kept\n", counts[pack.RefAhead])
+	}
+	if len(res.NotReindexed) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "warning: the indexes of %d documents were not rebuilt (%s); `folio log` may not show the new versions until they are\n",
+			len(res.NotReindexed), strings.Join(res.NotReindexed, ", "))
+	}
+	return nil
+}
+
+func packHeads(c *cli.Context) error {
+	s, closeDB, err := packStores(c)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	var lines []string
+	for _, prefix := range []string{pack.DocPrefix, pack.BackupPrefix} {
+		vals, names, err := s.Refs.List(prefix)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			lines = append(lines, vals[n].String()+" "+n)
+		}
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(c.App.Writer, l)
+	}
+	return nil
+}
+
+func exportGit(c *cli.Context) error {
+	s, closeDB, err := packStores(c)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	var st pack.GitStats
+	err = writeOutput(c, false, func(w io.Writer) error {
+		var err error
+		st, err = pack.ExportGit(c.Context, s, w, pack.GitOptions{Docs: c.StringSlice("doc"), Branch: c.String("branch")})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "exported %d documents as %d commits on %s\n", st.Docs, st.Commits, c.String("branch"))
+	return nil
+}
+
+func size(n int64) string {
+	switch {
+	case n >= 10<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 10<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
