@@ -59,11 +59,11 @@ type RefResult struct {
 
 // ImportResult describes an import.
 type ImportResult struct {
-	Objects      uint64      `json:"objects"`    // entries in the pack
-	New          uint64      `json:"new"`        // of those, objects the store lacked
-	RawBytes     uint64      `json:"rawBytes"`   // canonical bytes of the entries
-	PackBytes    int64       `json:"packBytes"`  // bytes of the pack
-	Refs         []RefResult `json:"refs"`       // one per ref of the pack
+	Objects      uint64      `json:"objects"`   // entries in the pack
+	New          uint64      `json:"new"`       // of those, objects the store lacked
+	RawBytes     uint64      `json:"rawBytes"`  // canonical bytes of the entries
+	PackBytes    int64       `json:"packBytes"` // bytes of the pack
+	Refs         []RefResult `json:"refs"`      // one per ref of the pack
 	NotReindexed []string    `json:"notReindexed,omitempty"`
 }
 

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"math/rand"
 	"io"
-	"strconv"
+	"math/rand"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
