@@ -160,7 +160,7 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	if err := checkRefs(refs); err != nil {
 		return nil, fmt.Errorf("pack: write header: %v", err)
 	}
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression),
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault),
 		zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(ChunkSize), zstd.WithEncoderCRC(true))
 	if err != nil {
 		return nil, fmt.Errorf("pack: zstd: %w", err)
