@@ -97,6 +97,7 @@ func Export(ctx context.Context, s Stores, w io.Writer, o ExportOptions) (Export
 	}
 	for _, h := range heads {
 		if err := wk.emit(ctx, h.ID, pw); err != nil {
+			pw.Abort()
 			return st, fmt.Errorf("export %s: %w", h.Name, err)
 		}
 	}

@@ -131,18 +131,27 @@ func knownKind(k objstore.Kind) bool {
 	return k == objstore.KindContent || k == objstore.KindVersion || k == objstore.KindTxn
 }
 
-// Writer writes a pack. It holds at most one chunk (about ChunkSize bytes)
-// in memory. Callers Add objects in dependency order (an object after
-// every object it references that the receiver may lack) and must Close
-// the Writer to write the trailer; Close does not close the underlying
-// io.Writer.
+// Writer writes a pack. It holds at most two chunks (about 2×ChunkSize
+// bytes) in memory: the one being filled and the one being compressed and
+// written by a background goroutine, so that reading objects and
+// compressing overlap. Callers Add objects in dependency order (an object
+// after every object it references that the receiver may lack) and must
+// Close the Writer to write the trailer (and to stop the goroutine); Close
+// does not close the underlying io.Writer. A Writer is not safe for
+// concurrent use.
 type Writer struct {
-	w        io.Writer
-	h        hash.Hash
-	off      int64 // bytes written
-	enc      *zstd.Encoder
+	// While a chunk is in flight (pending != nil) its goroutine alone
+	// touches w, h, off, enc, z and spare; the caller's side waits on
+	// pending before using them.
+	w       io.Writer
+	h       hash.Hash
+	off     int64 // bytes written
+	enc     *zstd.Encoder
+	z       []byte // compressed chunk scratch
+	spare   []byte // the buffer of the chunk last written, for reuse
+	pending chan error
+
 	chunk    []byte // uncompressed entries of the open chunk
-	z        []byte // compressed chunk scratch
 	inChunk  uint32
 	count    uint64
 	declared uint64
@@ -183,17 +192,16 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	return pw, nil
 }
 
+// write writes b to the pack. It does not touch w.err, because the chunk
+// goroutine calls it; callers record the error.
 func (w *Writer) write(b []byte) error {
-	if w.err != nil {
-		return w.err
-	}
 	n, err := w.w.Write(b)
 	w.h.Write(b[:n])
 	w.off += int64(n)
 	if err != nil {
-		w.err = fmt.Errorf("pack: write: %w", err)
+		return fmt.Errorf("pack: write: %w", err)
 	}
-	return w.err
+	return nil
 }
 
 // Add appends object (k, data) with id id. It checks that data hashes to
@@ -229,24 +237,44 @@ func (w *Writer) Add(id objstore.ID, k objstore.Kind, data []byte) error {
 	return nil
 }
 
+// wait waits for the chunk in flight, if any, and records its error.
+func (w *Writer) wait() error {
+	if w.pending != nil {
+		if err := <-w.pending; err != nil && w.err == nil {
+			w.err = err
+		}
+		w.pending = nil
+	}
+	return w.err
+}
+
+// flush hands the open chunk to a goroutine that compresses and writes it,
+// after the previous one is written.
 func (w *Writer) flush() error {
+	if err := w.wait(); err != nil {
+		return err
+	}
 	if w.inChunk == 0 {
-		return w.err
+		return nil
 	}
-	w.z = w.enc.EncodeAll(w.chunk, w.z[:0])
-	var hd [chunkHead]byte
-	hd[0] = tagChunk
-	binary.BigEndian.PutUint32(hd[1:], w.inChunk)
-	binary.BigEndian.PutUint32(hd[5:], uint32(len(w.chunk)))
-	binary.BigEndian.PutUint32(hd[9:], uint32(len(w.z)))
-	if err := w.write(hd[:]); err != nil {
-		return err
-	}
-	if err := w.write(w.z); err != nil {
-		return err
-	}
-	w.chunk = w.chunk[:0]
+	chunk, n := w.chunk, w.inChunk
+	w.chunk, w.spare = w.spare[:0], nil
 	w.inChunk = 0
+	w.pending = make(chan error, 1)
+	go func() {
+		w.z = w.enc.EncodeAll(chunk, w.z[:0])
+		var hd [chunkHead]byte
+		hd[0] = tagChunk
+		binary.BigEndian.PutUint32(hd[1:], n)
+		binary.BigEndian.PutUint32(hd[5:], uint32(len(chunk)))
+		binary.BigEndian.PutUint32(hd[9:], uint32(len(w.z)))
+		err := w.write(hd[:])
+		if err == nil {
+			err = w.write(w.z)
+		}
+		w.spare = chunk
+		w.pending <- err
+	}()
 	return nil
 }
 
@@ -261,6 +289,9 @@ func (w *Writer) Close() error {
 	if err := w.flush(); err != nil {
 		return err
 	}
+	if err := w.wait(); err != nil {
+		return err
+	}
 	if w.declared != Streamed && w.declared != w.count {
 		w.err = fmt.Errorf("pack: header declared %d objects, %d were added", w.declared, w.count)
 		return w.err
@@ -269,9 +300,28 @@ func (w *Writer) Close() error {
 	end[0] = tagEnd
 	binary.BigEndian.PutUint64(end[1:], w.count)
 	if err := w.write(end[:]); err != nil {
+		w.err = err
 		return err
 	}
-	return w.write(w.h.Sum(nil))
+	if err := w.write(w.h.Sum(nil)); err != nil {
+		w.err = err
+	}
+	return w.err
+}
+
+// Abort stops a Writer without finishing the pack: it waits for the chunk
+// in flight so that nothing is written to the underlying io.Writer after
+// it returns. What was written is not a valid pack.
+func (w *Writer) Abort() {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	w.wait()
+	w.enc.Close()
+	if w.err == nil {
+		w.err = errors.New("pack: writer aborted")
+	}
 }
 
 // Count is the number of objects added so far.
@@ -280,8 +330,11 @@ func (w *Writer) Count() uint64 { return w.count }
 // RawBytes is the total of the added objects' canonical sizes.
 func (w *Writer) RawBytes() uint64 { return w.raw }
 
-// Size is the number of pack bytes written so far.
-func (w *Writer) Size() int64 { return w.off }
+// Size is the number of pack bytes written; exact after Close.
+func (w *Writer) Size() int64 {
+	w.wait()
+	return w.off
+}
 
 // Reader reads a pack as a stream, in memory bounded by MaxChunk whatever
 // the pack's size. Every object's hash is checked as it is returned; the

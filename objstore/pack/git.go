@@ -20,7 +20,8 @@ import (
 type GitOptions struct {
 	// Docs limits the export to these documents; empty means all.
 	Docs []string
-	// Branch is the ref the commits go to; default "refs/heads/main".
+	// Branch is the ref the commits go to; default "refs/heads/main". A
+	// name without "refs/" is taken as a branch under refs/heads/.
 	Branch string
 }
 
@@ -110,6 +111,11 @@ func ExportGit(ctx context.Context, s Stores, w io.Writer, o GitOptions) (GitSta
 	branch := o.Branch
 	if branch == "" {
 		branch = "refs/heads/main"
+	} else if !strings.HasPrefix(branch, "refs/") {
+		branch = "refs/heads/" + branch
+	}
+	if strings.ContainsAny(branch, " \t\n~^:?*[\\") || strings.Contains(branch, "..") {
+		return st, fmt.Errorf("pack: %q is not a valid git branch name", o.Branch)
 	}
 	heads, err := chooseHeads(s, o.Docs)
 	if err != nil {
