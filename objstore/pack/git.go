@@ -35,15 +35,33 @@ type GitStats struct {
 // Materialize returns the body of version v: its blocks, in order, decoded
 // from their content objects, each with its id.
 func Materialize(objs *objstore.Store, v *objstore.Version) (flowdoc.Document, error) {
+	return materialize(objs, v, nil)
+}
+
+// blockCache holds decoded block contents by id; successive versions of a
+// document share most of their blocks. Cached blocks are never modified.
+type blockCache map[objstore.ID]flowdoc.Block
+
+const blockCacheMax = 1 << 14
+
+func materialize(objs *objstore.Store, v *objstore.Version, cache blockCache) (flowdoc.Document, error) {
 	d := flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion, Blocks: make([]flowdoc.Block, 0, len(v.Blocks))}
 	for _, be := range v.Blocks {
-		data, err := objs.GetContent(be.Content)
-		if err != nil {
-			return flowdoc.Document{}, fmt.Errorf("block %s of %s@%s: %w", be.ID, v.Doc, v.Label, err)
-		}
-		b, err := flowdoc.DecodeContent(data)
-		if err != nil {
-			return flowdoc.Document{}, fmt.Errorf("block %s of %s@%s: %w", be.ID, v.Doc, v.Label, err)
+		b, ok := cache[be.Content]
+		if !ok {
+			data, err := objs.GetContent(be.Content)
+			if err != nil {
+				return flowdoc.Document{}, fmt.Errorf("block %s of %s@%s: %w", be.ID, v.Doc, v.Label, err)
+			}
+			if b, err = flowdoc.DecodeContent(data); err != nil {
+				return flowdoc.Document{}, fmt.Errorf("block %s of %s@%s: %w", be.ID, v.Doc, v.Label, err)
+			}
+			if cache != nil {
+				if len(cache) >= blockCacheMax {
+					clear(cache)
+				}
+				cache[be.Content] = b
+			}
 		}
 		b.ID = be.ID
 		d.Blocks = append(d.Blocks, b)
@@ -150,6 +168,7 @@ func ExportGit(ctx context.Context, s Stores, w io.Writer, o GitOptions) (GitSta
 	}
 	st.Docs = len(queues)
 	bw := bufio.NewWriterSize(w, 256<<10)
+	cache := blockCache{}
 	h := commitHeap(queues)
 	heap.Init(&h)
 	for h.Len() > 0 {
@@ -158,7 +177,7 @@ func ExportGit(ctx context.Context, s Stores, w io.Writer, o GitOptions) (GitSta
 		}
 		q := h[0]
 		gv := q.vs[q.next]
-		if err := writeCommit(bw, s.Objects, branch, q, gv.id, st.Commits+1); err != nil {
+		if err := writeCommit(bw, s.Objects, cache, branch, q, gv.id, st.Commits+1); err != nil {
 			return st, err
 		}
 		st.Commits++
@@ -212,12 +231,12 @@ func docHistory(ctx context.Context, objs *objstore.Store, doc string, head objs
 	return q, slug, nil
 }
 
-func writeCommit(w *bufio.Writer, objs *objstore.Store, branch string, q *docQueue, id objstore.ID, mark int) error {
+func writeCommit(w *bufio.Writer, objs *objstore.Store, cache blockCache, branch string, q *docQueue, id objstore.ID, mark int) error {
 	v, err := objs.GetVersion(id)
 	if err != nil {
 		return fmt.Errorf("pack: document %s: version %s: %w", q.doc, id.Short(), err)
 	}
-	body, err := Materialize(objs, v)
+	body, err := materialize(objs, v, cache)
 	if err != nil {
 		return fmt.Errorf("pack: %w", err)
 	}
