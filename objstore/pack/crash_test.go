@@ -89,7 +89,7 @@ func TestImportSurvivesKill(t *testing.T) {
 			cmd.Wait()
 			t.Fatalf("helper said %q\n%s", line, out.String())
 		}
-		go io.Copy(&out, stdout)
+		go io.Copy(io.Discard, stdout)
 		delay := time.Duration(rng.Int63n(int64(took) * 6 / 5))
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()

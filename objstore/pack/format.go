@@ -30,6 +30,9 @@ const (
 	MaxRefName = 1024
 	// MaxRefs bounds the number of refs a header may carry.
 	MaxRefs = 1 << 20
+	// MaxRefBytes bounds the header's refs section (names, lengths and
+	// ids), which a reader holds in memory.
+	MaxRefBytes = 64 << 20
 	// MaxObject bounds one object's canonical bytes.
 	MaxObject = 32 << 20
 	// MaxChunk bounds a chunk's uncompressed size; with MaxObject it is
@@ -105,6 +108,13 @@ type Entry struct {
 func checkRefs(refs []Ref) error {
 	if len(refs) > MaxRefs {
 		return fmt.Errorf("%d refs, at most %d allowed", len(refs), MaxRefs)
+	}
+	size := 0
+	for _, r := range refs {
+		size += 2 + len(r.Name) + len(r.ID)
+	}
+	if size > MaxRefBytes {
+		return fmt.Errorf("refs take %d bytes, at most %d allowed", size, MaxRefBytes)
 	}
 	for i, r := range refs {
 		if err := checkRefName(r.Name); err != nil {
@@ -418,6 +428,9 @@ func (r *Reader) readHeader() error {
 	var name [MaxRefName]byte
 	for i := uint32(0); i < n; i++ {
 		start := r.off
+		if start-headerSize > MaxRefBytes {
+			return r.fail(start, 0, "the header's refs take more than %d bytes", MaxRefBytes)
+		}
 		var l [2]byte
 		if err := r.read(l[:], "a ref name length"); err != nil {
 			return err
