@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/foliodev/folio/objstore"
@@ -66,6 +67,25 @@ func FuzzReader(f *testing.F) {
 		}
 		if _, err := pack.Verify(context.Background(), bytes.NewReader(again.Bytes())); err != nil {
 			t.Fatalf("re-encoded pack does not verify: %v", err)
+		}
+	})
+}
+
+// FuzzReadHaves: a have-file parser never panics, and every id it returns
+// round-trips through its hex form.
+func FuzzReadHaves(f *testing.F) {
+	id := objstore.Sum(objstore.KindVersion, []byte("v"))
+	f.Add(id.String() + " docs/a/head\n# note\n\n" + id.String() + "\n")
+	f.Add("xyz\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		ids, err := pack.ReadHaves(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		for _, id := range ids {
+			if back, err := objstore.ParseID(id.String()); err != nil || back != id {
+				t.Fatalf("id %s does not round-trip", id)
+			}
 		}
 	})
 }
