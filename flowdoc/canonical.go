@@ -36,9 +36,40 @@ func EncodeBody(d Document) []byte {
 	return mustMarshal(normalizeDoc(d))
 }
 
+// ContentHash is the id of a block's content object: SHA-256 over
+// "folio/content\x00" and EncodeContent(b). It equals the object id the
+// store gives the block's content.
+func ContentHash(b Block) [32]byte { return sum("folio/content", EncodeContent(b)) }
+
+// BlockHash pairs a block id with its content hash.
+type BlockHash struct {
+	ID   string
+	Hash [32]byte
+}
+
 // FingerprintOf returns the body fingerprint of d.
 func FingerprintOf(d Document) Fingerprint {
-	return Fingerprint(sum("folio/body", EncodeBody(d)))
+	hs := make([]BlockHash, len(d.Blocks))
+	for i, b := range d.Blocks {
+		hs[i] = BlockHash{ID: b.ID, Hash: ContentHash(b)}
+	}
+	return FingerprintOfHashes(hs)
+}
+
+// FingerprintOfHashes computes a body fingerprint from the ordered block
+// ids and content hashes: SHA-256 over "folio/body\x00", then for each
+// block its id length (one byte), id and 32-byte content hash. Because a
+// content hash determines the content, this identifies the body exactly,
+// and a store that holds content hashes can fingerprint a body without
+// reading any block.
+func FingerprintOfHashes(hs []BlockHash) Fingerprint {
+	buf := make([]byte, 0, len(hs)*48)
+	for _, h := range hs {
+		buf = append(buf, byte(len(h.ID)))
+		buf = append(buf, h.ID...)
+		buf = append(buf, h.Hash[:]...)
+	}
+	return Fingerprint(sum("folio/body", buf))
 }
 
 // CanonicalJSON returns the canonical JSON form of d: normalized, fields in

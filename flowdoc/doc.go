@@ -9,12 +9,42 @@
 //
 //	{"schemaVersion":1,"blocks":[{"id":"p1","type":"paragraph","richText":[{"text":"Hello"}]}]}
 //
+// # Reading outside input
+//
+// Parse decodes JSON strictly (unknown fields and wrong JSON types are
+// problems with their JSON path). Normalize then sanitizes (Sanitize: merges
+// adjacent runs with equal marks and link, drops unknown marks, orders marks
+// canonically, removes empty runs and empty values) and validates (Validate:
+// every problem, each as "path: rule", e.g.
+// "blocks[3].attrs.level: heading level must be 1..4"). Sanitize never
+// repairs meaning: an unsafe URL is a validation problem, never silently
+// dropped. The URL policy (url.go) allows links to http, https and mailto,
+// and resource URLs (media, file, bookmark, embed) to http and https only;
+// relative URLs are refused. Limits bound blocks per document and bytes of
+// canonical JSON; MaxDepth and MaxListDepth bound nesting.
+//
+// # Operations
+//
+// Apply runs the operations of an edit (Op, see DESIGN.md §5) on a copy of
+// a document and returns a sanitized, validated result or an *OpError
+// naming the failing operation. replace_document candidates must pass
+// GuardComplex: complex blocks (everything but paragraph, heading and
+// quote) keep count, ids, order and canonical content. TargetBlocks names
+// the top-level blocks an edit touches, for baseline checks.
+//
 // Invariants kept by every function here:
 //   - Block ids are unique in a document (nested blocks included) and match
 //     [A-Za-z0-9_-]{1,64}.
-//   - Offsets into rich text are Unicode code points; an inline equation run
-//     counts as exactly one code point (U+FFFC).
+//   - Offsets into rich text are Unicode code points over PlainText; an
+//     inline equation run counts as exactly one code point (U+FFFC).
+//     Offsets are not grapheme clusters: a client must not place them
+//     inside a combining sequence, ZWJ sequence or flag unless it means to.
 //   - Canonical encodings are deterministic: equal documents give equal
 //     bytes on every run and platform, so fingerprints and object ids are
 //     stable.
+//   - Nothing here modifies its arguments; results share no memory with
+//     them.
+//
+// The test vectors in testdata/flowdoc at the repository root (blocks.json,
+// ops.json) are shared with client implementations.
 package flowdoc

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // SchemaVersion is the FlowDocument schema this package reads and writes.
@@ -145,8 +147,8 @@ type Attributes struct {
 	Visibility string   `json:"visibility,omitempty" msgpack:"visibility,omitempty"` // public | private | password
 }
 
-// Fingerprint identifies a body: SHA-256 over "folio/body\x00" and the
-// canonical encoding of the document (block ids included).
+// Fingerprint identifies a body: its ordered block ids and their content
+// hashes (see FingerprintOfHashes).
 type Fingerprint [32]byte
 
 // String is the lowercase hex form.
@@ -190,4 +192,21 @@ func sum(domain string, data []byte) [32]byte {
 	var out [32]byte
 	h.Sum(out[:0])
 	return out
+}
+
+// EncodeMsgpack stores a fingerprint as 32 raw bytes (msgpack bin), as
+// object ids are: it is hashed into every version and carried in events.
+func (f Fingerprint) EncodeMsgpack(enc *msgpack.Encoder) error { return enc.EncodeBytes(f[:]) }
+
+// DecodeMsgpack reads the form EncodeMsgpack writes.
+func (f *Fingerprint) DecodeMsgpack(dec *msgpack.Decoder) error {
+	b, err := dec.DecodeBytes()
+	if err != nil {
+		return err
+	}
+	if len(b) != len(f) {
+		return fmt.Errorf("flowdoc: fingerprint of %d bytes, want %d", len(b), len(f))
+	}
+	copy(f[:], b)
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Kind is an object kind.
@@ -83,5 +85,23 @@ func (id *ID) UnmarshalText(b []byte) error {
 		return err
 	}
 	*id = v
+	return nil
+}
+
+// EncodeMsgpack writes id as 32 raw bytes (msgpack bin 8), the canonical
+// form that object hashes cover; without it the encoder would use the
+// 64-digit text form.
+func (id ID) EncodeMsgpack(enc *msgpack.Encoder) error { return enc.EncodeBytes(id[:]) }
+
+// DecodeMsgpack reads the form EncodeMsgpack writes.
+func (id *ID) DecodeMsgpack(dec *msgpack.Decoder) error {
+	b, err := dec.DecodeBytes()
+	if err != nil {
+		return err
+	}
+	if len(b) != len(id) {
+		return fmt.Errorf("objstore: object id of %d bytes, want %d", len(b), len(id))
+	}
+	copy(id[:], b)
 	return nil
 }

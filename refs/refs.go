@@ -28,10 +28,12 @@ type Update struct {
 	New  objstore.ID
 }
 
-// Entry is one reflog entry.
+// Entry is one reflog entry. In storage Old is left out when it equals
+// the previous entry's New (it nearly always does: a ref moves on from
+// where it was), and Reflog fills it back in.
 type Entry struct {
 	Seq     uint64      `msgpack:"-"`
-	Old     objstore.ID `msgpack:"old"`
+	Old     objstore.ID `msgpack:"old,omitempty"`
 	New     objstore.ID `msgpack:"new"`
 	Time    int64       `msgpack:"time"` // Unix milliseconds
 	Message string      `msgpack:"msg,omitempty"`
@@ -77,6 +79,16 @@ func (s *Store) Get(name string) (objstore.ID, error) {
 // committed. The caller must not use b afterwards; Update closes it.
 func (s *Store) Update(b *pebble.Batch, ups []Update, msg string) error {
 	defer b.Close()
+	names := make(map[string]bool, len(ups))
+	for _, u := range ups {
+		if u.Name == "" {
+			return errors.New("refs: update of a ref with an empty name")
+		}
+		if names[u.Name] {
+			return fmt.Errorf("refs: ref %s appears twice in one update; combine the moves", u.Name)
+		}
+		names[u.Name] = true
+	}
 	unlock := s.lock(ups)
 	defer unlock()
 	now := s.now().UnixMilli()
@@ -95,11 +107,15 @@ func (s *Store) Update(b *pebble.Batch, ups []Update, msg string) error {
 		} else if err := b.Set(Key(u.Name), u.New[:], nil); err != nil {
 			return err
 		}
-		seq, err := s.lastReflogSeq(u.Name)
+		seq, prevNew, err := s.lastReflog(u.Name)
 		if err != nil {
 			return err
 		}
-		e, err := kv.Marshal(Entry{Old: u.Old, New: u.New, Time: now, Message: msg})
+		ent := Entry{Old: u.Old, New: u.New, Time: now, Message: msg}
+		if ent.Old == prevNew {
+			ent.Old = objstore.ID{}
+		}
+		e, err := kv.Marshal(ent)
 		if err != nil {
 			return err
 		}
@@ -134,17 +150,23 @@ func (s *Store) lock(ups []Update) func() {
 	}
 }
 
-func (s *Store) lastReflogSeq(name string) (uint64, error) {
+// lastReflog returns the sequence number and New value of ref name's last
+// reflog entry (0 and zero when it has none).
+func (s *Store) lastReflog(name string) (uint64, objstore.ID, error) {
 	p := reflogPrefix(name)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
-		return 0, err
+		return 0, objstore.ID{}, err
 	}
 	defer it.Close()
-	if it.Last() {
-		return kv.ParseUint64(it.Key()), nil
+	if !it.Last() {
+		return 0, objstore.ID{}, it.Error()
 	}
-	return 0, it.Error()
+	var e Entry
+	if err := kv.Unmarshal(it.Value(), &e); err != nil {
+		return 0, objstore.ID{}, fmt.Errorf("refs: reflog %s: %w", name, err)
+	}
+	return kv.ParseUint64(it.Key()), e.New, nil
 }
 
 // Reflog returns ref name's entries, oldest first.
@@ -156,12 +178,17 @@ func (s *Store) Reflog(name string) ([]Entry, error) {
 	}
 	defer it.Close()
 	var out []Entry
+	var prevNew objstore.ID
 	for it.First(); it.Valid(); it.Next() {
 		var e Entry
 		if err := kv.Unmarshal(it.Value(), &e); err != nil {
 			return nil, fmt.Errorf("refs: reflog %s: %w", name, err)
 		}
 		e.Seq = kv.ParseUint64(it.Key())
+		if e.Old.IsZero() {
+			e.Old = prevNew
+		}
+		prevNew = e.New
 		out = append(out, e)
 	}
 	return out, it.Error()
@@ -180,6 +207,9 @@ func (s *Store) List(prefix string) (map[string]objstore.ID, []string, error) {
 	for it.First(); it.Valid(); it.Next() {
 		name := string(it.Key()[len(kv.PrefixRef):])
 		var id objstore.ID
+		if len(it.Value()) != len(id) {
+			return nil, nil, fmt.Errorf("refs: %s holds %d bytes, want %d", name, len(it.Value()), len(id))
+		}
 		copy(id[:], it.Value())
 		vals[name] = id
 		names = append(names, name)

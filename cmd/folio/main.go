@@ -1,14 +1,21 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 var version = "dev"
 
 func main() {
-	if err := newApp().Run(os.Args); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	app := newApp()
+	err := app.RunContext(ctx, interspersed(app, os.Args))
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "folio:", err)
 		os.Exit(exitCode(err))
 	}

@@ -11,9 +11,16 @@
 //	x/<8-byte seq>                     outbox for the search index
 //
 // Invariants: a multi-key change is one Pebble batch; a change that must
-// survive a crash is committed with Sync before it is acknowledged. Only one
-// process opens a data directory at a time (Pebble's lock); Open reports
-// ErrLocked when another process holds it.
+// survive a crash is committed with Sync before it is acknowledged (the
+// tests kill a writer with SIGKILL and find every acknowledged batch). Only
+// one process opens a data directory at a time (Pebble's file lock); Open
+// reports ErrLocked when another process holds it and ErrNotInitialized
+// when the directory has no store (`folio init` makes one).
+//
+// Storage: Pebble blocks are zstd-compressed at every level. CompactAll
+// rewrites the whole keyspace (for maintenance and for measuring size the
+// way `git gc` does); DiskUsage reports the live files' bytes. The byte
+// layout of every prefix is in docs/objects.md.
 //
 // The canonical codec (Marshal) encodes structs in field declaration order,
 // maps with sorted keys and integers in their most compact form, so equal

@@ -123,6 +123,10 @@ type SaveParams struct {
 	Body    *flowdoc.Document
 	Changes []DraftChange
 	Attrs   *flowdoc.Attributes
+	// Seal, when set, seals the saved draft as a checkpoint with this
+	// reason in the same synced batch (a save at a boundary).
+	Seal    string
+	Message string // the sealed version's message
 }
 
 // SaveResult is the acknowledged state after a save.
@@ -131,6 +135,7 @@ type SaveResult struct {
 	Fingerprint flowdoc.Fingerprint `json:"fingerprint"`
 	Unsealed    bool                `json:"unsealed"`
 	Changed     []string            `json:"changed,omitempty"` // block ids this save changed
+	Version     *VersionInfo        `json:"version,omitempty"` // the checkpoint, when Seal sealed one
 }
 
 // Draft is a document's working copy.

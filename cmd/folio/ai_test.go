@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/llm/llmtest"
+	"github.com/foliodev/folio/internal/quota"
+)
+
+// aiTestEnv is an initialized data directory and a config file.
+type aiTestEnv struct {
+	data, config string
+}
+
+func newAITestEnv(t *testing.T, configText string) *aiTestEnv {
+	t.Helper()
+	for _, k := range []string{"FOLIO_AI_PROVIDER", "FOLIO_AI_BASE_URL", "FOLIO_AI_MODEL", "FOLIO_AI_API_KEY", "FOLIO_AI_TIMEOUT"} {
+		t.Setenv(k, "")
+		for _, c := range quota.Categories {
+			t.Setenv(strings.Replace(k, "FOLIO_AI_", "FOLIO_AI_"+strings.ToUpper(string(c))+"_", 1), "")
+		}
+	}
+	dir := t.TempDir()
+	e := &aiTestEnv{data: filepath.Join(dir, "data"), config: filepath.Join(dir, "folio.toml")}
+	db, err := kv.Open(e.data, kv.Options{Create: true, CacheSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := os.WriteFile(e.config, []byte(configText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// run runs `folio --data D --config C args…` and returns stdout and the error.
+func (e *aiTestEnv) run(args ...string) (string, error) {
+	var out bytes.Buffer
+	app := newApp()
+	app.Writer, app.ErrWriter = &out, io.Discard
+	err := app.Run(append([]string{"folio", "--data", e.data, "--config", e.config}, args...))
+	return out.String(), err
+}
+
+func (e *aiTestEnv) usage(t *testing.T) quota.Report {
+	t.Helper()
+	out, err := e.run("usage", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep quota.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return rep
+}
+
+func writingConfig(baseURL string) string {
+	return fmt.Sprintf(`
+[ai.writing]
+provider = "openai"
+base_url = %q
+model = "fake-model"
+api_key = "sk-test-writing"
+timeout = "5s"
+`, baseURL)
+}
+
+func TestAICheckSuccess(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.OK)
+	defer srv.Close()
+	e := newAITestEnv(t, writingConfig(srv.BaseURL()))
+
+	out, err := e.run("ai", "check", "--category", "writing", "--prompt", "ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{llmtest.Reply + "\n", "category: writing", "provider: openai (model fake-model at " + srv.BaseURL(),
+		"config:   dedicated", "latency:", "booked under writing"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "sk-test") {
+		t.Errorf("output leaks the key:\n%s", out)
+	}
+	rep := e.usage(t)
+	if w := rep.Totals[quota.Writing]; w.Events != 1 || w.Total == 0 || w.Estimated != 0 {
+		t.Errorf("writing usage %+v", w)
+	}
+	if rep.Totals[quota.Reading].Events != 0 || rep.Sources[quota.Writing] != "dedicated" || rep.Sources[quota.Reading] != "compat" || rep.Health != "ok" {
+		t.Errorf("report %+v", rep)
+	}
+
+	// JSON output, and the local default for another category.
+	out, err = e.run("ai", "check", "--category", "reading", "--prompt", "hello   there", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cr checkReport
+	if err := json.Unmarshal([]byte(out), &cr); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if cr.Provider != "local" || cr.Source != "compat" || cr.Text != "Hello there." || !cr.UsageKnown || !cr.Booked || cr.Usage.Total == 0 {
+		t.Errorf("json check %+v", cr)
+	}
+	out, err = e.run("usage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "health: ok") || !strings.Contains(out, "reading") || !strings.Contains(out, "settings: dedicated") {
+		t.Errorf("usage text:\n%s", out)
+	}
+}
+
+func TestAICheckErrors(t *testing.T) {
+	srv := llmtest.NewServer(llmtest.OK)
+	defer srv.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String() + "/v1"
+	l.Close()
+
+	tests := []struct {
+		name     string
+		baseURL  string
+		sc       llmtest.Scenario
+		extra    string
+		want     []string
+		charged  bool
+		partText string
+		exit     int
+	}{
+		{name: "unreachable", baseURL: closed, exit: exitUnavailable, want: []string{"provider_unreachable", "base_url (set in [ai.writing]; or override with FOLIO_AI_WRITING_BASE_URL)"}},
+		{name: "401", sc: llmtest.Unauthorized, want: []string{"provider_unauthorized", "401", "api_key (set in [ai.writing]", "FOLIO_AI_WRITING_API_KEY"}},
+		{name: "429", sc: llmtest.RateLimited, want: []string{"provider_rate_limited", "429", "retry in 7s"}},
+		{name: "stream cut", sc: llmtest.CutMidStream, want: []string{"provider_stream_cut", "reservation", "charged"}, charged: true, partText: "Hello \n"},
+		{name: "budget", sc: llmtest.OK, extra: "daily_tokens = 10\n", want: []string{"writing_token_budget_exhausted", "daily budget of 10 tokens", "[ai.writing]"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := tt.baseURL
+			if base == "" {
+				base = srv.BaseURL()
+				srv.SetScenario(tt.sc)
+			}
+			e := newAITestEnv(t, writingConfig(base)+tt.extra)
+			out, err := e.run("ai", "check", "--category", "writing")
+			if err == nil {
+				t.Fatalf("no error; output:\n%s", out)
+			}
+			if want := max(tt.exit, exitError); exitCode(err) != want {
+				t.Errorf("exit code %d, want %d", exitCode(err), want)
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "ai check writing: provider openai at "+base) {
+				t.Errorf("not a one-line error naming category and provider: %q", msg)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error lacks %q: %s", w, msg)
+				}
+			}
+			if strings.Contains(msg, "sk-test") {
+				t.Errorf("error leaks the key: %s", msg)
+			}
+			if out != tt.partText {
+				t.Errorf("stdout = %q, want %q", out, tt.partText)
+			}
+			rep := e.usage(t)
+			if w := rep.Totals[quota.Writing]; (w.Events == 1) != tt.charged || (tt.charged && w.Estimated != 1) {
+				t.Errorf("booked %+v, charged=%v", w, tt.charged)
+			}
+		})
+	}
+}
+
+func TestUsageFlags(t *testing.T) {
+	e := newAITestEnv(t, "")
+	if _, err := e.run("usage", "--days", "0"); err == nil || !strings.Contains(err.Error(), "--days") || exitCode(err) != exitUsage {
+		t.Errorf("days 0: %v", err)
+	}
+	if _, err := e.run("usage", "--format", "yaml"); err == nil || !strings.Contains(err.Error(), "--format") {
+		t.Errorf("format yaml: %v", err)
+	}
+	if _, err := e.run("ai", "check", "--category", "poetry"); err == nil || !strings.Contains(err.Error(), "poetry") {
+		t.Errorf("bad category: %v", err)
+	}
+	if _, err := e.run("--server", "http://127.0.0.1:7420", "usage"); exitCode(err) != exitUsage || !strings.Contains(err.Error(), "--data") {
+		t.Errorf("--server: %v", err)
+	}
+	if _, err := e.run("ai", "check", "--prompt", " "); exitCode(err) != exitUsage {
+		t.Errorf("empty prompt: %v", err)
+	}
+	out, err := e.run("usage", "--days", "2")
+	if err != nil || !strings.Contains(out, "(no model calls)") {
+		t.Errorf("empty usage: %v\n%s", err, out)
+	}
+}

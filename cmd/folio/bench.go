@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/objstore"
+	"github.com/urfave/cli/v2"
+)
+
+func init() {
+	extraCommands = append(extraCommands, &cli.Command{
+		Name:   "bench",
+		Usage:  "load generators and benchmarks",
+		Hidden: false,
+		Subcommands: []*cli.Command{
+			{
+				Name:      "history",
+				Usage:     "build a document history of N checkpoints in a fresh store, and the same history as a git fast-import stream",
+				ArgsUsage: " ",
+				Flags: []cli.Flag{
+					&cli.IntFlag{Name: "checkpoints", Value: 1000},
+					&cli.IntFlag{Name: "blocks", Value: 200},
+					&cli.Int64Flag{Name: "seed", Value: 1},
+					&cli.StringFlag{Name: "git-stream", Usage: "write the same history as a git fast-import stream to this file"},
+					formatFlag("text", "text", "json"),
+				},
+				Action: cmdBenchHistory,
+			},
+		},
+	})
+}
+
+// historyGen makes a deterministic history: a document of n paragraphs of
+// about 100 bytes, then checkpoints that each change 1-3 random blocks.
+type historyGen struct {
+	rnd  *rand.Rand
+	body flowdoc.Document
+	step int
+}
+
+func newHistoryGen(seed int64, blocks int) *historyGen {
+	g := &historyGen{rnd: rand.New(rand.NewSource(seed)), body: flowdoc.Document{SchemaVersion: 1}}
+	for i := 0; i < blocks; i++ {
+		g.body.Blocks = append(g.body.Blocks, flowdoc.Block{ID: fmt.Sprintf("b%03d", i), Type: flowdoc.Paragraph,
+			RichText: []flowdoc.Run{{Text: g.sentence()}}})
+	}
+	return g
+}
+
+var words = []string{"the", "draft", "version", "history", "block", "writer", "keeps", "every", "change",
+	"sealed", "quiet", "morning", "paragraph", "restore", "river", "light", "notes", "from", "a", "long",
+	"journey", "through", "old", "letters", "and", "new", "ideas", "about", "careful", "editing"}
+
+func (g *historyGen) sentence() string {
+	s := ""
+	for len(s) < 100 {
+		if s != "" {
+			s += " "
+		}
+		s += words[g.rnd.Intn(len(words))]
+	}
+	return s + "."
+}
+
+// next changes 1-3 blocks and returns them.
+func (g *historyGen) next() []flowdoc.Block {
+	g.step++
+	n := 1 + g.rnd.Intn(3)
+	var out []flowdoc.Block
+	for i := 0; i < n; i++ {
+		j := g.rnd.Intn(len(g.body.Blocks))
+		g.body.Blocks[j].RichText = []flowdoc.Run{{Text: g.sentence()}}
+		out = append(out, g.body.Blocks[j])
+	}
+	return out
+}
+
+func dirSize(dir string) (int64, error) {
+	var n int64
+	err := filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n, err
+}
+
+func cmdBenchHistory(c *cli.Context) error {
+	dir, err := os.MkdirTemp("", "folio-bench-history-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := repo.Init(dir); err != nil {
+		return err
+	}
+	r, err := repo.Open(dir, repo.Options{})
+	if err != nil {
+		return err
+	}
+	n, blocks := c.Int("checkpoints"), c.Int("blocks")
+	g := newHistoryGen(c.Int64("seed"), blocks)
+	var git *gitStream
+	if p := c.String("git-stream"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		git = &gitStream{w: bufio.NewWriterSize(f, 1<<20)}
+	}
+	ctx := c.Context
+	v, err := r.CreateDoc(ctx, repo.CreateParams{ID: "bench", Owner: "bench", Attrs: flowdoc.Attributes{Title: "bench"}, Body: g.body})
+	if err != nil {
+		return err
+	}
+	git.commit(g.body, v.Label)
+	lat := make([]time.Duration, 0, n)
+	seq := uint64(1)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		changed := g.next()
+		t0 := time.Now()
+		ch := make([]repo.DraftChange, len(changed))
+		for k := range changed {
+			b := changed[k]
+			ch[k] = repo.DraftChange{Op: repo.ChangeUpsert, Block: &b}
+		}
+		res, err := r.SaveDraft(ctx, repo.SaveParams{Doc: "bench", Actor: "bench", BaseSeq: seq, Changes: ch, Seal: objstore.ReasonIdle})
+		if err != nil {
+			return err
+		}
+		if res.Version == nil {
+			return fmt.Errorf("checkpoint %d sealed nothing", i)
+		}
+		seq = res.Seq
+		v := *res.Version
+		lat = append(lat, time.Since(t0))
+		git.commit(g.body, v.Label)
+	}
+	wall := time.Since(start)
+	if err := git.close(); err != nil {
+		return err
+	}
+	if err := r.Close(); err != nil {
+		return err
+	}
+	if err := compactStore(dir); err != nil {
+		return err
+	}
+	if os.Getenv("FOLIO_BENCH_LS") != "" {
+		filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && !fi.IsDir() {
+				fmt.Fprintln(c.App.ErrWriter, fi.Size(), p)
+			}
+			return nil
+		})
+	}
+	size, err := dirSize(dir)
+	if err != nil {
+		return err
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	out := map[string]any{
+		"checkpoints": n, "blocks": blocks, "wallSeconds": wall.Seconds(),
+		"checkpointsPerSecond": float64(n) / wall.Seconds(),
+		"p50Micros":            lat[len(lat)/2].Microseconds(), "p99Micros": lat[len(lat)*99/100].Microseconds(),
+		"storeBytes": size, "bytesPerCheckpoint": float64(size) / float64(n),
+	}
+	if c.String("format") == "json" {
+		return json.NewEncoder(c.App.Writer).Encode(out)
+	}
+	fmt.Fprintf(c.App.Writer, "folio: %d checkpoints of a %d-block document in %.2fs (%.0f/s, p50 %v, p99 %v), store %d bytes (%.0f B/checkpoint)\n",
+		n, blocks, wall.Seconds(), float64(n)/wall.Seconds(), lat[len(lat)/2], lat[len(lat)*99/100], size, float64(size)/float64(n))
+	return nil
+}
+
+// gitStream writes the same history as a git fast-import stream: one
+// commit per version, the document as docs/bench.json.
+type gitStream struct {
+	w    *bufio.Writer
+	mark int
+	t    int64
+}
+
+func (g *gitStream) commit(d flowdoc.Document, label string) {
+	if g == nil {
+		return
+	}
+	g.mark++
+	g.t++
+	data := append(flowdoc.CanonicalJSON(d), '\n')
+	fmt.Fprintf(g.w, "commit refs/heads/main\nmark :%d\ncommitter bench <bench@localhost> %d +0000\ndata %d\n%s\n",
+		g.mark, 1700000000+g.t, len(label), label)
+	if g.mark > 1 {
+		fmt.Fprintf(g.w, "from :%d\n", g.mark-1)
+	}
+	fmt.Fprintf(g.w, "M 100644 inline docs/bench.json\ndata %d\n%s\n", len(data), data)
+}
+
+func (g *gitStream) close() error {
+	if g == nil {
+		return nil
+	}
+	return g.w.Flush()
+}
+
+// compactStore reopens the store at dir, compacts it fully and closes it
+// twice, so that what remains on disk is the data (sstables) and no
+// write-ahead log waiting to be replayed or recycled: the counterpart of
+// `git gc` before measuring a repository's size.
+func compactStore(dir string) error {
+	for i := 0; i < 2; i++ {
+		db, err := kv.Open(dir, kv.Options{})
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			if err := db.Compact([]byte{0}, []byte{0xff, 0xff}, true); err != nil {
+				db.Close()
+				return err
+			}
+		}
+		if err := db.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

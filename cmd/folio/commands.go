@@ -1,0 +1,604 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/repo"
+	"github.com/urfave/cli/v2"
+)
+
+func coreCommands() []*cli.Command {
+	return []*cli.Command{
+		{
+			Name:      "init",
+			Usage:     "create an empty store in the data directory",
+			ArgsUsage: " ",
+			Action:    cmdInit,
+		},
+		{
+			Name:  "doc",
+			Usage: "create, list and save documents",
+			Subcommands: []*cli.Command{
+				{
+					Name:      "new",
+					Usage:     "create a document (first version v1.r0)",
+					ArgsUsage: " ",
+					Flags: []cli.Flag{
+						&cli.StringFlag{Name: "title", Usage: "the document's title", Required: true},
+						&cli.StringFlag{Name: "from", Usage: "initial body: a FlowDocument .json or a Markdown .md file"},
+						&cli.StringFlag{Name: "id", Usage: "document id (generated when empty)"},
+						formatFlag("text", "text", "json"),
+					},
+					Action: cmdDocNew,
+				},
+				{
+					Name:      "list",
+					Usage:     "list documents",
+					ArgsUsage: " ",
+					Flags:     []cli.Flag{formatFlag("text", "text", "json")},
+					Action:    cmdDocList,
+				},
+				{
+					Name:      "save",
+					Usage:     "save a new body as the document's draft",
+					ArgsUsage: "ID",
+					Flags: []cli.Flag{
+						&cli.StringFlag{Name: "from", Usage: "the body: a FlowDocument .json or a Markdown .md file", Required: true},
+						&cli.BoolFlag{Name: "checkpoint", Usage: "seal the draft into a new version (reason manual)"},
+						&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "message of the checkpoint"},
+						formatFlag("text", "text", "json"),
+					},
+					Action: cmdDocSave,
+				},
+			},
+		},
+		{
+			Name:      "log",
+			Usage:     "list a document's versions, newest first",
+			ArgsUsage: "ID",
+			Flags: []cli.Flag{
+				&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Usage: "show at most this many versions (0: all)"},
+				formatFlag("text", "text", "json"),
+			},
+			Action: cmdLog,
+		},
+		{
+			Name:      "show",
+			Usage:     "print a version (the head by default)",
+			ArgsUsage: "ID[@LABEL]",
+			Flags:     []cli.Flag{formatFlag("md", "json", "md", "text")},
+			Action:    cmdShow,
+		},
+		{
+			Name:      "diff",
+			Usage:     "compare two versions block by block",
+			ArgsUsage: "ID LABEL_A LABEL_B",
+			Flags:     []cli.Flag{formatFlag("text", "text", "json")},
+			Action:    cmdDiff,
+		},
+		{
+			Name:      "restore",
+			Usage:     "restore a version as a new major version, or one block as a new revision",
+			ArgsUsage: "ID LABEL",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "block", Usage: "restore only this block"},
+				formatFlag("text", "text", "json"),
+			},
+			Action: cmdRestore,
+		},
+		{
+			Name:      "history",
+			Usage:     "list the revisions of one block",
+			ArgsUsage: "ID BLOCK_ID",
+			Flags:     []cli.Flag{formatFlag("text", "text", "json")},
+			Action:    cmdHistory,
+		},
+		{
+			Name:      "reindex",
+			Usage:     "rebuild a document's indexes and draft from its head ref and versions",
+			ArgsUsage: "ID",
+			Action:    cmdReindex,
+		},
+		{
+			Name:      "fsck",
+			Usage:     "check the integrity of the store",
+			ArgsUsage: " ",
+			Flags:     []cli.Flag{formatFlag("text", "text", "json")},
+			Action:    cmdFsck,
+		},
+	}
+}
+
+// args checks the number of positional arguments.
+func args(c *cli.Context, n int) ([]string, error) {
+	a := c.Args().Slice()
+	if len(a) != n {
+		return nil, exitf(exitUsage, "folio %s takes %d argument(s): %s", c.Command.FullName(), n, c.Command.ArgsUsage)
+	}
+	return a, nil
+}
+
+func checkFormat(c *cli.Context, allowed ...string) (string, error) {
+	f := c.String("format")
+	for _, a := range allowed {
+		if f == a {
+			return f, nil
+		}
+	}
+	return "", exitf(exitUsage, "--format %q is not one of %s", f, strings.Join(allowed, ", "))
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func fmtTime(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }
+
+// readBody reads a FlowDocument from a .json file or Markdown from a .md
+// file ("-" reads JSON from standard input). Markdown that has no block is
+// reported on stderr, never dropped silently.
+func readBody(c *cli.Context, path string) (flowdoc.Document, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = io.ReadAll(os.Stdin)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return flowdoc.Document{}, exitf(exitInvalid, "read %s: %v", path, err)
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext == ".md" || ext == ".markdown" {
+		d, unsupported, err := flowdoc.ImportMarkdown(data)
+		if err != nil {
+			return flowdoc.Document{}, exitf(exitInvalid, "import %s: %v", path, err)
+		}
+		for _, u := range unsupported {
+			note := ""
+			if u.Note != "" {
+				note = " (" + u.Note + ")"
+			}
+			fmt.Fprintf(c.App.ErrWriter, "folio: %s:%d: %s has no block: %s%s\n", path, u.Line, u.Kind, u.Text, note)
+		}
+		return d, nil
+	}
+	if ext != ".json" && !bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+		return flowdoc.Document{}, exitf(exitInvalid, "%s is neither a FlowDocument .json nor a Markdown .md file", path)
+	}
+	d, err := flowdoc.Parse(data)
+	if err != nil {
+		return flowdoc.Document{}, exitf(exitInvalid, "%s: %v", path, userError(err))
+	}
+	return d, nil
+}
+
+func cmdInit(c *cli.Context) error {
+	if _, err := args(c, 0); err != nil {
+		return err
+	}
+	dir := c.String("data")
+	if err := repo.Init(dir); err != nil {
+		return storeError(dir, err)
+	}
+	fmt.Fprintf(c.App.Writer, "initialized folio store in %s\n", dir)
+	return nil
+}
+
+func cmdDocNew(c *cli.Context) error {
+	if _, err := args(c, 0); err != nil {
+		return err
+	}
+	format, err := checkFormat(c, "text", "json")
+	if err != nil {
+		return err
+	}
+	body := flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion}
+	if f := c.String("from"); f != "" {
+		if body, err = readBody(c, f); err != nil {
+			return err
+		}
+	}
+	b, err := openBackend(c)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	v, err := b.CreateDoc(c.Context, repo.CreateParams{ID: c.String("id"), Attrs: flowdoc.Attributes{Title: c.String("title")}, Body: body})
+	if err != nil {
+		return userError(err)
+	}
+	if format == "json" {
+		return printJSON(c.App.Writer, map[string]string{"id": v.Doc, "version": v.Label})
+	}
+	fmt.Fprintln(c.App.Writer, v.Doc)
+	return nil
+}
+
+func cmdDocList(c *cli.Context) error {
+	if _, err := args(c, 0); err != nil {
+		return err
+	}
+	format, err := checkFormat(c, "text", "json")
+	if err != nil {
+		return err
+	}
+	b, err := openBackend(c)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	docs, err := b.ListDocs(c.Context)
+	if err != nil {
+		return userError(err)
+	}
+	if format == "json" {
+		if docs == nil {
+			docs = []repo.DocInfo{}
+		}
+		return printJSON(c.App.Writer, docs)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tHEAD\tVERSIONS\tDRAFT\tTITLE")
+	for _, d := range docs {
+		state := "sealed"
+		if d.Unsealed {
+			state = "unsealed"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", d.ID, d.Head, d.Versions, state, d.Title)
+	}
+	return tw.Flush()
+}
+
+func cmdDocSave(c *cli.Context) error {
+	a, err := args(c, 1)
+	if err != nil {
+		return err
+	}
+	format, err := checkFormat(c, "text", "json")
+	if err != nil {
+		return err
+	}
+	body, err := readBody(c, c.String("from"))
+	if err != nil {
+		return err
+	}
+	b, err := openBackend(c)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	d, err := b.Draft(c.Context, a[0])
+	if err != nil {
+		return userError(err)
+	}
+	p := repo.SaveParams{Doc: a[0], BaseSeq: d.Seq, Body: &body}
+	if c.Bool("checkpoint") {
+		p.Seal, p.Message = reasonManual, c.String("message")
+	}
+	res, err := b.SaveDraft(c.Context, p)
+	if err != nil {
+		return userError(err)
+	}
+	out := map[string]any{"seq": res.Seq, "fingerprint": res.Fingerprint.String(), "unsealed": res.Unsealed}
+	if c.Bool("checkpoint") {
+		if res.Version != nil {
+			out["version"], out["sealed"] = res.Version.Label, true
+		} else {
+			out["version"], out["sealed"] = d.Head, false
+		}
+	}
+	if format == "json" {
+		return printJSON(c.App.Writer, out)
+	}
+	fmt.Fprintf(c.App.Writer, "saved draft seq %d (%s)", res.Seq, res.Fingerprint.Short())
+	if v, ok := out["version"]; ok {
+		if out["sealed"] == true {
+			fmt.Fprintf(c.App.Writer, ", sealed as %s", v)
+		} else {
+			fmt.Fprintf(c.App.Writer, ", nothing to seal (head is %s)", v)
+		}
+	} else if res.Unsealed {
+		fmt.Fprint(c.App.Writer, ", unsealed")
+	}
+	fmt.Fprintln(c.App.Writer)
+	return nil
+}
+
+// versionView is the JSON form of a log entry.
+type versionView struct {
+	Label        string `json:"label"`
+	Seq          uint64 `json:"seq"`
+	Kind         string `json:"kind"`
+	Reason       string `json:"reason,omitempty"`
+	Hash         string `json:"hash"`
+	Time         string `json:"time"`
+	Author       string `json:"author"`
+	Message      string `json:"message,omitempty"`
+	Fingerprint  string `json:"fingerprint"`
+	RestoredFrom string `json:"restoredFrom,omitempty"`
+	Blocks       int    `json:"blocks"`
+}
+
+func viewOf(v repo.VersionInfo) versionView {
+	return versionView{Label: v.Label, Seq: v.Seq, Kind: v.Kind, Reason: v.Reason, Hash: v.Hash.String(),
+		Time: fmtTime(v.Time), Author: v.Author, Message: v.Message, Fingerprint: v.Fingerprint.String(),
+		RestoredFrom: v.RestoredFrom, Blocks: v.Blocks}
+}
+
+func kindText(v repo.VersionInfo) string {
+	s := v.Kind
+	if v.Reason != "" && v.Reason != v.Kind {
+		s += "(" + v.Reason + ")"
+	}
+	if v.RestoredFrom != "" {
+		s += " from " + v.RestoredFrom
+	}
+	return s
+}
+
+func cmdLog(c *cli.Context) error {
+	a, err := args(c, 1)
+	if err != nil {
+		return err
+	}
+	format, err := checkFormat(c, "text", "json")
+	if err != nil {
+		return err
+	}
+	b, err := openBackend(c)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	vs, err := b.Log(c.Context, a[0], c.Int("limit"))
+	if err != nil {
+		return userError(err)
+	}
+	if format == "json" {
+		out := make([]versionView, len(vs))
+		for i, v := range vs {
+			out[i] = viewOf(v)
+		}
+		return printJSON(c.App.Writer, out)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	for _, v := range vs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Label, v.Hash.Short(), fmtTime(v.Time), v.Author, kindText(v), v.Message)
+	}
+	return tw.Flush()
+}
+
+func cmdShow(c *cli.Context) error {
+	a, err := args(c, 1)
+	if err != nil {
+		return err
+	}
+	format, err := checkFormat(c, "json", "md", "text")
+	if err != nil {
+		return err
+	}
+	doc, label := repo.ParseRef(a[0])
+	b, err := openBackend(c)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	s, err := b.Show(c.Context, doc, label)
+	if err != nil {
+		return userError(err)
+	}
+	w := c.App.Writer
+	switch format {
+	case "json":
+		_, err = fmt.Fprintf(w, "%s\n", flowdoc.CanonicalJSON(s.Body))
+	case "md":
+		_, err = io.WriteString(w, flowdoc.RenderMarkdown(s.Body))
+	default:
+		_, err = io.WriteString(w, flowdoc.RenderText(s.Body))
+	}
+	return err
+}
+
+func cmdDiff(c *cli.Context) error {
+	a, err := args(c, 3)
+	if err != nil {
+		return err
+	}
+	format, err := checkFormat(c, "text", "json")
+	if err != nil {
+		return err
+	}
+	b, err := openBackend(c)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	changes, err := b.Diff(c.Context, a[0], a[1], a[2])
+	if err != nil {
+		return userError(err)
+	}
+	if changes == nil {
+		changes = []flowdoc.BlockChange{}
+	}
+	if format == "json" {
+		return printJSON(c.App.Writer, map[string]any{"from": a[1], "to": a[2], "changes": changes})
+	}
+	w := c.App.Writer
+	if len(changes) == 0 {
+		fmt.Fprintf(w, "no differences between %s and %s\n", a[1], a[2])
+		return nil
+	}
+	sign := map[flowdoc.ChangeKind]string{flowdoc.Added: "+", flowdoc.Deleted: "-", flowdoc.Modified: "~", flowdoc.Moved: ">"}
+	for _, ch := range changes {
+		moved := ""
+		if ch.Moved && ch.Kind != flowdoc.Moved {
+			moved = " (moved)"
+		}
+		fmt.Fprintf(w, "%s %s %s %s%s\n", sign[ch.Kind], ch.Kind, ch.Type, ch.BlockID, moved)
+		if len(ch.Words) > 0 {
+			var sb strings.Builder
+			for _, e := range ch.Words {
+				switch e.Op {
+				case "insert":
+					sb.WriteString("{+" + e.Text + "+}")
+				case "delete":
+					sb.WriteString("[-" + e.Text + "-]")
+				default:
+					sb.WriteString(e.Text)
+				}
+			}
+			fmt.Fprintf(w, "    %s\n", sb.String())
+		}
+	}
+	return nil
+}
+
+func cmdRestore(c *cli.Context) error {
+	a, err := args(c, 2)
+	if err != nil {
+		return err
+	}
+	format, err := checkFormat(c, "text", "json")
+	if err != nil {
+		return err
+	}
+	b, err := openBackend(c)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	v, err := b.Restore(c.Context, a[0], a[1], c.String("block"))
+	if err != nil {
+		return userError(err)
+	}
+	if format == "json" {
+		return printJSON(c.App.Writer, viewOf(v))
+	}
+	if blk := c.String("block"); blk != "" {
+		fmt.Fprintf(c.App.Writer, "restored block %s from %s as %s\n", blk, a[1], v.Label)
+	} else {
+		fmt.Fprintf(c.App.Writer, "restored %s as %s\n", a[1], v.Label)
+	}
+	return nil
+}
+
+func cmdHistory(c *cli.Context) error {
+	a, err := args(c, 2)
+	if err != nil {
+		return err
+	}
+	format, err := checkFormat(c, "text", "json")
+	if err != nil {
+		return err
+	}
+	b, err := openBackend(c)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	hs, err := b.History(c.Context, a[0], a[1])
+	if err != nil {
+		return userError(err)
+	}
+	type view struct {
+		Label   string `json:"label"`
+		Seq     uint64 `json:"seq"`
+		Change  string `json:"change"`
+		Content string `json:"content,omitempty"`
+		Kind    string `json:"kind"`
+		Author  string `json:"author"`
+		Time    string `json:"time"`
+	}
+	out := make([]view, len(hs))
+	for i, h := range hs {
+		out[i] = view{Label: h.Label, Seq: h.Seq, Kind: h.Kind, Author: h.Author, Time: fmtTime(h.Time)}
+		switch {
+		case h.Deleted:
+			out[i].Change = "deleted"
+		case i == 0 || hs[i-1].Deleted:
+			out[i].Change, out[i].Content = "added", h.Content.String()
+		default:
+			out[i].Change, out[i].Content = "modified", h.Content.String()
+		}
+	}
+	if format == "json" {
+		return printJSON(c.App.Writer, out)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	for i := len(out) - 1; i >= 0; i-- {
+		v := out[i]
+		short := v.Content
+		if len(short) > 12 {
+			short = short[:12]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Label, v.Change, short, v.Time, v.Author, v.Kind)
+	}
+	return tw.Flush()
+}
+
+func cmdFsck(c *cli.Context) error {
+	if _, err := args(c, 0); err != nil {
+		return err
+	}
+	format, err := checkFormat(c, "text", "json")
+	if err != nil {
+		return err
+	}
+	b, err := openBackend(c)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	rep, err := b.Fsck(c.Context)
+	if err != nil {
+		return userError(err)
+	}
+	if format == "json" {
+		if err := printJSON(c.App.Writer, rep); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range rep.Problems {
+			where := p.Doc
+			if p.Object != "" {
+				where += " " + p.Object
+			}
+			fmt.Fprintf(c.App.Writer, "problem: %s: %s\n", strings.TrimSpace(where), p.Problem)
+		}
+		fmt.Fprintf(c.App.Writer, "%d objects, %d documents, %d versions checked: %d problem(s)\n", rep.Objects, rep.Docs, rep.Versions, len(rep.Problems))
+	}
+	if !rep.OK {
+		return exitf(exitProblems, "fsck found %d problem(s)", len(rep.Problems))
+	}
+	return nil
+}
+
+func cmdReindex(c *cli.Context) error {
+	a, err := args(c, 1)
+	if err != nil {
+		return err
+	}
+	r, err := openRepo(c)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := r.Reindex(c.Context, a[0], actor()); err != nil {
+		return userError(err)
+	}
+	fmt.Fprintf(c.App.Writer, "reindexed %s\n", a[0])
+	return nil
+}

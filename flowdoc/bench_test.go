@@ -1,0 +1,43 @@
+package flowdoc
+
+import (
+	"testing"
+)
+
+// benchDoc is a document of n top-level blocks (a few nested ones more).
+func benchDoc(n int) Document {
+	return newDocGen(42).doc(n)
+}
+
+func BenchmarkValidateSanitize1000(b *testing.B) {
+	d := benchDoc(1000)
+	b.SetBytes(int64(len(CanonicalJSON(d))))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s := Sanitize(d)
+		if ps := Validate(s, DefaultLimits); len(ps) > 0 {
+			b.Fatal(ps)
+		}
+	}
+}
+
+func BenchmarkApply500(b *testing.B) {
+	d := benchDoc(500)
+	var sel, anchor string
+	for _, bl := range d.Blocks {
+		if bl.Type == Paragraph && textLen(bl.RichText) > 2 && sel == "" {
+			sel = bl.ID
+		}
+	}
+	anchor = d.Blocks[250].ID
+	ops := []Op{
+		{Op: ReplaceSelection, BlockID: sel, Start: 1, End: 2, RichText: []Run{{Text: "改善", Marks: []Mark{Bold}}}},
+		{Op: InsertAfter, BlockID: anchor, Blocks: []Block{{Type: Paragraph, RichText: []Run{{Text: "A new paragraph."}}}}},
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Apply(d, ops, DefaultLimits); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,619 @@
+package flowdoc
+
+import (
+	"html"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// RenderMarkdown renders d as CommonMark with GFM tables and
+// strikethrough, plus $…$ / $$…$$ for equations. Text is escaped so that
+// ImportMarkdown(RenderMarkdown(d)) gives back the same text. Blocks
+// Markdown has no syntax for are written in the nearest form:
+//
+//	callout        a blockquote that starts with the icon
+//	details        <details><summary>…</summary> … </details>
+//	columns        each column's blocks in turn
+//	video          a link to the source
+//	bookmark, file, embed   links
+//	underline      <u>…</u>
+func RenderMarkdown(d Document) string {
+	var r mdRenderer
+	r.blocks(d.Blocks)
+	return r.sb.String()
+}
+
+type mdRenderer struct {
+	sb strings.Builder
+	// lastList is the list block rendered just before the current one, if
+	// any: two adjacent lists of the same kind need different markers or
+	// Markdown would read them as one list.
+	lastList  *Block
+	altMarker bool
+}
+
+func (r *mdRenderer) blocks(bs []Block) {
+	for i := range bs {
+		r.block(bs[i])
+	}
+}
+
+func (r *mdRenderer) emit(s string) {
+	if s == "" {
+		return
+	}
+	if r.sb.Len() > 0 {
+		r.sb.WriteString("\n")
+	}
+	r.sb.WriteString(s)
+	r.sb.WriteString("\n")
+}
+
+func (r *mdRenderer) block(b Block) {
+	a := attrsOf(b)
+	wasList := r.lastList
+	r.lastList = nil
+	switch b.Type {
+	case Paragraph:
+		r.emit(inlineMarkdown(b.RichText, false))
+	case Heading:
+		level := min(max(a.Level, 1), 4)
+		text := inlineMarkdown(b.RichText, false)
+		// A heading is one line: hard breaks become spaces.
+		text = strings.ReplaceAll(text, "\\\n", " ")
+		r.emit(strings.Repeat("#", level) + " " + text)
+	case Quote:
+		r.emit(prefixLines(inlineMarkdown(b.RichText, false), "> ", "> "))
+	case Callout:
+		text := inlineMarkdown(b.RichText, false)
+		if a.Icon != "" {
+			text = escapeText(a.Icon, true) + " " + text
+		}
+		r.emit(prefixLines(text, "> ", "> "))
+	case List:
+		if wasList != nil && attrsOf(*wasList).Ordered == a.Ordered {
+			r.altMarker = !r.altMarker
+		} else {
+			r.altMarker = false
+		}
+		var sb strings.Builder
+		listMarkdown(&sb, b.Items, a.Ordered, r.altMarker, "")
+		r.emit(strings.TrimSuffix(sb.String(), "\n"))
+		r.lastList = &b
+	case Code:
+		// Markdown reads every line end as "\n" and the last one is the
+		// fence's own.
+		text := strings.TrimSuffix(lineEnds.Replace(a.Text), "\n")
+		fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
+		lang := strings.Map(func(c rune) rune {
+			if unicode.IsSpace(c) || c == '`' {
+				return -1
+			}
+			return c
+		}, a.Language)
+		body := fence + lang + "\n"
+		if text != "" {
+			body += text + "\n"
+		}
+		r.emit(body + fence)
+	case Equation:
+		r.emit("$$\n" + strings.TrimSpace(a.Latex) + "\n$$")
+	case Media:
+		if a.Kind == "video" {
+			label := firstNonEmpty(a.Alt, a.Caption, a.Src)
+			r.emit("[" + escapeText(label, false) + "](" + linkDest(a.Src) + linkTitle(a.Caption) + ")")
+			return
+		}
+		r.emit("![" + escapeText(a.Alt, false) + "](" + linkDest(a.Src) + linkTitle(a.Caption) + ")")
+	case Table:
+		r.emit(tableMarkdown(b.Rows, a.Header))
+	case Details:
+		summary := html.EscapeString(strings.ReplaceAll(readableRuns(b.RichText), "\n", " "))
+		r.emit("<details>\n<summary>" + summary + "</summary>")
+		r.blocks(b.Children)
+		r.emit("</details>")
+	case Columns:
+		for _, col := range b.Cols {
+			r.blocks(col.Blocks)
+		}
+	case Bookmark:
+		s := "[" + escapeText(firstNonEmpty(a.Title, a.URL), false) + "](" + linkDest(a.URL) + ")"
+		if a.Description != "" {
+			s += " — " + escapeText(a.Description, false)
+		}
+		r.emit(s)
+	case File:
+		s := "[" + escapeText(firstNonEmpty(a.Name, a.Src), false) + "](" + linkDest(a.Src) + ")"
+		if a.Size > 0 {
+			s += " (" + humanSize(a.Size) + ")"
+		}
+		r.emit(s)
+	case Embed:
+		label := a.URL
+		if a.Provider != "" {
+			label = a.Provider + ": " + a.URL
+		}
+		r.emit("[" + escapeText(label, false) + "](" + linkDest(a.URL) + ")")
+	default:
+		r.emit(inlineMarkdown(b.RichText, false))
+	}
+}
+
+func listMarkdown(sb *strings.Builder, items []ListItem, ordered, alt bool, indent string) {
+	for i, it := range items {
+		var marker string
+		switch {
+		case ordered && alt:
+			marker = strconv.Itoa(i+1) + ") "
+		case ordered:
+			marker = strconv.Itoa(i+1) + ". "
+		case alt:
+			marker = "* "
+		default:
+			marker = "- "
+		}
+		cont := indent + strings.Repeat(" ", len(marker))
+		text := inlineMarkdown(it.RichText, false)
+		sb.WriteString(strings.TrimRight(prefixLines(text, indent+marker, cont), " "))
+		sb.WriteByte('\n')
+		listMarkdown(sb, it.Items, ordered, alt, cont)
+	}
+}
+
+func tableMarkdown(rows []TableRow, header bool) string {
+	width := 0
+	for _, r := range rows {
+		width = max(width, len(r.Cells))
+	}
+	if width == 0 {
+		return ""
+	}
+	line := func(cells []string) string {
+		return "| " + strings.Join(cells, " | ") + " |"
+	}
+	cellsOf := func(r TableRow) []string {
+		out := make([]string, width)
+		for i := range out {
+			if i < len(r.Cells) {
+				// A cell is one line: a line break is written as <br>.
+				out[i] = strings.ReplaceAll(inlineMarkdown(r.Cells[i], true), "\\\n", "<br>")
+			}
+		}
+		return out
+	}
+	var lines []string
+	body := rows
+	if header && len(rows) > 0 {
+		lines = append(lines, line(cellsOf(rows[0])))
+		body = rows[1:]
+	} else {
+		// GFM needs a header row: an empty one means "no header".
+		lines = append(lines, line(make([]string, width)))
+	}
+	sep := make([]string, width)
+	for i := range sep {
+		sep[i] = "---"
+	}
+	lines = append(lines, line(sep))
+	for _, r := range body {
+		lines = append(lines, line(cellsOf(r)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func longestRun(s string, c byte) int {
+	best, cur := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			cur++
+			best = max(best, cur)
+		} else {
+			cur = 0
+		}
+	}
+	return best
+}
+
+// linkDest writes a link destination that Markdown reads back unchanged.
+func linkDest(u string) string {
+	if u == "" {
+		return "<>"
+	}
+	if strings.ContainsAny(u, " ()<>\\\n\t") || strings.Contains(u, "&") {
+		var b strings.Builder
+		b.WriteByte('<')
+		for _, c := range u {
+			switch c {
+			case '<', '>', '\\', '&':
+				b.WriteByte('\\')
+				b.WriteRune(c)
+			case '\n', '\r':
+				b.WriteString("%0A")
+			default:
+				b.WriteRune(c)
+			}
+		}
+		b.WriteByte('>')
+		return b.String()
+	}
+	return u
+}
+
+func linkTitle(t string) string {
+	if t == "" {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(` "`)
+	for _, c := range t {
+		if c < utf8.RuneSelf && isASCIIPunct(byte(c)) {
+			b.WriteByte('\\')
+		}
+		if c == '\n' {
+			c = ' '
+		}
+		b.WriteRune(c)
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func isASCIIPunct(c byte) bool {
+	return c >= '!' && c <= '/' || c >= ':' && c <= '@' || c >= '[' && c <= '`' || c >= '{' && c <= '~'
+}
+
+var lineEnds = strings.NewReplacer("\r\n", "\n", "\r", "\n")
+
+// mdSpecial are the characters escaped anywhere in text.
+const mdSpecial = "\\`*_[]<>#&~|$"
+
+var listStart = regexp.MustCompile(`^(\d{1,9})([.)])`)
+
+// escapeText escapes s for Markdown inline text. lineStart says s begins
+// a line, where "-", "+", "=", "1." and leading blanks mean something.
+func escapeText(s string, lineStart bool) string {
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	atStart := lineStart
+	for i := 0; i < len(s); {
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if atStart {
+			switch {
+			case c == '-' || c == '+' || c == '=':
+				b.WriteByte('\\')
+				b.WriteRune(c)
+				i += size
+				atStart = false
+				continue
+			case c == ' ' || c == '\t' || c == '\v' || c == '\f':
+				// Leading blanks are stripped by Markdown: keep them as
+				// character references.
+				b.WriteString("&#" + strconv.Itoa(int(c)) + ";")
+				i += size
+				continue
+			case c >= '0' && c <= '9':
+				if m := listStart.FindStringSubmatch(s[i:]); m != nil {
+					b.WriteString(m[1] + "\\" + m[2])
+					i += len(m[0])
+					atStart = false
+					continue
+				}
+			}
+			atStart = false
+		}
+		switch {
+		case c == '\n':
+			b.WriteString("\\\n")
+			atStart = true
+		case c == '\r':
+			b.WriteString("&#13;")
+		case c == 0:
+			b.WriteString("\uFFFD")
+		case c < utf8.RuneSelf && strings.ContainsRune(mdSpecial, c):
+			b.WriteByte('\\')
+			b.WriteRune(c)
+		default:
+			b.WriteRune(c)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func protectTrailingBlanks(s string) string {
+	// A hard break at either end of a block means nothing to Markdown:
+	// write those line ends as references.
+	var head, tail string
+	for strings.HasPrefix(s, "\\\n") {
+		s = s[2:]
+		head += "&#10;"
+	}
+	for strings.HasSuffix(s, "\\\n") {
+		s = s[:len(s)-2]
+		tail += "&#10;"
+	}
+	return head + protectLineEnds(s) + tail
+}
+
+func protectLineEnds(s string) string {
+	lines := strings.Split(s, "\\\n")
+	for i, l := range lines {
+		trimmed := strings.TrimRight(l, " \t\v\f")
+		if len(trimmed) == len(l) {
+			continue
+		}
+		var b strings.Builder
+		b.WriteString(trimmed)
+		for _, c := range l[len(trimmed):] {
+			b.WriteString("&#" + strconv.Itoa(int(c)) + ";")
+		}
+		lines[i] = b.String()
+	}
+	return strings.Join(lines, "\\\n")
+}
+
+// inlineMarkdown renders runs as Markdown inline content.
+func inlineMarkdown(runs []Run, inTable bool) string {
+	// Runs that look alike are written as one, so that what a line starts
+	// with ("10." …) is seen whole when it is escaped.
+	runs = mergeRuns(runs)
+	w := inlineWriter{inTable: inTable}
+	for i := 0; i < len(runs); {
+		j := i + 1
+		for j < len(runs) && runs[j].Link == runs[i].Link {
+			j++
+		}
+		if r := runs[i]; j == i+1 && r.Link != "" && r.Text == r.Link && len(r.Marks) == 0 && isPlainURL(r.Link) {
+			w.raw("<" + r.Link + ">")
+		} else if runs[i].Link != "" {
+			// The link text is written on its own, as if it began a line:
+			// its leading blanks are kept as references, and a single
+			// "x" is written as one so that "- [x](…)" is no task item.
+			inner := inlineWriter{inTable: inTable}
+			inner.runs(runs[i:j])
+			text := inner.finish()
+			switch text {
+			case "x", "X":
+				text = "&#" + strconv.Itoa(int(text[0])) + ";"
+			}
+			if w.endsWithUnescaped('!') {
+				// "!" before "[" would make the link an image.
+				s := w.sb.String()
+				w.sb.Reset()
+				w.sb.WriteString(s[:len(s)-1] + "\\!")
+			}
+			w.raw("[" + text + "](" + linkDest(runs[i].Link) + ")")
+		} else {
+			w.runs(runs[i:j])
+		}
+		i = j
+	}
+	return w.finish()
+}
+
+type inlineWriter struct {
+	sb strings.Builder
+	// inTable says the text is a table cell, where GFM splits cells at
+	// every unescaped "|", code spans included.
+	inTable bool
+}
+
+func (w *inlineWriter) raw(s string) { w.sb.WriteString(s) }
+
+func (w *inlineWriter) lastRune() rune {
+	s := w.sb.String()
+	if s == "" {
+		return 0
+	}
+	c, _ := utf8.DecodeLastRuneInString(s)
+	return c
+}
+
+// endsWithUnescaped reports whether the output ends with c that no
+// backslash escapes.
+func (w *inlineWriter) endsWithUnescaped(c byte) bool {
+	s := w.sb.String()
+	if !strings.HasSuffix(s, string(c)) {
+		return false
+	}
+	n := 0
+	for i := len(s) - 2; i >= 0 && s[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 0
+}
+
+func (w *inlineWriter) atLineStart() bool {
+	s := w.sb.String()
+	return s == "" || strings.HasSuffix(s, "\n")
+}
+
+// runs writes runs that share one link.
+func (w *inlineWriter) runs(runs []Run) {
+	for i, r := range runs {
+		if r.Equation != "" && r.Text == "" {
+			w.raw("$" + escapeMath(r.Equation) + "$")
+			continue
+		}
+		if r.Text == "" {
+			continue
+		}
+		var next *Run
+		if i+1 < len(runs) {
+			next = &runs[i+1]
+		}
+		w.run(r, next)
+	}
+}
+
+func hasMark(ms []Mark, m Mark) bool {
+	for _, x := range ms {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+// run writes one text run with its marks. Emphasis delimiters only work
+// next to white space or punctuation, so a run that touches a letter, or
+// another marked run, uses HTML tags instead of delimiters.
+func (w *inlineWriter) run(r Run, next *Run) {
+	text := r.Text
+	code := hasMark(r.Marks, CodeMark)
+	styled := false
+	for _, m := range r.Marks {
+		if m != CodeMark && (m == Bold || m == Italic || m == Underline || m == Strike) {
+			styled = true
+		}
+	}
+	if !styled && !code {
+		if c := text[0]; c >= '0' && c <= '9' && w.endsWithUnescaped('$') {
+			// "$x$2" would not read as math: the digit goes as a
+			// reference.
+			w.raw("&#" + strconv.Itoa(int(c)) + ";")
+			text = text[1:]
+		}
+		w.raw(escapeText(text, w.atLineStart()))
+		return
+	}
+	// White space at the edges goes outside the delimiters.
+	core := strings.TrimLeftFunc(text, unicode.IsSpace)
+	lead := text[:len(text)-len(core)]
+	trimmed := strings.TrimRightFunc(core, unicode.IsSpace)
+	trail := core[len(trimmed):]
+	core = trimmed
+	if core == "" {
+		w.raw(escapeText(text, w.atLineStart()))
+		return
+	}
+	if lead != "" {
+		w.raw(escapeText(lead, w.atLineStart()))
+	}
+	before := w.lastRune()
+	var after rune
+	switch {
+	case trail != "":
+		after = ' '
+	case next == nil:
+		after = 0
+	case len(next.Marks) > 0 || next.Equation != "":
+		after = '*' // conservatively: the next run may open with a delimiter
+	default:
+		after, _ = utf8.DecodeRuneInString(next.Text)
+	}
+	first, _ := utf8.DecodeRuneInString(core)
+	last, _ := utf8.DecodeLastRuneInString(core)
+	delims := flankOK(before) && flankOK(after) && innerOK(first) && innerOK(last)
+	var open, close []string
+	for _, m := range Marks {
+		if !hasMark(r.Marks, m) {
+			continue
+		}
+		var o, c string
+		switch m {
+		case Bold:
+			o, c = "**", "**"
+			if !delims {
+				o, c = "<strong>", "</strong>"
+			}
+		case Italic:
+			o, c = "*", "*"
+			if !delims {
+				o, c = "<em>", "</em>"
+			}
+		case Strike:
+			o, c = "~~", "~~"
+			if !delims {
+				o, c = "<del>", "</del>"
+			}
+		case Underline:
+			o, c = "<u>", "</u>"
+		default:
+			continue
+		}
+		open = append(open, o)
+		close = append([]string{c}, close...)
+	}
+	// Italic and bold together would read "***", which is ambiguous when
+	// nested with strike: order them bold, italic, strike, underline.
+	w.raw(strings.Join(open, ""))
+	switch {
+	case code && (strings.ContainsAny(core, "\r\n") || w.lastRune() == '`' || next != nil && hasMark(next.Marks, CodeMark)):
+		// A code span cannot hold a line break, and two spans side by
+		// side would read as one: use the tag, whose content is
+		// ordinary escaped text.
+		w.raw("<code>" + escapeText(core, w.atLineStart()) + "</code>")
+	case code:
+		span := codeSpan(core)
+		if w.inTable {
+			span = strings.ReplaceAll(span, "|", "\\|")
+		}
+		w.raw(span)
+	default:
+		w.raw(escapeText(core, w.atLineStart()))
+	}
+	w.raw(strings.Join(close, ""))
+	if trail != "" {
+		w.raw(escapeText(trail, false))
+	}
+}
+
+// flankOK reports whether an emphasis delimiter next to c is read as one.
+func flankOK(c rune) bool {
+	switch {
+	case c == 0 || unicode.IsSpace(c):
+		return true
+	case c == '*' || c == '_' || c == '~' || c == '\\':
+		return false
+	case unicode.IsPunct(c) || unicode.IsSymbol(c):
+		return true
+	}
+	return false
+}
+
+// innerOK reports whether c may stand just inside an emphasis delimiter:
+// an escaped delimiter character there would join the delimiter run.
+func innerOK(c rune) bool {
+	return !strings.ContainsRune("*_~\\", c)
+}
+
+// codeSpan writes s as a code span with a backtick fence longer than any
+// backtick run inside.
+func codeSpan(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") ||
+		(strings.HasPrefix(s, " ") && strings.HasSuffix(s, " ") && strings.Trim(s, " ") != "") {
+		pad = " "
+	}
+	return fence + pad + s + pad + fence
+}
+
+// escapeMath prepares LaTeX for $…$: on one line, and without blanks
+// just inside the dollars, which would stop it reading as math.
+func escapeMath(s string) string {
+	return strings.TrimSpace(strings.ReplaceAll(s, "\n", " "))
+}
+
+// finish returns the text written, with blanks at line ends kept as
+// character references: Markdown strips them.
+func (w *inlineWriter) finish() string { return protectTrailingBlanks(w.sb.String()) }
+
+// isPlainURL reports whether u can be written as an autolink <u>.
+func isPlainURL(u string) bool {
+	lower := strings.ToLower(u)
+	if !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") {
+		return false
+	}
+	for _, c := range u {
+		if c <= ' ' || c == '<' || c == '>' || c == '\\' || c == '&' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}

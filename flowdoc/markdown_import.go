@@ -1,0 +1,846 @@
+package flowdoc
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	east "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// Unsupported is something in imported Markdown that has no block or mark
+// of its own. Line is 1-based; Kind is a stable name (see ImportMarkdown);
+// Text is the source it came from, shortened; Note says what the import
+// did with it (dropped, kept as text, clamped …).
+type Unsupported struct {
+	Line int    `json:"line"`
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+	Note string `json:"note,omitempty"`
+}
+
+// Kinds of Unsupported.
+const (
+	UnsupportedHeadingLevel  = "heading-level"  // level 5-6, imported as level 4
+	UnsupportedThematicBreak = "thematic-break" // dropped
+	UnsupportedHTML          = "html"           // raw HTML block; its text kept as a paragraph
+	UnsupportedInlineHTML    = "inline-html"    // raw HTML tag; dropped, text around it kept
+	UnsupportedLinkRefused   = "link-refused"   // link the URL policy refuses (see url.go); text kept
+	UnsupportedInlineImage   = "inline-image"   // image inside text; alt text kept
+	UnsupportedTaskCheckbox  = "task-checkbox"  // kept as "[x] " / "[ ] " text
+	UnsupportedNestedQuote   = "nested-quote"   // flattened into the outer quote
+	UnsupportedQuoteContent  = "quote-content"  // non-text block in a quote, placed after it
+	UnsupportedListContent   = "list-content"   // non-text block in a list item, kept as its text
+	UnsupportedListKind      = "list-kind"      // nested list of the other kind
+	UnsupportedListStart     = "list-start"     // ordered list not starting at 1
+	UnsupportedTableAlign    = "table-alignment"
+	UnsupportedLinkTitle     = "link-title"
+	UnsupportedEmptyEquation = "empty-equation" // $$ $$ with nothing inside; dropped
+	UnsupportedCodeLanguage  = "code-language"  // info string cut to a valid language
+	UnsupportedTableSize     = "table-size"     // columns beyond MaxTableColumns, or no rows
+	UnsupportedListDepth     = "list-depth"     // items deeper than MaxListDepth, lifted up
+	UnsupportedDetailsDepth  = "details-depth"  // details deeper than MaxDepth, flattened
+	UnsupportedOther         = "other"
+)
+
+// ImportMarkdown converts CommonMark with GFM tables, strikethrough and
+// task lists (and $…$ / $$…$$ math) to a document, mapping each construct
+// to the nearest block:
+//
+//	paragraph, ATX and setext headings (levels 5-6 become 4), blockquote
+//	(one starting with an emoji becomes a callout), ordered and bullet
+//	lists with nesting, fenced and indented code, tables, an image alone
+//	in a paragraph (media), <details><summary> (details), $$ (equation)
+//
+// Inline: emphasis, strong, ~~strike~~, code spans, links and autolinks,
+// <u>/<b>/<i>/<s>/<code>/<br> tags and $…$ math. Links whose scheme is not
+// http, https or mailto (javascript:, data: …) are removed, keeping their
+// text. Everything without a place in the document is reported in the
+// returned []Unsupported, in source order, never dropped silently.
+//
+// Block ids are "b1", "b2", … in document order, so the same input gives
+// the same document. The only error is input that is not UTF-8.
+func ImportMarkdown(src []byte) (Document, []Unsupported, error) {
+	if !utf8.Valid(src) {
+		off := 0
+		for off < len(src) {
+			c, size := utf8.DecodeRune(src[off:])
+			if c == utf8.RuneError && size <= 1 {
+				break
+			}
+			off += size
+		}
+		return Document{}, nil, fmt.Errorf("flowdoc: markdown is not valid UTF-8 (first bad byte at offset %d); convert it to UTF-8 and import again", off)
+	}
+	md := goldmark.New(goldmark.WithExtensions(
+		extension.Table, extension.Strikethrough, extension.TaskList, mathExtension{},
+	))
+	root := md.Parser().Parse(text.NewReader(src))
+	im := &importer{src: src}
+	for i, c := range src {
+		if c == '\n' {
+			im.lineStarts = append(im.lineStarts, i+1)
+		}
+	}
+	d := Document{SchemaVersion: SchemaVersion, Blocks: im.blockList(children(root), 1)}
+	sort.SliceStable(im.unsupported, func(i, j int) bool { return im.unsupported[i].Line < im.unsupported[j].Line })
+	return d, im.unsupported, nil
+}
+
+type importer struct {
+	src         []byte
+	lineStarts  []int // byte offsets where lines 2, 3, … begin
+	nextID      int
+	unsupported []Unsupported
+}
+
+func children(n ast.Node) []ast.Node {
+	var out []ast.Node
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		out = append(out, c)
+	}
+	return out
+}
+
+func (im *importer) id() string {
+	im.nextID++
+	return "b" + strconv.Itoa(im.nextID)
+}
+
+// pos is the source offset of n, or of its nearest ancestor that has one.
+func (im *importer) pos(n ast.Node) int {
+	for ; n != nil; n = n.Parent() {
+		if p := n.Pos(); p >= 0 {
+			return p
+		}
+		if n.Type() == ast.TypeBlock && n.Lines().Len() > 0 {
+			return n.Lines().At(0).Start
+		}
+	}
+	return 0
+}
+
+func (im *importer) line(pos int) int {
+	return sort.SearchInts(im.lineStarts, pos+1) + 1
+}
+
+func (im *importer) report(n ast.Node, kind, snippet, note string) {
+	snippet = strings.TrimSpace(snippet)
+	if r := []rune(snippet); len(r) > 80 {
+		snippet = string(r[:79]) + "…"
+	}
+	im.unsupported = append(im.unsupported, Unsupported{Line: im.line(im.pos(n)), Kind: kind, Text: snippet, Note: note})
+}
+
+// rawText is the source text of a block node: its lines, or its
+// children's.
+func (im *importer) rawText(n ast.Node) string {
+	if n.Type() == ast.TypeBlock && n.Lines().Len() > 0 {
+		var b bytes.Buffer
+		for i := 0; i < n.Lines().Len(); i++ {
+			s := n.Lines().At(i)
+			b.Write(s.Value(im.src))
+		}
+		if h, ok := n.(*ast.HTMLBlock); ok && h.HasClosure() {
+			b.Write(h.ClosureLine.Value(im.src))
+		}
+		return strings.TrimRight(lineEnds.Replace(b.String()), "\n")
+	}
+	var parts []string
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		if c.Type() == ast.TypeBlock {
+			parts = append(parts, im.rawText(c))
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+var (
+	detailsOpen  = regexp.MustCompile(`(?is)^\s*<details(\s[^>]*)?>\s*(?:<summary(?:\s[^>]*)?>(.*?)</summary>)?(.*)$`)
+	detailsClose = regexp.MustCompile(`(?i)^\s*</details\s*>\s*$`)
+	htmlTag      = regexp.MustCompile(`(?s)<!--.*?-->|<[^>]*>`)
+)
+
+// blockList converts sibling block nodes at depth (1 for the top level),
+// pairing <details> … </details> HTML blocks into details blocks. Details
+// nested deeper than MaxDepth allows are flattened into their parent.
+func (im *importer) blockList(nodes []ast.Node, depth int) []Block {
+	var out []Block
+	for i := 0; i < len(nodes); i++ {
+		n := nodes[i]
+		if h, ok := n.(*ast.HTMLBlock); ok {
+			if m := detailsOpen.FindStringSubmatch(im.rawText(h)); m != nil {
+				if end := im.detailsEnd(nodes, i, m[3]); end >= 0 {
+					var inner []ast.Node
+					if end > i {
+						inner = nodes[i+1 : end]
+					}
+					summary := htmlText(m[2])
+					if depth >= MaxDepth {
+						im.report(h, UnsupportedDetailsDepth, im.lineText(h), fmt.Sprintf("details nested deeper than %d levels: summary and content kept as paragraphs", MaxDepth))
+						if summary != "" {
+							out = append(out, Block{ID: im.id(), Type: Paragraph, RichText: []Run{{Text: summary}}})
+						}
+						out = append(out, im.blockList(inner, depth)...)
+					} else {
+						b := Block{ID: im.id(), Type: Details}
+						if summary != "" {
+							b.RichText = []Run{{Text: summary}}
+						}
+						b.Children = im.blockList(inner, depth+1)
+						out = append(out, b)
+					}
+					i = max(i, end)
+					continue
+				}
+			}
+		}
+		out = append(out, im.block(n, depth)...)
+	}
+	return out
+}
+
+// detailsEnd finds the HTML block closing the <details> at nodes[i]: its
+// index, i itself when the opening block closes it, or -1.
+func (im *importer) detailsEnd(nodes []ast.Node, i int, rest string) int {
+	rest = strings.TrimSpace(rest)
+	if detailsClose.MatchString(rest) {
+		return i
+	}
+	if rest != "" {
+		return -1
+	}
+	depth := 1
+	for j := i + 1; j < len(nodes); j++ {
+		h, ok := nodes[j].(*ast.HTMLBlock)
+		if !ok {
+			continue
+		}
+		raw := im.rawText(h)
+		switch {
+		case detailsClose.MatchString(raw):
+			depth--
+			if depth == 0 {
+				return j
+			}
+		case detailsOpen.MatchString(raw):
+			depth++
+		}
+	}
+	return -1
+}
+
+// htmlText is the text of an HTML fragment: tags removed, references
+// resolved, white space collapsed.
+func htmlText(s string) string {
+	s = htmlTag.ReplaceAllString(s, " ")
+	return strings.Join(strings.Fields(html.UnescapeString(s)), " ")
+}
+
+func (im *importer) block(n ast.Node, depth int) []Block {
+	switch n := n.(type) {
+	case *ast.Paragraph, *ast.TextBlock:
+		if b, ok := im.media(n); ok {
+			return []Block{b}
+		}
+		if b, ok := im.video(n); ok {
+			return []Block{b}
+		}
+		runs := im.inlines(n)
+		if len(runs) == 0 {
+			return nil
+		}
+		return []Block{{ID: im.id(), Type: Paragraph, RichText: runs}}
+	case *ast.Heading:
+		level := n.Level
+		if level > 4 {
+			im.report(n, UnsupportedHeadingLevel, im.lineText(n), fmt.Sprintf("heading level %d imported as level 4", level))
+			level = 4
+		}
+		return []Block{{ID: im.id(), Type: Heading, Attrs: &Attrs{Level: level}, RichText: im.inlines(n)}}
+	case *ast.Blockquote:
+		return im.quote(n, depth)
+	case *ast.List:
+		b := Block{ID: im.id(), Type: List}
+		if n.IsOrdered() {
+			b.Attrs = &Attrs{Ordered: true}
+			if n.Start != 1 {
+				im.report(n, UnsupportedListStart, im.lineText(n), fmt.Sprintf("numbering starts at 1, not %d", n.Start))
+			}
+		}
+		b.Items = im.items(n, n.IsOrdered(), 1)
+		return []Block{b}
+	case *ast.FencedCodeBlock:
+		a := &Attrs{Text: im.codeText(n)}
+		if lang := n.Language(im.src); lang != nil {
+			a.Language = codeLanguage(decodeMarkdown(lang))
+			if a.Language != string(lang) {
+				im.report(n, UnsupportedCodeLanguage, string(lang), fmt.Sprintf("language imported as %q (at most 32 characters, no blanks)", a.Language))
+			}
+		}
+		return []Block{{ID: im.id(), Type: Code, Attrs: a}}
+	case *ast.CodeBlock:
+		return []Block{{ID: im.id(), Type: Code, Attrs: &Attrs{Text: im.codeText(n)}}}
+	case *mathBlock:
+		latex := strings.TrimSpace(im.codeText(n))
+		if latex == "" {
+			im.report(n, UnsupportedEmptyEquation, im.lineText(n), "dropped: an equation needs LaTeX")
+			return nil
+		}
+		return []Block{{ID: im.id(), Type: Equation, Attrs: &Attrs{Latex: latex}}}
+	case *east.Table:
+		if b, ok := im.table(n); ok {
+			return []Block{b}
+		}
+		return nil
+	case *ast.ThematicBreak:
+		im.report(n, UnsupportedThematicBreak, im.lineText(n), "dropped: a document has no divider block")
+		return nil
+	case *ast.HTMLBlock:
+		raw := im.rawText(n)
+		if t := htmlText(raw); t != "" {
+			im.report(n, UnsupportedHTML, raw, "tags dropped, text kept as a paragraph")
+			return []Block{{ID: im.id(), Type: Paragraph, RichText: []Run{{Text: t}}}}
+		}
+		im.report(n, UnsupportedHTML, raw, "dropped: no text")
+		return nil
+	case *ast.LinkReferenceDefinition:
+		return nil // used by the links that name it
+	}
+	raw := im.rawText(n)
+	if strings.TrimSpace(raw) == "" {
+		im.report(n, UnsupportedOther, n.Kind().String(), "dropped")
+		return nil
+	}
+	im.report(n, UnsupportedOther, raw, n.Kind().String()+" kept as a paragraph of its source text")
+	return []Block{{ID: im.id(), Type: Paragraph, RichText: []Run{{Text: raw}}}}
+}
+
+func (im *importer) lineText(n ast.Node) string {
+	p := im.pos(n)
+	end := bytes.IndexByte(im.src[p:], '\n')
+	if end < 0 {
+		return string(im.src[p:])
+	}
+	return string(im.src[p : p+end])
+}
+
+func (im *importer) codeText(n ast.Node) string {
+	var b bytes.Buffer
+	for i := 0; i < n.Lines().Len(); i++ {
+		s := n.Lines().At(i)
+		b.Write(s.Value(im.src))
+	}
+	return strings.TrimSuffix(lineEnds.Replace(b.String()), "\n")
+}
+
+// media turns a paragraph holding one image and nothing else into a
+// media block.
+func (im *importer) media(p ast.Node) (Block, bool) {
+	var img *ast.Image
+	for c := p.FirstChild(); c != nil; c = c.NextSibling() {
+		switch c := c.(type) {
+		case *ast.Image:
+			if img != nil {
+				return Block{}, false
+			}
+			img = c
+		case *ast.Text:
+			if strings.TrimSpace(string(c.Segment.Value(im.src))) != "" {
+				return Block{}, false
+			}
+		default:
+			return Block{}, false
+		}
+	}
+	if img == nil {
+		return Block{}, false
+	}
+	src := decodeMarkdown(img.Destination)
+	if checkResource(src) != "" {
+		return Block{}, false // inlines reports it and keeps the alt text
+	}
+	a := &Attrs{Kind: "image", Src: src, Alt: PlainText(im.inlines(img)), Caption: decodeMarkdown(img.Title)}
+	return Block{ID: im.id(), Type: Media, Attrs: a}, true
+}
+
+var videoExt = regexp.MustCompile(`(?i)\.(mp4|m4v|webm|mov|ogv)([?#].*)?$`)
+
+// video turns a paragraph holding only a link to a video file into a
+// video media block (how RenderMarkdown writes one).
+func (im *importer) video(p ast.Node) (Block, bool) {
+	l, ok := p.FirstChild().(*ast.Link)
+	if !ok || l.NextSibling() != nil {
+		return Block{}, false
+	}
+	src := decodeMarkdown(l.Destination)
+	if checkResource(src) != "" || !videoExt.MatchString(src) {
+		return Block{}, false
+	}
+	a := &Attrs{Kind: "video", Src: src, Caption: decodeMarkdown(l.Title)}
+	if alt := PlainText(im.inlines(l)); alt != src {
+		a.Alt = alt
+	}
+	return Block{ID: im.id(), Type: Media, Attrs: a}, true
+}
+
+func (im *importer) quote(q *ast.Blockquote, depth int) []Block {
+	var out []Block
+	var cur []Run
+	reportedNested := false
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, quoteOrCallout(im.id(), cur))
+		}
+		cur = nil
+	}
+	var walk func(parent ast.Node)
+	walk = func(parent ast.Node) {
+		for c := parent.FirstChild(); c != nil; c = c.NextSibling() {
+			switch c := c.(type) {
+			case *ast.Paragraph, *ast.TextBlock:
+				runs := im.inlines(c)
+				if len(runs) == 0 {
+					continue
+				}
+				if len(cur) > 0 {
+					cur = append(cur, Run{Text: "\n"})
+				}
+				cur = append(cur, runs...)
+			case *ast.Blockquote:
+				if !reportedNested {
+					im.report(c, UnsupportedNestedQuote, im.lineText(c), "flattened into the outer quote")
+					reportedNested = true
+				}
+				walk(c)
+			default:
+				flush()
+				im.report(c, UnsupportedQuoteContent, im.lineText(c), c.Kind().String()+" inside a quote placed after it")
+				out = append(out, im.blockList([]ast.Node{c}, depth)...)
+			}
+		}
+	}
+	walk(q)
+	flush()
+	return out
+}
+
+// quoteOrCallout makes a quote, or a callout when the text starts with an
+// emoji or symbol and a blank ("> 💡 Tip"), the way callouts are written.
+func quoteOrCallout(id string, runs []Run) Block {
+	runs = mergeRuns(runs)
+	first := runs[0]
+	if first.Equation == "" && len(first.Marks) == 0 && first.Link == "" {
+		icon := leadingSymbol(first.Text)
+		if icon != "" && utf8.RuneCountInString(icon) <= 16 && strings.HasPrefix(first.Text[len(icon):], " ") {
+			rest := append([]Run{{Text: first.Text[len(icon)+1:]}}, runs[1:]...)
+			if rest[0].Text == "" {
+				rest = rest[1:]
+			}
+			return Block{ID: id, Type: Callout, Attrs: &Attrs{Icon: icon}, RichText: rest}
+		}
+	}
+	return Block{ID: id, Type: Quote, RichText: runs}
+}
+
+// leadingSymbol returns the emoji or symbol that s starts with (with its
+// modifiers and joined parts), or "".
+func leadingSymbol(s string) string {
+	c, size := utf8.DecodeRuneInString(s)
+	if size == 0 || !unicode.Is(unicode.So, c) {
+		return ""
+	}
+	return s[:size+emojiTail(s[size:])]
+}
+
+// items converts the items of l at depth (1 for a list block's own
+// items). Items nested deeper than MaxListDepth are lifted to that depth,
+// after their parent.
+func (im *importer) items(l *ast.List, ordered bool, depth int) []ListItem {
+	var out []ListItem
+	for li := l.FirstChild(); li != nil; li = li.NextSibling() {
+		var lifted []ListItem
+		var item ListItem
+		var text []Run
+		for c := li.FirstChild(); c != nil; c = c.NextSibling() {
+			switch c := c.(type) {
+			case *ast.Paragraph, *ast.TextBlock:
+				runs := im.inlines(c)
+				if len(text) > 0 && len(runs) > 0 {
+					text = append(text, Run{Text: "\n"})
+				}
+				text = append(text, runs...)
+			case *ast.List:
+				if c.IsOrdered() != ordered {
+					im.report(c, UnsupportedListKind, im.lineText(c), "nested list imported with the outer list's numbering")
+				}
+				if depth >= MaxListDepth {
+					im.report(c, UnsupportedListDepth, im.lineText(c), fmt.Sprintf("items nested deeper than %d levels lifted to level %d", MaxListDepth, MaxListDepth))
+					lifted = append(lifted, im.items(c, ordered, depth)...)
+					continue
+				}
+				item.Items = append(item.Items, im.items(c, ordered, depth+1)...)
+			default:
+				raw := im.rawText(c)
+				if strings.TrimSpace(raw) == "" {
+					im.report(c, UnsupportedListContent, c.Kind().String(), "dropped")
+					continue
+				}
+				im.report(c, UnsupportedListContent, raw, c.Kind().String()+" inside a list item kept as its text")
+				if len(text) > 0 {
+					text = append(text, Run{Text: "\n"})
+				}
+				text = append(text, Run{Text: raw})
+			}
+		}
+		item.RichText = mergeRuns(text)
+		out = append(out, item)
+		out = append(out, lifted...)
+	}
+	return out
+}
+
+func (im *importer) table(t *east.Table) (Block, bool) {
+	b := Block{Type: Table}
+	for _, al := range t.Alignments {
+		if al != east.AlignNone {
+			im.report(t, UnsupportedTableAlign, im.lineText(t), "column alignment dropped")
+			break
+		}
+	}
+	header := false
+	for r := t.FirstChild(); r != nil; r = r.NextSibling() {
+		var row TableRow
+		empty := true
+		for c := r.FirstChild(); c != nil; c = c.NextSibling() {
+			if len(row.Cells) == MaxTableColumns {
+				im.report(c, UnsupportedTableSize, im.lineText(r), fmt.Sprintf("cells after the first %d dropped", MaxTableColumns))
+				break
+			}
+			cell := im.inlines(c)
+			if len(cell) > 0 {
+				empty = false
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		if _, ok := r.(*east.TableHeader); ok {
+			// An empty header row is how a table without one is written.
+			if empty {
+				continue
+			}
+			header = true
+		}
+		b.Rows = append(b.Rows, row)
+	}
+	if len(b.Rows) == 0 {
+		im.report(t, UnsupportedTableSize, im.lineText(t), "dropped: a table with an empty header row and no other rows")
+		return Block{}, false
+	}
+	// Every row gets as many cells as the widest.
+	width := 0
+	for _, r := range b.Rows {
+		width = max(width, len(r.Cells))
+	}
+	for i := range b.Rows {
+		for len(b.Rows[i].Cells) < width {
+			b.Rows[i].Cells = append(b.Rows[i].Cells, nil)
+		}
+	}
+	if header {
+		b.Attrs = &Attrs{Header: true}
+	}
+	b.ID = im.id()
+	return b, true
+}
+
+// codeLanguage makes an info string a valid code language: no blanks or
+// control characters, at most 32 characters.
+func codeLanguage(s string) string {
+	s = strings.Map(func(c rune) rune {
+		if c <= ' ' || c == 0x7f || unicode.IsSpace(c) {
+			return -1
+		}
+		return c
+	}, s)
+	if r := []rune(s); len(r) > 32 {
+		s = string(r[:32])
+	}
+	return s
+}
+
+// inlineState is the marks and link in force while walking inlines.
+type inlineState struct {
+	marks map[Mark]int
+	link  string
+}
+
+func (im *importer) inlines(n ast.Node) []Run {
+	st := &inlineState{marks: map[Mark]int{}}
+	var out []Run
+	im.walkInline(n, st, &out)
+	return mergeRuns(out)
+}
+
+func (st *inlineState) run(text string) Run {
+	r := Run{Text: text, Link: st.link}
+	for _, m := range Marks {
+		if st.marks[m] > 0 {
+			r.Marks = append(r.Marks, m)
+		}
+	}
+	return r
+}
+
+var (
+	inlineTag = regexp.MustCompile(`^<(/?)([A-Za-z][A-Za-z0-9]*)\b[^>]*?(/?)>$`)
+	tagMarks  = map[string]Mark{"b": Bold, "strong": Bold, "i": Italic, "em": Italic, "u": Underline,
+		"ins": Underline, "s": Strike, "del": Strike, "strike": Strike, "code": CodeMark}
+)
+
+func (im *importer) walkInline(parent ast.Node, st *inlineState, out *[]Run) {
+	add := func(s string) {
+		if s != "" {
+			*out = append(*out, st.run(s))
+		}
+	}
+	for c := parent.FirstChild(); c != nil; c = c.NextSibling() {
+		switch c := c.(type) {
+		case *ast.Text:
+			v := c.Segment.Value(im.src)
+			if c.IsRaw() {
+				add(string(v))
+			} else {
+				add(decodeMarkdown(v))
+			}
+			switch {
+			case c.HardLineBreak():
+				add("\n")
+			case c.SoftLineBreak():
+				add(" ")
+			}
+		case *ast.String:
+			if c.IsRaw() || c.IsCode() {
+				add(string(c.Value))
+			} else {
+				add(decodeMarkdown(c.Value))
+			}
+		case *ast.CodeSpan:
+			var b strings.Builder
+			for t := c.FirstChild(); t != nil; t = t.NextSibling() {
+				if tt, ok := t.(*ast.Text); ok {
+					b.Write(tt.Segment.Value(im.src))
+				} else if s, ok := t.(*ast.String); ok {
+					b.Write(s.Value)
+				}
+			}
+			st.marks[CodeMark]++
+			add(strings.ReplaceAll(b.String(), "\n", " "))
+			st.marks[CodeMark]--
+		case *ast.Emphasis:
+			m := Italic
+			if c.Level >= 2 {
+				m = Bold
+			}
+			st.marks[m]++
+			im.walkInline(c, st, out)
+			st.marks[m]--
+		case *east.Strikethrough:
+			st.marks[Strike]++
+			im.walkInline(c, st, out)
+			st.marks[Strike]--
+		case *ast.Link:
+			dest := decodeMarkdown(c.Destination)
+			saved := st.link
+			if len(c.Title) > 0 {
+				im.report(c, UnsupportedLinkTitle, decodeMarkdown(c.Title), "link title dropped, the link kept")
+			}
+			if rule := checkLink(dest); rule == "" {
+				st.link = dest
+			} else {
+				im.report(c, UnsupportedLinkRefused, dest, "link removed, text kept: "+rule)
+			}
+			im.walkInline(c, st, out)
+			st.link = saved
+		case *ast.AutoLink:
+			url := string(c.URL(im.src))
+			if c.AutoLinkType == ast.AutoLinkEmail && !strings.HasPrefix(strings.ToLower(url), "mailto:") {
+				url = "mailto:" + url
+			}
+			saved := st.link
+			if rule := checkLink(url); rule == "" {
+				st.link = url
+			} else {
+				im.report(c, UnsupportedLinkRefused, url, "link removed, text kept: "+rule)
+			}
+			add(string(c.Label(im.src)))
+			st.link = saved
+		case *ast.Image:
+			src := decodeMarkdown(c.Destination)
+			note := "image inside text: its alt text kept"
+			if rule := checkResource(src); rule != "" {
+				note = "image kept as its alt text: " + rule
+			}
+			im.report(c, UnsupportedInlineImage, src, note)
+			im.walkInline(c, st, out)
+		case *ast.RawHTML:
+			im.rawHTML(c, st, out)
+		case *east.TaskCheckBox:
+			box := "[ ]"
+			if c.IsChecked {
+				box = "[x]"
+			}
+			im.report(c, UnsupportedTaskCheckbox, box, "checkbox kept as text")
+			add(box + " ")
+		case *mathInline:
+			*out = append(*out, Run{Equation: c.Latex})
+		default:
+			im.report(c, UnsupportedOther, c.Kind().String(), "inline kept as its text")
+			im.walkInline(c, st, out)
+		}
+	}
+}
+
+func (im *importer) rawHTML(c *ast.RawHTML, st *inlineState, out *[]Run) {
+	var b strings.Builder
+	for i := 0; i < c.Segments.Len(); i++ {
+		s := c.Segments.At(i)
+		b.Write(s.Value(im.src))
+	}
+	raw := b.String()
+	if m := inlineTag.FindStringSubmatch(raw); m != nil {
+		name := strings.ToLower(m[2])
+		if name == "br" {
+			*out = append(*out, st.run("\n"))
+			return
+		}
+		if mark, ok := tagMarks[name]; ok {
+			switch {
+			case m[3] == "/":
+			case m[1] == "/":
+				if st.marks[mark] > 0 {
+					st.marks[mark]--
+				}
+			default:
+				st.marks[mark]++
+			}
+			return
+		}
+	}
+	im.report(c, UnsupportedInlineHTML, raw, "tag dropped, the text around it kept")
+}
+
+// mergeRuns joins adjacent runs with equal marks and link and drops empty
+// ones.
+func mergeRuns(rs []Run) []Run {
+	var out []Run
+	for _, r := range rs {
+		if r.Text == "" && r.Equation == "" {
+			continue
+		}
+		if n := len(out); n > 0 && r.Equation == "" && out[n-1].Equation == "" &&
+			out[n-1].Link == r.Link && sameMarks(out[n-1].Marks, r.Marks) {
+			out[n-1].Text += r.Text
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func sameMarks(a, b []Mark) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeMarkdown resolves backslash escapes and character references in
+// one pass, as CommonMark reads text and link destinations.
+func decodeMarkdown(v []byte) string {
+	if bytes.IndexByte(v, '\\') < 0 && bytes.IndexByte(v, '&') < 0 && bytes.IndexByte(v, 0) < 0 {
+		return string(v)
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '\\' && i+1 < len(v) && isASCIIPunct(v[i+1]):
+			b.WriteByte(v[i+1])
+			i++
+		case c == 0:
+			b.WriteString("\uFFFD")
+		case c == '&':
+			if s, n := charRef(v[i:]); n > 0 {
+				b.WriteString(s)
+				i += n - 1
+			} else {
+				b.WriteByte('&')
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// charRef decodes the character reference at the start of v ("&amp;",
+// "&#35;", "&#x22;"), returning its text and length, or 0.
+func charRef(v []byte) (string, int) {
+	end := bytes.IndexByte(v, ';')
+	if end < 2 || end > 40 {
+		return "", 0
+	}
+	body := string(v[1:end])
+	if body[0] == '#' {
+		var n uint64
+		var err error
+		switch {
+		case len(body) > 1 && (body[1] == 'x' || body[1] == 'X'):
+			if len(body) < 3 || len(body) > 8 {
+				return "", 0
+			}
+			n, err = strconv.ParseUint(body[2:], 16, 32)
+		default:
+			if len(body) < 2 || len(body) > 8 {
+				return "", 0
+			}
+			n, err = strconv.ParseUint(body[1:], 10, 32)
+		}
+		if err != nil {
+			return "", 0
+		}
+		c := rune(n)
+		if c == 0 || !utf8.ValidRune(c) {
+			c = unicode.ReplacementChar
+		}
+		return string(c), end + 1
+	}
+	for _, ch := range body {
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9') {
+			return "", 0
+		}
+	}
+	if e, ok := util.LookUpHTML5EntityByName(body); ok {
+		return string(e.Characters), end + 1
+	}
+	return "", 0
+}
+
+var _ parser.BlockParser = mathBlockParser{}

@@ -1,0 +1,86 @@
+package flowdoc
+
+import (
+	"errors"
+	"strings"
+)
+
+// Sentinel errors. Operation failures are *OpError values that wrap one of
+// these (or a *ValidationError); test with errors.Is / errors.As.
+var (
+	// ErrInvalid is matched by every *ValidationError.
+	ErrInvalid = errors.New("flowdoc: invalid document")
+	// ErrBlockNotFound: an operation names a block id the document lacks.
+	ErrBlockNotFound = errors.New("flowdoc: block not found")
+	// ErrConfirmationRequired: delete_block without confirm: true.
+	ErrConfirmationRequired = errors.New("flowdoc: deleting a block needs confirmation (set confirm: true)")
+	// ErrBadOp: an operation is malformed (unknown kind, missing or stray
+	// fields, offsets out of range, wrong block type).
+	ErrBadOp = errors.New("flowdoc: bad operation")
+	// ErrComplexChanged is matched by every *ComplexError: a whole-document
+	// candidate changes, moves, removes or adds complex blocks.
+	ErrComplexChanged = errors.New("flowdoc: complex blocks changed")
+)
+
+// Problem is one validation failure: a JSON path into the document and the
+// rule it breaks, e.g. "blocks[3].attrs.level: heading level must be 1..4".
+// Paths use the JSON field names; "$" is the document as a whole.
+type Problem struct {
+	Path string `json:"path"`
+	Rule string `json:"rule"`
+}
+
+func (p Problem) String() string { return p.Path + ": " + p.Rule }
+
+// ValidationError carries every problem found in a document.
+// errors.Is(err, ErrInvalid) is true for it.
+type ValidationError struct {
+	Problems []Problem
+}
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		parts[i] = p.String()
+	}
+	return "flowdoc: invalid document: " + strings.Join(parts, "; ")
+}
+
+// Unwrap makes errors.Is(err, ErrInvalid) true.
+func (e *ValidationError) Unwrap() error { return ErrInvalid }
+
+// Limits bound a document's size. A zero or negative field means the
+// DefaultLimits value for that field.
+type Limits struct {
+	MaxBlocks int // blocks, nested ones included
+	MaxBytes  int // bytes of canonical JSON
+}
+
+// DefaultLimits are used when a caller has no configuration.
+var DefaultLimits = Limits{MaxBlocks: 10000, MaxBytes: 8 << 20}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxBlocks <= 0 {
+		l.MaxBlocks = DefaultLimits.MaxBlocks
+	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultLimits.MaxBytes
+	}
+	return l
+}
+
+// Structural bounds that keep recursion over a document shallow. They are
+// part of the format, not configuration.
+const (
+	// MaxDepth is how deep blocks nest: a top-level block is at depth 1,
+	// a child of a details or columns block at depth 2, and so on.
+	MaxDepth = 4
+	// MaxListDepth is how deep list items nest inside one list block.
+	MaxListDepth = 8
+	// MaxColumns is the most columns a columns block may have.
+	MaxColumns = 6
+	// MaxTableColumns is the most cells a table row may have.
+	MaxTableColumns = 64
+	// MaxURLLength bounds every URL (links, sources, bookmarks, embeds).
+	MaxURLLength = 2048
+)

@@ -1,0 +1,364 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// ErrInvalid is wrapped by every error about a bad setting.
+var ErrInvalid = errors.New("config: invalid setting")
+
+// Config is the whole configuration.
+type Config struct {
+	// Path is the file the configuration was read from, "" when none.
+	Path string `toml:"-"`
+
+	Server     Server     `toml:"server"`
+	Checkpoint Checkpoint `toml:"checkpoint"`
+	Limits     Limits     `toml:"limits"`
+	AI         AI         `toml:"ai"`
+
+	// defined records which AI keys were set and by what: "ai.model" ->
+	// "[ai]" or "env FOLIO_AI_MODEL".
+	defined map[string]string
+}
+
+// Server configures the daemon's listener.
+type Server struct {
+	// Listen is the HTTP/WebSocket address.
+	Listen string `toml:"listen"`
+}
+
+// Checkpoint configures when a draft is sealed into a version.
+type Checkpoint struct {
+	// Idle seals a draft this long after its last change.
+	Idle time.Duration `toml:"idle"`
+	// Max seals a draft unsealed for this long even while edits continue.
+	Max time.Duration `toml:"max"`
+}
+
+// Limits bound what one client may send.
+type Limits struct {
+	FrameBytes        int64 `toml:"frame_bytes"`
+	MessagesPerSecond int   `toml:"messages_per_second"`
+	Subscriptions     int   `toml:"subscriptions"`
+	DocMaxBlocks      int   `toml:"doc_max_blocks"`
+	DocMaxBytes       int64 `toml:"doc_max_bytes"`
+}
+
+// Secret is a string never printed in clear (API keys).
+type Secret string
+
+// String returns "****" for a set secret and "" for an empty one.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "****"
+}
+
+// GoString redacts like String.
+func (s Secret) GoString() string { return `"` + s.String() + `"` }
+
+// MarshalText redacts like String, so JSON and TOML output never hold the key.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// AISettings are one section's provider settings and limits. A zero limit
+// means unlimited.
+type AISettings struct {
+	Provider        string        `toml:"provider"`
+	BaseURL         string        `toml:"base_url"`
+	Model           string        `toml:"model"`
+	APIKey          Secret        `toml:"api_key"`
+	Timeout         time.Duration `toml:"timeout"`
+	ResponseFormat  bool          `toml:"response_format"`
+	StreamUsage     bool          `toml:"stream_usage"`
+	MaxOutputTokens int           `toml:"max_output_tokens"`
+
+	RequestsPerMinute int   `toml:"requests_per_minute"`
+	RequestsPerDay    int   `toml:"requests_per_day"`
+	UserConcurrency   int   `toml:"user_concurrency"`
+	Concurrency       int   `toml:"concurrency"`
+	DailyTokens       int64 `toml:"daily_tokens"`
+}
+
+// AI is the [ai] section: generic (legacy) settings and one sub-section per
+// category.
+type AI struct {
+	AISettings
+	Writing    AISettings `toml:"writing"`
+	Reading    AISettings `toml:"reading"`
+	Attributes AISettings `toml:"attributes"`
+}
+
+// Categories are the AI categories, in display order.
+var Categories = []string{"writing", "reading", "attributes"}
+
+// Source says where a category's settings come from.
+type Source string
+
+// Sources.
+const (
+	Dedicated Source = "dedicated"
+	Compat    Source = "compat"
+	Mixed     Source = "mixed"
+)
+
+// Default returns the configuration used when nothing is set.
+func Default() *Config {
+	return &Config{
+		Server:     Server{Listen: "127.0.0.1:7420"},
+		Checkpoint: Checkpoint{Idle: 30 * time.Second, Max: 10 * time.Minute},
+		Limits: Limits{
+			FrameBytes:        1 << 20,
+			MessagesPerSecond: 50,
+			Subscriptions:     64,
+			DocMaxBlocks:      20000,
+			DocMaxBytes:       16 << 20,
+		},
+		AI:      AI{AISettings: DefaultAI()},
+		defined: map[string]string{},
+	}
+}
+
+// DefaultAI returns the built-in AI settings every category starts from.
+func DefaultAI() AISettings {
+	return AISettings{
+		Provider:          "local",
+		Timeout:           2 * time.Minute,
+		ResponseFormat:    true,
+		StreamUsage:       true,
+		MaxOutputTokens:   1024,
+		RequestsPerMinute: 60,
+		RequestsPerDay:    5000,
+		UserConcurrency:   2,
+		Concurrency:       8,
+		DailyTokens:       2_000_000,
+	}
+}
+
+// envKeys are the AI keys settable from the environment.
+var envKeys = []string{"provider", "base_url", "model", "api_key", "timeout"}
+
+// Load reads the file at path ("" for none) over the defaults, then applies
+// environment overrides read through getenv (os.LookupEnv when nil).
+func Load(path string, getenv func(string) (string, bool)) (*Config, error) {
+	if getenv == nil {
+		getenv = os.LookupEnv
+	}
+	c := Default()
+	if path != "" {
+		md, err := toml.DecodeFile(path, c)
+		if err != nil {
+			return nil, fmt.Errorf("config: read %s: %w", path, err)
+		}
+		if und := md.Undecoded(); len(und) > 0 {
+			keys := make([]string, len(und))
+			for i, k := range und {
+				keys[i] = k.String()
+			}
+			return nil, fmt.Errorf("%w: unknown key %s in %s (see docs/config.md)", ErrInvalid, strings.Join(keys, ", "), path)
+		}
+		c.Path = path
+		for _, k := range aiKeys() {
+			if md.IsDefined("ai", k) {
+				c.defined["ai."+k] = "[ai]"
+			}
+			for _, cat := range Categories {
+				if md.IsDefined("ai", cat, k) {
+					c.defined["ai."+cat+"."+k] = "[ai." + cat + "]"
+				}
+			}
+		}
+	}
+	for _, k := range envKeys {
+		if err := c.applyEnv(getenv, "FOLIO_AI_"+strings.ToUpper(k), "ai."+k, &c.AI.AISettings, k); err != nil {
+			return nil, err
+		}
+		for _, cat := range Categories {
+			name := "FOLIO_AI_" + strings.ToUpper(cat) + "_" + strings.ToUpper(k)
+			if err := c.applyEnv(getenv, name, "ai."+cat+"."+k, c.section(cat), k); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Config) applyEnv(getenv func(string) (string, bool), name, key string, s *AISettings, field string) error {
+	v, ok := getenv(name)
+	if !ok || v == "" {
+		return nil
+	}
+	f := fieldByTag(reflect.ValueOf(s).Elem(), field)
+	switch f.Kind() {
+	case reflect.String:
+		f.SetString(v)
+	case reflect.Int64: // time.Duration
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("%w: %s=%q is not a duration like 30s or 2m", ErrInvalid, name, v)
+		}
+		f.SetInt(int64(d))
+	}
+	c.defined[key] = "env " + name
+	return nil
+}
+
+func (c *Config) validate() error {
+	if c.Checkpoint.Idle <= 0 || c.Checkpoint.Max <= 0 {
+		return fmt.Errorf("%w: checkpoint.idle and checkpoint.max must be positive durations", ErrInvalid)
+	}
+	if c.Limits.FrameBytes <= 0 || c.Limits.MessagesPerSecond < 0 || c.Limits.Subscriptions < 0 ||
+		c.Limits.DocMaxBlocks < 0 || c.Limits.DocMaxBytes < 0 {
+		return fmt.Errorf("%w: [limits] values must not be negative (frame_bytes must be positive)", ErrInvalid)
+	}
+	for _, cat := range Categories {
+		if _, err := c.AICategory(cat); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Config) section(cat string) *AISettings {
+	switch cat {
+	case "writing":
+		return &c.AI.Writing
+	case "reading":
+		return &c.AI.Reading
+	case "attributes":
+		return &c.AI.Attributes
+	}
+	return nil
+}
+
+// aiKeys returns the TOML keys of AISettings in declaration order.
+func aiKeys() []string {
+	t := reflect.TypeOf(AISettings{})
+	keys := make([]string, t.NumField())
+	for i := range keys {
+		keys[i] = t.Field(i).Tag.Get("toml")
+	}
+	return keys
+}
+
+func fieldByTag(v reflect.Value, tag string) reflect.Value {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Tag.Get("toml") == tag {
+			return v.Field(i)
+		}
+	}
+	panic("config: no AISettings field " + tag)
+}
+
+// Resolved is one category's effective AI settings.
+type Resolved struct {
+	Category string
+	Source   Source
+	AISettings
+	// Origins maps every key to where its value came from: "[ai.writing]",
+	// "[ai]", "env FOLIO_AI_WRITING_MODEL", "env FOLIO_AI_MODEL" or "default".
+	Origins map[string]string
+}
+
+// AICategory resolves category cat ("writing", "reading" or "attributes"):
+// each key from the category section (or its environment variable), else
+// from [ai] (or FOLIO_AI_*), else the default. It returns an error wrapping
+// ErrInvalid naming the key and its origin when a value is unusable.
+func (c *Config) AICategory(cat string) (Resolved, error) {
+	sec := c.section(cat)
+	if sec == nil {
+		return Resolved{}, fmt.Errorf("%w: unknown AI category %q (want writing, reading or attributes)", ErrInvalid, cat)
+	}
+	r := Resolved{Category: cat, Origins: map[string]string{}}
+	out := reflect.ValueOf(&r.AISettings).Elem()
+	catV, genV := reflect.ValueOf(sec).Elem(), reflect.ValueOf(&c.AI.AISettings).Elem()
+	defV := reflect.ValueOf(DefaultAI())
+	var own, generic int
+	for i, k := range aiKeys() {
+		switch {
+		case c.defined["ai."+cat+"."+k] != "":
+			out.Field(i).Set(catV.Field(i))
+			r.Origins[k] = c.defined["ai."+cat+"."+k]
+			own++
+		case c.defined["ai."+k] != "":
+			out.Field(i).Set(genV.Field(i))
+			r.Origins[k] = c.defined["ai."+k]
+			generic++
+		default:
+			out.Field(i).Set(defV.Field(i))
+			r.Origins[k] = "default"
+		}
+	}
+	switch {
+	case own > 0 && generic > 0:
+		r.Source = Mixed
+	case own > 0:
+		r.Source = Dedicated
+	default:
+		r.Source = Compat
+	}
+	return r, r.check()
+}
+
+func (r Resolved) check() error {
+	bad := func(key, why string) error {
+		return fmt.Errorf("%w: ai %s: %s %s (from %s)", ErrInvalid, r.Category, key, why, r.Origins[key])
+	}
+	switch r.Provider {
+	case "local":
+	case "openai":
+		if r.BaseURL == "" {
+			return bad("base_url", "is required for provider openai, e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1")
+		}
+		if r.Model == "" {
+			return bad("model", "is required for provider openai")
+		}
+	default:
+		return bad("provider", fmt.Sprintf("%q must be local or openai", r.Provider))
+	}
+	if r.Timeout < 0 {
+		return bad("timeout", "must not be negative")
+	}
+	for _, f := range []struct {
+		key string
+		v   int64
+	}{
+		{"max_output_tokens", int64(r.MaxOutputTokens)}, {"requests_per_minute", int64(r.RequestsPerMinute)},
+		{"requests_per_day", int64(r.RequestsPerDay)}, {"user_concurrency", int64(r.UserConcurrency)},
+		{"concurrency", int64(r.Concurrency)}, {"daily_tokens", r.DailyTokens},
+	} {
+		if f.v < 0 {
+			return bad(f.key, "must not be negative (0 means unlimited)")
+		}
+	}
+	return nil
+}
+
+// Describe lists the keys that did not come from defaults, with their
+// origins, for status output: "provider=[ai.writing] model=[ai] …".
+func (r Resolved) Describe() string {
+	var parts []string
+	for k, o := range r.Origins {
+		if o != "default" {
+			parts = append(parts, k+"="+o)
+		}
+	}
+	sort.Strings(parts)
+	if len(parts) == 0 {
+		return "all defaults"
+	}
+	return strings.Join(parts, " ")
+}

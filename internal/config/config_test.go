@@ -1,0 +1,174 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/foliodev/folio/internal/config"
+)
+
+func write(t testing.TB, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "folio.toml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := config.Load("", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Server.Listen != "127.0.0.1:7420" || c.Checkpoint.Idle != 30*time.Second || c.Checkpoint.Max != 10*time.Minute ||
+		c.Limits.FrameBytes != 1<<20 {
+		t.Fatalf("defaults: %+v", c)
+	}
+	for _, cat := range config.Categories {
+		r, err := c.AICategory(cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Provider != "local" || r.Source != config.Compat || r.Describe() != "all defaults" {
+			t.Errorf("%s: %+v", cat, r)
+		}
+	}
+}
+
+func TestSources(t *testing.T) {
+	p := write(t, `
+[server]
+listen = "0.0.0.0:8080"
+
+[checkpoint]
+idle = "10s"
+
+[ai]
+provider = "openai"
+base_url = "https://api.example.com/v1"
+model = "gpt-small"
+api_key = "sk-generic"
+daily_tokens = 1000
+
+[ai.writing]
+provider = "openai"
+base_url = "http://127.0.0.1:11434/v1"
+model = "llama3.2"
+api_key = "sk-writing"
+timeout = "45s"
+response_format = false
+stream_usage = false
+max_output_tokens = 2048
+requests_per_minute = 5
+requests_per_day = 100
+user_concurrency = 1
+concurrency = 2
+daily_tokens = 50000
+
+[ai.reading]
+model = "gpt-reader"
+`)
+	c, err := config.Load(p, env(map[string]string{"FOLIO_AI_ATTRIBUTES_API_KEY": ""}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Server.Listen != "0.0.0.0:8080" || c.Checkpoint.Idle != 10*time.Second || c.Checkpoint.Max != 10*time.Minute {
+		t.Fatalf("sections: %+v %+v", c.Server, c.Checkpoint)
+	}
+	w, _ := c.AICategory("writing")
+	if w.Source != config.Dedicated || w.Model != "llama3.2" || w.APIKey != "sk-writing" || w.Timeout != 45*time.Second ||
+		w.ResponseFormat || w.StreamUsage || w.DailyTokens != 50000 || w.RequestsPerMinute != 5 {
+		t.Errorf("writing: %+v", w)
+	}
+	r, _ := c.AICategory("reading")
+	if r.Source != config.Mixed || r.Model != "gpt-reader" || r.BaseURL != "https://api.example.com/v1" ||
+		r.Origins["model"] != "[ai.reading]" || r.Origins["base_url"] != "[ai]" || r.DailyTokens != 1000 || r.RequestsPerMinute != 60 {
+		t.Errorf("reading: %+v", r)
+	}
+	a, _ := c.AICategory("attributes")
+	if a.Source != config.Compat || a.Model != "gpt-small" || a.APIKey != "sk-generic" {
+		t.Errorf("attributes: %+v", a)
+	}
+	if s := a.Describe(); !strings.Contains(s, "model=[ai]") || strings.Contains(s, "sk-") {
+		t.Errorf("describe: %s", s)
+	}
+}
+
+func TestEnvOverrides(t *testing.T) {
+	p := write(t, "[ai.writing]\nmodel = \"from-file\"\n")
+	c, err := config.Load(p, env(map[string]string{
+		"FOLIO_AI_PROVIDER":         "openai",
+		"FOLIO_AI_BASE_URL":         "http://generic/v1",
+		"FOLIO_AI_MODEL":            "generic-model",
+		"FOLIO_AI_API_KEY":          "sk-env",
+		"FOLIO_AI_WRITING_MODEL":    "writing-env",
+		"FOLIO_AI_READING_PROVIDER": "local",
+		"FOLIO_AI_READING_TIMEOUT":  "5s",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := c.AICategory("writing")
+	if w.Model != "writing-env" || w.Origins["model"] != "env FOLIO_AI_WRITING_MODEL" || w.Provider != "openai" ||
+		w.APIKey != "sk-env" || w.Source != config.Mixed {
+		t.Errorf("writing: %+v", w)
+	}
+	r, _ := c.AICategory("reading")
+	if r.Provider != "local" || r.Timeout != 5*time.Second || r.Source != config.Mixed {
+		t.Errorf("reading: %+v", r)
+	}
+	a, _ := c.AICategory("attributes")
+	if a.Source != config.Compat || a.Origins["api_key"] != "env FOLIO_AI_API_KEY" {
+		t.Errorf("attributes: %+v", a)
+	}
+}
+
+func TestInvalid(t *testing.T) {
+	tests := []struct {
+		file string
+		env  map[string]string
+		want string
+	}{
+		{file: "[ai.writng]\nmodel = \"x\"\n", want: "unknown key ai.writng"},
+		{file: "[ai]\nprovider = \"claude\"\n", want: `provider "claude" must be local or openai (from [ai])`},
+		{env: map[string]string{"FOLIO_AI_WRITING_PROVIDER": "openai"}, want: "ai writing: base_url is required"},
+		{env: map[string]string{"FOLIO_AI_PROVIDER": "openai", "FOLIO_AI_BASE_URL": "http://x/v1"}, want: "model is required"},
+		{env: map[string]string{"FOLIO_AI_TIMEOUT": "soon"}, want: "FOLIO_AI_TIMEOUT"},
+		{file: "[ai.reading]\ndaily_tokens = -1\n", want: "daily_tokens must not be negative"},
+		{file: "[checkpoint]\nidle = \"0s\"\n", want: "checkpoint.idle"},
+		{file: "[ai\n", want: "read"},
+	}
+	for _, tt := range tests {
+		path := ""
+		if tt.file != "" {
+			path = write(t, tt.file)
+		}
+		_, err := config.Load(path, env(tt.env))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q %v: err = %v, want %q", tt.file, tt.env, err, tt.want)
+		}
+		if tt.want != "read" && !errors.Is(err, config.ErrInvalid) {
+			t.Errorf("%v does not wrap ErrInvalid", err)
+		}
+	}
+}
+
+func TestSecretRedacted(t *testing.T) {
+	s := config.Secret("sk-123")
+	if s.String() != "****" {
+		t.Fatal(s.String())
+	}
+	b, _ := s.MarshalText()
+	if string(b) != "****" {
+		t.Fatal(string(b))
+	}
+}

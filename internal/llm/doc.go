@@ -1,0 +1,34 @@
+// Package llm is Folio's neutral adapter to text-generation models.
+//
+// A Provider streams the answer to a chat-style Request and reports the
+// token usage the model charged. Two providers exist:
+//
+//   - openai: the OpenAI-compatible chat completions API with streaming
+//     (OpenAI, Ollama, vLLM, llama.cpp server, …), written on net/http with a
+//     small Server-Sent Events decoder (see Decoder).
+//   - local: a deterministic offline provider that needs no network. It is the
+//     embedded default and the test double; its rules are documented on Local.
+//
+// # Errors
+//
+// Every failure a provider reports is an *Error carrying a stable Code
+// (unreachable, unauthorized, rate_limited, bad_request, server_error,
+// stream_cut, timeout). Codes are append-only; callers branch on them, never
+// on message text. Error.Retryable says whether trying again later can help,
+// and Error.RetryAfter carries a provider's Retry-After.
+//
+// # Usage
+//
+// A Stream reports usage once it has ended (Next returned io.EOF). When the
+// provider never sent usage — a server that ignores stream_options, or a
+// stream cut before the usage chunk — Usage returns ok == false and the caller
+// charges its reservation instead (see package quota).
+//
+// # Token counting
+//
+// CountTokens is the documented estimate used by the local provider and for
+// reservations: every CJK ideograph, kana or Hangul syllable counts as one
+// token; every other run of non-space characters counts as ceil(runes/4)
+// tokens per word; whitespace is free. Input usage adds 3 tokens per message
+// for the role framing, as OpenAI's chat format does.
+package llm

@@ -1,0 +1,736 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/stream"
+	"github.com/foliodev/folio/objstore"
+	"github.com/foliodev/folio/refs"
+)
+
+// VersionEvent is the payload of a "version.created" event.
+type VersionEvent struct {
+	Label        string              `msgpack:"label" json:"label"`
+	Seq          uint64              `msgpack:"seq" json:"seq"`
+	Kind         string              `msgpack:"kind" json:"kind"`
+	Reason       string              `msgpack:"reason,omitempty" json:"reason,omitempty"`
+	Hash         objstore.ID         `msgpack:"hash" json:"hash"`
+	Author       string              `msgpack:"author" json:"author"`
+	Fingerprint  flowdoc.Fingerprint `msgpack:"fp" json:"fingerprint"`
+	RestoredFrom string              `msgpack:"from,omitempty" json:"restoredFrom,omitempty"`
+}
+
+// DraftEvent is the payload of a "draft.updated" event: what another
+// editor needs to bring its copy from Seq-1 to Seq.
+type DraftEvent struct {
+	Seq         uint64              `msgpack:"seq" json:"seq"`
+	Actor       string              `msgpack:"actor" json:"actor"`
+	Session     string              `msgpack:"session,omitempty" json:"session,omitempty"`
+	Fingerprint flowdoc.Fingerprint `msgpack:"fp" json:"fingerprint"`
+	Unsealed    bool                `msgpack:"unsealed" json:"unsealed"`
+	Blocks      []EventBlock        `msgpack:"blocks,omitempty" json:"blocks,omitempty"` // changed or deleted blocks
+	Order       []string            `msgpack:"order,omitempty" json:"order,omitempty"`   // the full block order, when it changed
+	Attrs       *flowdoc.Attributes `msgpack:"attrs,omitempty" json:"attrs,omitempty"`   // when they changed
+}
+
+// EventBlock is one block of a DraftEvent; Block nil means deleted.
+type EventBlock struct {
+	ID    string         `msgpack:"id" json:"id"`
+	Block *flowdoc.Block `msgpack:"block,omitempty" json:"block,omitempty"`
+}
+
+// events appends to a document's stream inside one batch.
+type events struct {
+	doc  string
+	next uint64
+	keep uint64 // retention; 0 keeps everything
+}
+
+func (r *Repo) events(doc string) (*events, error) {
+	last, err := stream.Last(r.db.DB, Stream(doc))
+	if err != nil {
+		return nil, err
+	}
+	return &events{doc: doc, next: last + 1, keep: r.keep}, nil
+}
+
+func (e *events) add(b *pebble.Batch, typ string, timeMs int64, data any) error {
+	if err := stream.Append(b, Stream(e.doc), e.next, typ, timeMs, data); err != nil {
+		return err
+	}
+	// Trim in steps of trimEvery so that most commits pay nothing for it.
+	if e.keep > 0 && e.next > e.keep && e.next%trimEvery == 0 {
+		if err := stream.Trim(b, Stream(e.doc), e.next-e.keep+1); err != nil {
+			return err
+		}
+	}
+	e.next++
+	return nil
+}
+
+// trimEvery is how often (in events) a document stream is trimmed.
+const trimEvery = 64
+
+// versionSpec is a version to write: the new body and how it came to be.
+type versionSpec struct {
+	kind, reason, actor, message string
+	major                        bool
+	restoredFrom                 string
+	idemKey, suggestionID        string
+	baseFP                       flowdoc.Fingerprint
+	entries                      []objstore.BlockEntry
+	attrs                        flowdoc.Attributes
+	restoreBlock                 string // the block a block restore brought back
+}
+
+// writeVersion seals spec as the document's next version, under the
+// document lock. It adds the version, txn, indexes, records and the
+// version.created event to b, then commits b (synced) through a
+// compare-and-swap of the head ref. dr is the draft after the change; it
+// is marked sealed and written. b is closed on return.
+func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebble.Batch, ev *events) (VersionInfo, error) {
+	d := *dr0
+	now := r.now().UnixMilli()
+	var head *objstore.Version
+	if !d.Head.IsZero() {
+		var err error
+		if head, err = r.headOf(d.ID, d.Head); err != nil {
+			b.Close()
+			return VersionInfo{}, fmt.Errorf("read head of %s: %w", d.ID, err)
+		}
+	}
+	major, rev := 1, 0
+	if head != nil {
+		if spec.major {
+			major, rev = d.Major+1, 0
+		} else {
+			major, rev = d.Major, d.Revision+1
+		}
+	}
+	label := fmt.Sprintf("v%d.r%d", major, rev)
+	txnEvents := blockEvents(head, spec.entries, spec.restoreBlock)
+	txn := &objstore.Txn{
+		Doc: d.ID, Actor: spec.actor, Kind: spec.kind, Reason: spec.reason,
+		BaseFingerprint: spec.baseFP, IdempotencyKey: spec.idemKey,
+		SuggestionID: spec.suggestionID, Time: now, Events: txnEvents,
+	}
+	var parents []objstore.ID
+	if head != nil {
+		txn.BaseVersion = d.Head
+		parents = []objstore.ID{d.Head}
+	}
+	txnID, err := r.objs.PutTxn(b, txn)
+	if err != nil {
+		b.Close()
+		return VersionInfo{}, err
+	}
+	v := &objstore.Version{
+		Doc: d.ID, Seq: d.Seq + 1, Label: label, Kind: spec.kind, Reason: spec.reason,
+		Parents: parents, Blocks: spec.entries, Attrs: spec.attrs,
+		Fingerprint: fingerprintOf(spec.entries), Txn: txnID, Author: spec.actor,
+		Time: now, Message: spec.message, RestoredFrom: spec.restoredFrom,
+	}
+	vid, err := r.objs.PutVersion(b, v)
+	if err != nil {
+		b.Close()
+		return VersionInfo{}, err
+	}
+	for _, e := range txnEvents {
+		switch e.Op {
+		case objstore.EventAdd, objstore.EventModify, objstore.EventRestore:
+			err = b.Set(bidxKey(d.ID, e.BlockID, v.Seq), e.After[:], nil)
+		case objstore.EventDelete:
+			err = b.Set(bidxKey(d.ID, e.BlockID, v.Seq), nil, nil)
+		}
+		if err != nil {
+			b.Close()
+			return VersionInfo{}, err
+		}
+	}
+	lr := logRec{Label: label, Kind: v.Kind, Reason: v.Reason, Hash: vid, Author: v.Author,
+		Time: now, Message: v.Message, Fingerprint: v.Fingerprint, RestoredFrom: v.RestoredFrom,
+		Blocks: len(v.Blocks)}
+	if err := setRec(b, vlogKey(d.ID, v.Seq), lr); err != nil {
+		b.Close()
+		return VersionInfo{}, err
+	}
+	if err := b.Set(vlabelKey(d.ID, label), kv.Uint64(nil, v.Seq), nil); err != nil {
+		b.Close()
+		return VersionInfo{}, err
+	}
+	if spec.idemKey != "" {
+		if err := b.Set(idemKey(d.ID, spec.idemKey), vid[:], nil); err != nil {
+			b.Close()
+			return VersionInfo{}, err
+		}
+	}
+	old := d.Head
+	d.Seq, d.Label, d.Major, d.Revision, d.Head, d.Title = v.Seq, label, major, rev, vid, spec.attrs.Title
+	if err := setRec(b, docKey(d.ID), d); err != nil {
+		b.Close()
+		return VersionInfo{}, err
+	}
+	dr.Base, dr.BaseLabel, dr.BaseFP, dr.BaseAttrs = vid, label, v.Fingerprint, spec.attrs
+	dr.Unsealed, dr.UnsealedSince = false, 0
+	if err := setRec(b, draftKey(d.ID), dr); err != nil {
+		b.Close()
+		return VersionInfo{}, err
+	}
+	info := infoOf(d.ID, v.Seq, lr)
+	if err := ev.add(b, EventVersionCreated, now, VersionEvent{Label: label, Seq: v.Seq, Kind: v.Kind,
+		Reason: v.Reason, Hash: vid, Author: v.Author, Fingerprint: v.Fingerprint, RestoredFrom: v.RestoredFrom}); err != nil {
+		b.Close()
+		return VersionInfo{}, err
+	}
+	err = r.refs.Update(b, []refs.Update{{Name: HeadRef(d.ID), Old: old, New: vid}}, spec.kind+" "+label)
+	if errors.Is(err, refs.ErrConflict) {
+		return VersionInfo{}, &ConflictError{Doc: d.ID, Reason: "head moved during the commit"}
+	}
+	if err != nil {
+		return VersionInfo{}, fmt.Errorf("commit %s %s: %w", d.ID, label, err)
+	}
+	r.setHead(d.ID, vid, v)
+	r.hub.Notify(Stream(d.ID))
+	return info, nil
+}
+
+func infoOf(doc string, seq uint64, lr logRec) VersionInfo {
+	return VersionInfo{Doc: doc, Label: lr.Label, Seq: seq, Kind: lr.Kind, Reason: lr.Reason,
+		Hash: lr.Hash, Author: lr.Author, Time: lr.Time, Message: lr.Message,
+		Fingerprint: lr.Fingerprint, RestoredFrom: lr.RestoredFrom, Blocks: lr.Blocks}
+}
+
+// blockEvents lists the block-level changes from head to entries: adds,
+// deletes, modifications (restoreBlock's is a restore) and moves (blocks
+// outside a longest increasing subsequence of old positions).
+func blockEvents(head *objstore.Version, entries []objstore.BlockEntry, restoreBlock string) []objstore.TxnEvent {
+	old := map[string]objstore.ID{}
+	oldPos := map[string]int{}
+	if head != nil {
+		for i, e := range head.Blocks {
+			old[e.ID], oldPos[e.ID] = e.Content, i
+		}
+	}
+	var out []objstore.TxnEvent
+	inNew := make(map[string]bool, len(entries))
+	var common []string
+	for _, e := range entries {
+		inNew[e.ID] = true
+		prev, ok := old[e.ID]
+		switch {
+		case !ok:
+			op := objstore.EventAdd
+			if e.ID == restoreBlock {
+				op = objstore.EventRestore
+			}
+			out = append(out, objstore.TxnEvent{Op: op, BlockID: e.ID, After: e.Content})
+		case prev != e.Content:
+			op := objstore.EventModify
+			if e.ID == restoreBlock {
+				op = objstore.EventRestore
+			}
+			out = append(out, objstore.TxnEvent{Op: op, BlockID: e.ID, Before: prev, After: e.Content})
+			common = append(common, e.ID)
+		default:
+			common = append(common, e.ID)
+		}
+	}
+	if head != nil {
+		for _, e := range head.Blocks {
+			if !inNew[e.ID] {
+				out = append(out, objstore.TxnEvent{Op: objstore.EventDelete, BlockID: e.ID, Before: e.Content})
+			}
+		}
+	}
+	pos := make([]int, len(common))
+	for i, id := range common {
+		pos[i] = oldPos[id]
+	}
+	keep := lis(pos)
+	for i, id := range common {
+		if !keep[i] {
+			c := old[id]
+			out = append(out, objstore.TxnEvent{Op: objstore.EventMove, BlockID: id, Before: c, After: entryContent(entries, id)})
+		}
+	}
+	return out
+}
+
+func entryContent(entries []objstore.BlockEntry, id string) objstore.ID {
+	for _, e := range entries {
+		if e.ID == id {
+			return e.Content
+		}
+	}
+	return objstore.ID{}
+}
+
+// lis marks the elements of a that belong to one longest strictly
+// increasing subsequence.
+func lis(a []int) []bool {
+	n := len(a)
+	keep := make([]bool, n)
+	if n == 0 {
+		return keep
+	}
+	tails := []int{} // index into a of the smallest tail of each length
+	prev := make([]int, n)
+	for i, x := range a {
+		j := sort.Search(len(tails), func(k int) bool { return a[tails[k]] >= x })
+		if j > 0 {
+			prev[i] = tails[j-1]
+		} else {
+			prev[i] = -1
+		}
+		if j == len(tails) {
+			tails = append(tails, i)
+		} else {
+			tails[j] = i
+		}
+	}
+	for i := tails[len(tails)-1]; i >= 0; i = prev[i] {
+		keep[i] = true
+	}
+	return keep
+}
+
+// CreateDoc creates a document with its first version v1.r0 (kind create)
+// and a clean draft.
+func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, error) {
+	if err := ctxErr(ctx); err != nil {
+		return VersionInfo{}, err
+	}
+	if p.ID == "" {
+		p.ID = newID(8)
+	}
+	if !ValidDocID(p.ID) {
+		return VersionInfo{}, fmt.Errorf("%w: document id %q must be 1-64 characters of A-Z a-z 0-9 _ -", ErrInvalid, p.ID)
+	}
+	body, err := r.normalize(p.Body)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	if ps := validateAttrs(p.Attrs); len(ps) > 0 {
+		return VersionInfo{}, invalid(ps)
+	}
+	unlock := r.lock(p.ID)
+	defer unlock()
+	if ok, err := kv.Has(r.db.DB, docKey(p.ID)); err != nil {
+		return VersionInfo{}, err
+	} else if ok {
+		return VersionInfo{}, fmt.Errorf("%w: document %s already exists", ErrInvalid, p.ID)
+	}
+	now := r.now().UnixMilli()
+	b := r.db.NewBatch()
+	slots := slotsOf(body)
+	entries, err := r.putSlots(b, slots)
+	if err != nil {
+		b.Close()
+		return VersionInfo{}, err
+	}
+	d := &docRec{ID: p.ID, Owner: p.Owner, Title: p.Attrs.Title, Created: now}
+	dr := &draftRec{Seq: 1, Attrs: p.Attrs, AttrsSeq: 1, Fingerprint: fingerprintOf(entries), LastChange: now, Boot: r.boot}
+	for _, s := range slots {
+		s.Seq = 1
+		dr.Blocks = append(dr.Blocks, s.draftBlock)
+	}
+	ev := &events{doc: p.ID, next: 1, keep: r.keep}
+	return r.writeVersion(d, dr, versionSpec{kind: objstore.KindCreate, actor: p.Owner,
+		message: p.Message, entries: entries, attrs: p.Attrs}, b, ev)
+}
+
+// Checkpoint seals the draft into a new revision when it is unsealed. It
+// returns the head and false when there was nothing to seal.
+func (r *Repo) Checkpoint(ctx context.Context, doc, reason, actor, message string) (VersionInfo, bool, error) {
+	if err := ctxErr(ctx); err != nil {
+		return VersionInfo{}, false, err
+	}
+	if !validReason(reason) {
+		return VersionInfo{}, false, fmt.Errorf("%w: checkpoint reason %q (want idle, max_duration, ai, restore, publish, leave, manual or recovery)", ErrInvalid, reason)
+	}
+	unlock := r.lock(doc)
+	defer unlock()
+	return r.checkpointLocked(doc, reason, actor, message)
+}
+
+func validReason(s string) bool {
+	switch s {
+	case objstore.ReasonIdle, objstore.ReasonMaxDuration, objstore.ReasonAI, objstore.ReasonRestore,
+		objstore.ReasonPublish, objstore.ReasonLeave, objstore.ReasonManual, objstore.ReasonRecovery:
+		return true
+	}
+	return false
+}
+
+func (r *Repo) checkpointLocked(doc, reason, actor, message string) (VersionInfo, bool, error) {
+	d, err := r.loadDoc(doc)
+	if err != nil {
+		return VersionInfo{}, false, err
+	}
+	dr, err := r.loadDraft(doc)
+	if err != nil {
+		return VersionInfo{}, false, err
+	}
+	if !dr.Unsealed {
+		info, err := r.versionInfo(doc, d.Seq)
+		return info, false, err
+	}
+	kind := objstore.KindCheckpoint
+	if reason == objstore.ReasonRecovery {
+		kind = objstore.KindRecovery
+	}
+	ev, err := r.events(doc)
+	if err != nil {
+		return VersionInfo{}, false, err
+	}
+	entries := make([]objstore.BlockEntry, len(dr.Blocks))
+	for i, blk := range dr.Blocks {
+		entries[i] = objstore.BlockEntry{ID: blk.ID, Content: blk.Content}
+	}
+	info, err := r.writeVersion(d, dr, versionSpec{kind: kind, reason: reason, actor: actor,
+		message: message, baseFP: dr.BaseFP, entries: entries, attrs: dr.Attrs}, r.db.NewBatch(), ev)
+	if err != nil {
+		return VersionInfo{}, false, err
+	}
+	return info, true, nil
+}
+
+// CommitChange applies structured operations against a baseline and seals
+// the result as a new version: a revision, or a new major when the change
+// replaces the whole document. Under the document lock it checks that the
+// base version is the head, the base fingerprint is the current body's,
+// every target block still has its expected content, and that the
+// idempotency key is unseen (a repeat returns the first result).
+func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, error) {
+	if err := ctxErr(ctx); err != nil {
+		return VersionInfo{}, err
+	}
+	switch p.Kind {
+	case objstore.KindAcceptSuggestion, objstore.KindRestore, objstore.KindImport:
+	case "":
+		p.Kind = objstore.KindAcceptSuggestion
+	default:
+		return VersionInfo{}, fmt.Errorf("%w: change kind %q (want accept_suggestion, restore or import)", ErrInvalid, p.Kind)
+	}
+	if len(p.Ops) == 0 {
+		return VersionInfo{}, fmt.Errorf("%w: a change needs at least one operation", ErrInvalid)
+	}
+	unlock := r.lock(p.Doc)
+	defer unlock()
+	d, err := r.loadDoc(p.Doc)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	if p.IdempotencyKey != "" {
+		if v, err := kv.Get(r.db.DB, idemKey(p.Doc, p.IdempotencyKey)); err == nil {
+			var id objstore.ID
+			copy(id[:], v)
+			return r.infoByHash(p.Doc, id)
+		} else if !errors.Is(err, kv.ErrNotFound) {
+			return VersionInfo{}, err
+		}
+	}
+	dr, err := r.loadDraft(p.Doc)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	if p.BaseVersion != d.Head {
+		return VersionInfo{}, &ConflictError{Doc: p.Doc, Reason: fmt.Sprintf("base version %s is not the head %s", p.BaseVersion.Short(), d.Label)}
+	}
+	if p.BaseFingerprint != dr.Fingerprint {
+		return VersionInfo{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "the body changed since the baseline (fingerprint differs)"}
+	}
+	cur := map[string]int{}
+	for i, blk := range dr.Blocks {
+		cur[blk.ID] = i
+	}
+	var stale []ConflictBlock
+	ids := make([]string, 0, len(p.TargetBlocks))
+	for id := range p.TargetBlocks {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		i, ok := cur[id]
+		if !ok {
+			stale = append(stale, ConflictBlock{ID: id})
+			continue
+		}
+		if dr.Blocks[i].Content != p.TargetBlocks[id] {
+			blk, err := r.block(dr.Blocks[i].Content, id)
+			if err != nil {
+				return VersionInfo{}, err
+			}
+			stale = append(stale, ConflictBlock{ID: id, Block: &blk, Seq: dr.Blocks[i].Seq})
+		}
+	}
+	if len(stale) > 0 {
+		return VersionInfo{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "target blocks changed since the baseline", Blocks: stale}
+	}
+	body, err := r.materialize(draftEntries(dr))
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	next, err := flowdoc.Apply(body, p.Ops, r.limits)
+	if err != nil {
+		return VersionInfo{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	major := false
+	for _, op := range p.Ops {
+		if op.Op == flowdoc.ReplaceDocument {
+			major = true
+		}
+	}
+	if p.Kind == objstore.KindImport {
+		major = true
+	}
+	return r.commitBody(p.Doc, d, dr, next, dr.Attrs, versionSpec{kind: p.Kind, actor: p.Actor,
+		message: p.Message, major: major, idemKey: p.IdempotencyKey, suggestionID: p.SuggestionID,
+		baseFP: p.BaseFingerprint})
+}
+
+func draftEntries(dr *draftRec) []objstore.BlockEntry {
+	out := make([]objstore.BlockEntry, len(dr.Blocks))
+	for i, b := range dr.Blocks {
+		out[i] = objstore.BlockEntry{ID: b.ID, Content: b.Content}
+	}
+	return out
+}
+
+// commitBody makes body the draft and seals it as a version in one batch:
+// the draft advances one seq (changed blocks take it), a draft.updated
+// event tells editors, and writeVersion seals.
+func (r *Repo) commitBody(doc string, d *docRec, dr *draftRec, body flowdoc.Document, attrs flowdoc.Attributes, spec versionSpec) (VersionInfo, error) {
+	b := r.db.NewBatch()
+	slots := r.slotsAgainst(dr, body)
+	entries, err := r.putSlots(b, slots)
+	if err != nil {
+		b.Close()
+		return VersionInfo{}, err
+	}
+	ev, err := r.events(doc)
+	if err != nil {
+		b.Close()
+		return VersionInfo{}, err
+	}
+	now := r.now().UnixMilli()
+	de := r.advanceDraft(dr, slots, attrs, now, spec.actor, "")
+	de.Unsealed = false // sealed by the version written in this same batch
+	if err := ev.add(b, EventDraftUpdated, now, de); err != nil {
+		b.Close()
+		return VersionInfo{}, err
+	}
+	spec.entries, spec.attrs = entries, attrs
+	return r.writeVersion(d, dr, spec, b, ev)
+}
+
+// slotsAgainst makes slots for a whole new body, keeping the draft state
+// of blocks whose content did not change.
+func (r *Repo) slotsAgainst(dr *draftRec, body flowdoc.Document) []slot {
+	old := make(map[string]draftBlock, len(dr.Blocks))
+	for _, b := range dr.Blocks {
+		old[b.ID] = b
+	}
+	out := slotsOf(body)
+	for i := range out {
+		if ob, ok := old[out[i].ID]; ok {
+			out[i].draftBlock, out[i].prev = ob, ob.Content
+		}
+	}
+	return out
+}
+
+// advanceDraft makes slots the draft's body as one new draft seq: blocks
+// whose content changed take the seq, removed ones leave tombstones. It
+// returns the event that describes the step.
+func (r *Repo) advanceDraft(dr *draftRec, slots []slot, attrs flowdoc.Attributes, now int64, actor, session string) DraftEvent {
+	seq := dr.Seq + 1
+	old := make(map[string]objstore.ID, len(dr.Blocks))
+	for _, blk := range dr.Blocks {
+		old[blk.ID] = blk.Content
+	}
+	de := DraftEvent{Seq: seq, Actor: actor, Session: session}
+	blocks := make([]draftBlock, len(slots))
+	inNew := make(map[string]bool, len(slots))
+	orderChanged := len(slots) != len(dr.Blocks)
+	for i, s := range slots {
+		inNew[s.ID] = true
+		if !orderChanged && dr.Blocks[i].ID != s.ID {
+			orderChanged = true
+		}
+		blocks[i] = s.draftBlock
+		if c, ok := old[s.ID]; ok && c == s.Content {
+			continue
+		}
+		blocks[i].Seq = seq
+		var blk flowdoc.Block
+		if s.Block != nil {
+			blk = s.Block.Clone()
+		} else if b, err := r.block(s.Content, s.ID); err == nil {
+			blk = b
+		}
+		de.Blocks = append(de.Blocks, EventBlock{ID: s.ID, Block: &blk})
+	}
+	for _, blk := range dr.Blocks {
+		if !inNew[blk.ID] {
+			dr.Tombs = append(dr.Tombs, tomb{ID: blk.ID, Seq: seq})
+			de.Blocks = append(de.Blocks, EventBlock{ID: blk.ID})
+		}
+	}
+	// A block that came back is no longer a tombstone.
+	kept := dr.Tombs[:0]
+	for _, t := range dr.Tombs {
+		if !inNew[t.ID] {
+			kept = append(kept, t)
+		}
+	}
+	dr.Tombs = kept
+	if len(dr.Tombs) > maxTombs {
+		dr.Tombs = dr.Tombs[len(dr.Tombs)-maxTombs:]
+	}
+	if orderChanged {
+		de.Order = make([]string, len(slots))
+		for i, s := range slots {
+			de.Order[i] = s.ID
+		}
+	}
+	if !attrsEqual(attrs, dr.Attrs) {
+		a := attrs
+		de.Attrs = &a
+		dr.AttrsSeq = seq
+	}
+	dr.Seq, dr.Blocks, dr.Attrs = seq, blocks, attrs
+	dr.Fingerprint = fingerprintOf(draftEntries(dr))
+	dr.LastChange, dr.Boot = now, r.boot
+	dr.Unsealed = dr.Fingerprint != dr.BaseFP || !attrsEqual(dr.Attrs, dr.BaseAttrs)
+	if dr.Unsealed && dr.UnsealedSince == 0 {
+		dr.UnsealedSince = now
+	}
+	if !dr.Unsealed {
+		dr.UnsealedSince = 0
+	}
+	de.Fingerprint, de.Unsealed = dr.Fingerprint, dr.Unsealed
+	return de
+}
+
+func attrsEqual(a, b flowdoc.Attributes) bool {
+	if a.Title != b.Title || a.Summary != b.Summary || a.Slug != b.Slug || a.Category != b.Category ||
+		a.Status != b.Status || a.Visibility != b.Visibility || len(a.Tags) != len(b.Tags) {
+		return false
+	}
+	for i := range a.Tags {
+		if a.Tags[i] != b.Tags[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Restore appends a new major version of kind restore whose body and
+// attributes are those of version label. An unsealed draft is sealed
+// first (reason restore), so nothing typed is lost.
+func (r *Repo) Restore(ctx context.Context, doc, label, actor string) (VersionInfo, error) {
+	if err := ctxErr(ctx); err != nil {
+		return VersionInfo{}, err
+	}
+	unlock := r.lock(doc)
+	defer unlock()
+	src, err := r.versionByLabel(doc, label)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	if _, _, err := r.checkpointLocked(doc, objstore.ReasonRestore, actor, ""); err != nil {
+		return VersionInfo{}, err
+	}
+	d, err := r.loadDoc(doc)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	dr, err := r.loadDraft(doc)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	body, err := r.materialize(src.Blocks)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	return r.commitBody(doc, d, dr, body, src.Attrs, versionSpec{kind: objstore.KindRestore,
+		reason: objstore.ReasonRestore, actor: actor, major: true, restoredFrom: src.Label,
+		baseFP: dr.Fingerprint, message: "restore " + src.Label})
+}
+
+// RestoreBlock brings one block back to its content at version label, as a
+// new revision of kind restore. A block deleted since comes back after the
+// nearest block that preceded it at label and still exists.
+func (r *Repo) RestoreBlock(ctx context.Context, doc, label, blockID, actor string) (VersionInfo, error) {
+	if err := ctxErr(ctx); err != nil {
+		return VersionInfo{}, err
+	}
+	unlock := r.lock(doc)
+	defer unlock()
+	src, err := r.versionByLabel(doc, label)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	at := -1
+	for i, e := range src.Blocks {
+		if e.ID == blockID {
+			at = i
+		}
+	}
+	if at < 0 {
+		return VersionInfo{}, &NotFoundError{What: "block", Name: blockID + "@" + label}
+	}
+	if _, _, err := r.checkpointLocked(doc, objstore.ReasonRestore, actor, ""); err != nil {
+		return VersionInfo{}, err
+	}
+	d, err := r.loadDoc(doc)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	dr, err := r.loadDraft(doc)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	entries := draftEntries(dr)
+	target := src.Blocks[at]
+	found := false
+	for i, e := range entries {
+		if e.ID == blockID {
+			if e.Content == target.Content {
+				return VersionInfo{}, fmt.Errorf("%w: block %s already has its content of %s", ErrInvalid, blockID, label)
+			}
+			entries[i].Content, found = target.Content, true
+		}
+	}
+	if !found {
+		pos := 0
+		present := map[string]int{}
+		for i, e := range entries {
+			present[e.ID] = i
+		}
+		for j := at - 1; j >= 0; j-- {
+			if i, ok := present[src.Blocks[j].ID]; ok {
+				pos = i + 1
+				break
+			}
+		}
+		entries = append(entries[:pos], append([]objstore.BlockEntry{target}, entries[pos:]...)...)
+	}
+	body, err := r.materialize(entries)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	if body, err = r.normalize(body); err != nil {
+		return VersionInfo{}, err
+	}
+	return r.commitBody(doc, d, dr, body, dr.Attrs, versionSpec{kind: objstore.KindRestore,
+		reason: objstore.ReasonRestore, actor: actor, restoredFrom: src.Label, restoreBlock: blockID,
+		baseFP: dr.Fingerprint, message: "restore block " + blockID + " from " + src.Label})
+}

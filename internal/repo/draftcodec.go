@@ -1,0 +1,110 @@
+package repo
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// draftBlocks is the block list of a draft record. A draft is rewritten on
+// every save, so its blocks are packed by hand into one msgpack bin value
+// instead of a reflected array of maps: per block uvarint id length, id,
+// 32-byte content id, uvarint seq, size and count, uvarint number of
+// nested ids, then each nested id as uvarint length and bytes.
+type draftBlocks []draftBlock
+
+var errDraftCodec = errors.New("repo: malformed draft record")
+
+// EncodeMsgpack implements msgpack.CustomEncoder.
+func (ds draftBlocks) EncodeMsgpack(enc *msgpack.Encoder) error {
+	n := 0
+	for _, d := range ds {
+		n += len(d.ID) + 32 + 24
+	}
+	buf := make([]byte, 0, n)
+	buf = binary.AppendUvarint(buf, uint64(len(ds)))
+	for _, d := range ds {
+		buf = binary.AppendUvarint(buf, uint64(len(d.ID)))
+		buf = append(buf, d.ID...)
+		buf = append(buf, d.Content[:]...)
+		buf = binary.AppendUvarint(buf, d.Seq)
+		buf = binary.AppendUvarint(buf, uint64(d.Size))
+		buf = binary.AppendUvarint(buf, uint64(d.Count))
+		buf = binary.AppendUvarint(buf, uint64(len(d.Nested)))
+		for _, id := range d.Nested {
+			buf = binary.AppendUvarint(buf, uint64(len(id)))
+			buf = append(buf, id...)
+		}
+	}
+	return enc.EncodeBytes(buf)
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (ds *draftBlocks) DecodeMsgpack(dec *msgpack.Decoder) error {
+	buf, err := dec.DecodeBytes()
+	if err != nil {
+		return err
+	}
+	p := 0
+	uv := func() (uint64, error) {
+		v, n := binary.Uvarint(buf[p:])
+		if n <= 0 {
+			return 0, errDraftCodec
+		}
+		p += n
+		return v, nil
+	}
+	str := func() (string, error) {
+		l, err := uv()
+		if err != nil || uint64(len(buf)-p) < l {
+			return "", errDraftCodec
+		}
+		s := string(buf[p : p+int(l)])
+		p += int(l)
+		return s, nil
+	}
+	count, err := uv()
+	if err != nil || count > uint64(len(buf)) {
+		return errDraftCodec
+	}
+	out := make([]draftBlock, count)
+	for i := range out {
+		d := &out[i]
+		if d.ID, err = str(); err != nil {
+			return err
+		}
+		if len(buf)-p < 32 {
+			return errDraftCodec
+		}
+		copy(d.Content[:], buf[p:p+32])
+		p += 32
+		var size, cnt, nn uint64
+		if d.Seq, err = uv(); err != nil {
+			return err
+		}
+		if size, err = uv(); err != nil {
+			return err
+		}
+		if cnt, err = uv(); err != nil {
+			return err
+		}
+		if nn, err = uv(); err != nil || nn > uint64(len(buf)) {
+			return errDraftCodec
+		}
+		d.Size, d.Count = int(size), int(cnt)
+		for j := uint64(0); j < nn; j++ {
+			id, err := str()
+			if err != nil {
+				return err
+			}
+			d.Nested = append(d.Nested, id)
+		}
+	}
+	if p != len(buf) {
+		return fmt.Errorf("%w: %d trailing bytes", errDraftCodec, len(buf)-p)
+	}
+	*ds = out
+	return nil
+}

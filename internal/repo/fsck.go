@@ -1,0 +1,214 @@
+package repo
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/objstore"
+)
+
+// FsckProblem is one integrity problem.
+type FsckProblem struct {
+	Object  string `json:"object,omitempty"` // object id, when the problem is an object's
+	Doc     string `json:"doc,omitempty"`
+	Problem string `json:"problem"`
+}
+
+// FsckReport is the result of Fsck.
+type FsckReport struct {
+	OK       bool          `json:"ok"`
+	Objects  int           `json:"objects"`
+	Docs     int           `json:"docs"`
+	Versions int           `json:"versions"`
+	Problems []FsckProblem `json:"problems"`
+}
+
+// Fsck checks the whole store: every object's hash; for every document
+// its head ref, records, every version in its log (object present, label
+// index, parents, block contents, txn), the block-revision index against
+// the versions, and the draft's contents.
+func (r *Repo) Fsck(ctx context.Context) (FsckReport, error) {
+	rep := FsckReport{Problems: []FsckProblem{}}
+	add := func(obj, doc, format string, args ...any) {
+		rep.Problems = append(rep.Problems, FsckProblem{Object: obj, Doc: doc, Problem: fmt.Sprintf(format, args...)})
+	}
+	snap := r.db.NewSnapshot()
+	defer snap.Close()
+
+	// Objects.
+	p := []byte(kv.PrefixObject)
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	if err != nil {
+		return rep, err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		if err := ctxErr(ctx); err != nil {
+			it.Close()
+			return rep, err
+		}
+		rep.Objects++
+		var id objstore.ID
+		if len(it.Key()) != len(p)+len(id) {
+			add("", "", "malformed object key %x", it.Key())
+			continue
+		}
+		copy(id[:], it.Key()[len(p):])
+		if _, err := r.objs.Verify(id); err != nil {
+			add(id.String(), "", "%v", err)
+		}
+	}
+	if err := it.Close(); err != nil {
+		return rep, err
+	}
+
+	// Documents.
+	docs, err := r.ListDocs(ctx, "")
+	if err != nil {
+		return rep, err
+	}
+	known := map[string]bool{}
+	for _, di := range docs {
+		known[di.ID] = true
+		rep.Docs++
+		r.fsckDoc(ctx, di.ID, &rep, add)
+	}
+	// Refs that name documents without records.
+	_, names, err := r.refs.List("docs/")
+	if err != nil {
+		return rep, err
+	}
+	for _, n := range names {
+		doc := strings.TrimSuffix(strings.TrimPrefix(n, "docs/"), "/head")
+		if !known[doc] {
+			add("", doc, "ref %s has no document record (run folio reindex %s)", n, doc)
+		}
+	}
+	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Doc < rep.Problems[j].Doc })
+	rep.OK = len(rep.Problems) == 0
+	return rep, nil
+}
+
+func (r *Repo) fsckDoc(ctx context.Context, doc string, rep *FsckReport, add func(obj, doc, format string, args ...any)) {
+	d, err := r.loadDoc(doc)
+	if err != nil {
+		add("", doc, "document record: %v", err)
+		return
+	}
+	head, err := r.refs.Get(HeadRef(doc))
+	if err != nil {
+		add("", doc, "head ref: %v", err)
+		return
+	}
+	if head != d.Head {
+		add(head.String(), doc, "head ref %s differs from the document record's head %s", head.Short(), d.Head.Short())
+	}
+	entries, err := r.Log(ctx, doc, 0, 0)
+	if err != nil {
+		add("", doc, "log: %v", err)
+		return
+	}
+	if uint64(len(entries)) != d.Seq {
+		add("", doc, "log has %d entries, the document record says %d versions", len(entries), d.Seq)
+	}
+	// Oldest first: rebuild the expected block index as we go.
+	expect := map[string]map[uint64]objstore.ID{}
+	var prev *objstore.Version
+	var prevID objstore.ID
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		rep.Versions++
+		v, err := r.objs.GetVersion(e.Hash)
+		if err != nil {
+			add(e.Hash.String(), doc, "version %s: %v", e.Label, err)
+			prev = nil
+			continue
+		}
+		if v.Label != e.Label || v.Seq != e.Seq || v.Doc != doc {
+			add(e.Hash.String(), doc, "version %s: object says %s seq %d of %s", e.Label, v.Label, v.Seq, v.Doc)
+		}
+		if seq, _, err := r.resolve(doc, e.Label); err != nil || seq != e.Seq {
+			add(e.Hash.String(), doc, "label index of %s is wrong", e.Label)
+		}
+		if prev != nil && (len(v.Parents) == 0 || v.Parents[0] != prevID) {
+			add(e.Hash.String(), doc, "version %s does not name %s as its parent", e.Label, prev.Label)
+		}
+		for _, b := range v.Blocks {
+			if ok, err := r.objs.Has(b.Content); err != nil || !ok {
+				add(b.Content.String(), doc, "version %s block %s: content object missing", e.Label, b.ID)
+			}
+		}
+		if fingerprintOf(v.Blocks) != v.Fingerprint {
+			add(e.Hash.String(), doc, "version %s: fingerprint does not match its blocks", e.Label)
+		}
+		if _, err := r.objs.GetTxn(v.Txn); err != nil {
+			add(v.Txn.String(), doc, "version %s txn: %v", e.Label, err)
+		}
+		for _, ev := range blockEvents(prev, v.Blocks, "") {
+			if ev.Op == objstore.EventMove {
+				continue
+			}
+			m := expect[ev.BlockID]
+			if m == nil {
+				m = map[uint64]objstore.ID{}
+				expect[ev.BlockID] = m
+			}
+			m[v.Seq] = ev.After
+		}
+		prev, prevID = v, e.Hash
+	}
+	// The block index must hold exactly the expected entries.
+	p := append(kv.TableKey("bidx", doc), 0)
+	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	if err != nil {
+		add("", doc, "block index: %v", err)
+		return
+	}
+	defer it.Close()
+	got := 0
+	for it.First(); it.Valid(); it.Next() {
+		rest := it.Key()[len(p):]
+		i := bytes.IndexByte(rest, 0)
+		if i < 0 || len(rest)-i-1 != 8 {
+			add("", doc, "malformed block index key %q", it.Key())
+			continue
+		}
+		block, seq := string(rest[:i]), kv.ParseUint64(rest)
+		var val objstore.ID
+		copy(val[:], it.Value())
+		want, ok := expect[block][seq]
+		if !ok || want != val {
+			add("", doc, "block index entry %s@%d does not match the versions", block, seq)
+			continue
+		}
+		got++
+	}
+	n := 0
+	for _, m := range expect {
+		n += len(m)
+	}
+	if got != n {
+		add("", doc, "block index has %d valid entries, the versions imply %d", got, n)
+	}
+	// Draft.
+	dr, err := r.loadDraft(doc)
+	if err != nil {
+		add("", doc, "draft: %v", err)
+		return
+	}
+	for _, b := range dr.Blocks {
+		if ok, err := r.objs.Has(b.Content); err != nil || !ok {
+			add(b.Content.String(), doc, "draft block %s: content object missing", b.ID)
+		}
+	}
+	if fingerprintOf(draftEntries(dr)) != dr.Fingerprint {
+		add("", doc, "draft fingerprint does not match its blocks")
+	}
+	if dr.Base != d.Head {
+		add(dr.Base.String(), doc, "draft is based on %s, head is %s", dr.Base.Short(), d.Head.Short())
+	}
+}

@@ -1,0 +1,303 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/objstore"
+)
+
+// GetDoc describes document doc.
+func (r *Repo) GetDoc(ctx context.Context, doc string) (DocInfo, error) {
+	if err := ctxErr(ctx); err != nil {
+		return DocInfo{}, err
+	}
+	d, err := r.loadDoc(doc)
+	if err != nil {
+		return DocInfo{}, err
+	}
+	dr, err := r.loadDraft(doc)
+	if err != nil {
+		return DocInfo{}, err
+	}
+	return docInfo(d, dr), nil
+}
+
+func docInfo(d *docRec, dr *draftRec) DocInfo {
+	return DocInfo{ID: d.ID, Title: dr.Attrs.Title, Owner: d.Owner, Created: d.Created,
+		Head: d.Label, Versions: d.Seq, Unsealed: dr.Unsealed}
+}
+
+// ListDocs lists documents, all of them when owner is "", in id order.
+func (r *Repo) ListDocs(ctx context.Context, owner string) ([]DocInfo, error) {
+	p := kv.TableKey("doc")
+	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []DocInfo
+	for it.First(); it.Valid(); it.Next() {
+		if err := ctxErr(ctx); err != nil {
+			return nil, err
+		}
+		var d docRec
+		if err := kv.Unmarshal(it.Value(), &d); err != nil {
+			return nil, fmt.Errorf("decode document record %s: %w", it.Key(), err)
+		}
+		if owner != "" && d.Owner != owner {
+			continue
+		}
+		dr, err := r.loadDraft(d.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, docInfo(&d, dr))
+	}
+	return out, it.Error()
+}
+
+// DocOwner returns the owner of doc, or a NotFoundError.
+func (r *Repo) DocOwner(doc string) (string, error) {
+	d, err := r.loadDoc(doc)
+	if err != nil {
+		return "", err
+	}
+	return d.Owner, nil
+}
+
+func (r *Repo) logEntry(doc string, seq uint64) (logRec, error) {
+	var lr logRec
+	ok, err := getRec(r.db.DB, vlogKey(doc, seq), &lr)
+	if err != nil {
+		return lr, err
+	}
+	if !ok {
+		return lr, fmt.Errorf("document %s has no log entry for version %d: run folio fsck", doc, seq)
+	}
+	return lr, nil
+}
+
+func (r *Repo) versionInfo(doc string, seq uint64) (VersionInfo, error) {
+	lr, err := r.logEntry(doc, seq)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	return infoOf(doc, seq, lr), nil
+}
+
+func (r *Repo) infoByHash(doc string, id objstore.ID) (VersionInfo, error) {
+	v, err := r.objs.GetVersion(id)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	return r.versionInfo(doc, v.Seq)
+}
+
+// resolve turns a label ("v2.r3"), "head" or "" into a version seq.
+func (r *Repo) resolve(doc, label string) (uint64, *docRec, error) {
+	d, err := r.loadDoc(doc)
+	if err != nil {
+		return 0, nil, err
+	}
+	if label == "" || label == "head" {
+		return d.Seq, d, nil
+	}
+	v, err := kv.Get(r.db.DB, vlabelKey(doc, label))
+	if errors.Is(err, kv.ErrNotFound) {
+		return 0, d, &NotFoundError{What: "version", Name: doc + "@" + label, Latest: d.Label}
+	}
+	if err != nil {
+		return 0, d, err
+	}
+	return kv.ParseUint64(v), d, nil
+}
+
+// ResolveLabel returns the version info of label ("" or "head": the head).
+func (r *Repo) ResolveLabel(ctx context.Context, doc, label string) (VersionInfo, error) {
+	seq, _, err := r.resolve(doc, label)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	return r.versionInfo(doc, seq)
+}
+
+func (r *Repo) versionByLabel(doc, label string) (*objstore.Version, error) {
+	seq, _, err := r.resolve(doc, label)
+	if err != nil {
+		return nil, err
+	}
+	lr, err := r.logEntry(doc, seq)
+	if err != nil {
+		return nil, err
+	}
+	return r.objs.GetVersion(lr.Hash)
+}
+
+// Log lists versions newest first: at most limit (0: all) with seq below
+// before (0: from the head).
+func (r *Repo) Log(ctx context.Context, doc string, limit int, before uint64) ([]VersionInfo, error) {
+	if _, err := r.loadDoc(doc); err != nil {
+		return nil, err
+	}
+	p := vlogPrefix(doc)
+	upper := kv.PrefixEnd(p)
+	if before > 0 {
+		upper = vlogKey(doc, before)
+	}
+	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: upper})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []VersionInfo
+	for it.Last(); it.Valid() && (limit <= 0 || len(out) < limit); it.Prev() {
+		if err := ctxErr(ctx); err != nil {
+			return nil, err
+		}
+		var lr logRec
+		if err := kv.Unmarshal(it.Value(), &lr); err != nil {
+			return nil, fmt.Errorf("decode log entry of %s: %w", doc, err)
+		}
+		out = append(out, infoOf(doc, kv.ParseUint64(it.Key()), lr))
+	}
+	return out, it.Error()
+}
+
+// Snapshot is a materialized version.
+type Snapshot struct {
+	Info  VersionInfo
+	Body  flowdoc.Document
+	Attrs flowdoc.Attributes
+}
+
+// Show materializes version label ("" or "head": the head).
+func (r *Repo) Show(ctx context.Context, doc, label string) (Snapshot, error) {
+	if err := ctxErr(ctx); err != nil {
+		return Snapshot{}, err
+	}
+	seq, _, err := r.resolve(doc, label)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	lr, err := r.logEntry(doc, seq)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	v, err := r.objs.GetVersion(lr.Hash)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	body, err := r.materialize(v.Blocks)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	return Snapshot{Info: infoOf(doc, seq, lr), Body: body, Attrs: v.Attrs}, nil
+}
+
+// Diff compares versions a and b of doc block by block.
+func (r *Repo) Diff(ctx context.Context, doc, a, b string) ([]flowdoc.BlockChange, error) {
+	sa, err := r.Show(ctx, doc, a)
+	if err != nil {
+		return nil, err
+	}
+	sb, err := r.Show(ctx, doc, b)
+	if err != nil {
+		return nil, err
+	}
+	return flowdoc.Diff(sa.Body, sb.Body), nil
+}
+
+// BlockHistory lists the revisions of one block, oldest first: every
+// version where it was added, changed, restored or deleted.
+func (r *Repo) BlockHistory(ctx context.Context, doc, blockID string) ([]BlockRevision, error) {
+	d, err := r.loadDoc(doc)
+	if err != nil {
+		return nil, err
+	}
+	p := bidxPrefix(doc, blockID)
+	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []BlockRevision
+	for it.First(); it.Valid(); it.Next() {
+		if err := ctxErr(ctx); err != nil {
+			return nil, err
+		}
+		seq := kv.ParseUint64(it.Key())
+		lr, err := r.logEntry(doc, seq)
+		if err != nil {
+			return nil, err
+		}
+		br := BlockRevision{Label: lr.Label, Seq: seq, Kind: lr.Kind, Author: lr.Author, Time: lr.Time}
+		if len(it.Value()) == 0 {
+			br.Deleted = true
+		} else {
+			copy(br.Content[:], it.Value())
+		}
+		out = append(out, br)
+	}
+	if err := it.Error(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, &NotFoundError{What: "block", Name: blockID, Latest: d.Label}
+	}
+	return out, nil
+}
+
+// BlockAt returns the content id of block at the head: a point read of the
+// block-revision index ("is block X still at revision R"). ok is false when
+// the block is not in the head.
+func (r *Repo) BlockAt(doc, blockID string) (objstore.ID, bool, error) {
+	p := bidxPrefix(doc, blockID)
+	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	if err != nil {
+		return objstore.ID{}, false, err
+	}
+	defer it.Close()
+	if !it.Last() {
+		return objstore.ID{}, false, it.Error()
+	}
+	if len(it.Value()) == 0 {
+		return objstore.ID{}, false, nil
+	}
+	var id objstore.ID
+	copy(id[:], it.Value())
+	return id, true, nil
+}
+
+// ParseRef splits "ID@LABEL" into its parts; the label may be empty.
+func ParseRef(s string) (doc, label string) {
+	if i := strings.LastIndexByte(s, '@'); i >= 0 {
+		return s[:i], s[i+1:]
+	}
+	return s, ""
+}
+
+// ParseLabel reads "v<major>.r<revision>".
+func ParseLabel(s string) (major, rev int, err error) {
+	var ok bool
+	if !strings.HasPrefix(s, "v") {
+		return 0, 0, fmt.Errorf("label %q is not of the form vN.rM", s)
+	}
+	a, b, ok := strings.Cut(s[1:], ".r")
+	if !ok {
+		return 0, 0, fmt.Errorf("label %q is not of the form vN.rM", s)
+	}
+	if major, err = strconv.Atoi(a); err != nil || major < 1 {
+		return 0, 0, fmt.Errorf("label %q is not of the form vN.rM", s)
+	}
+	if rev, err = strconv.Atoi(b); err != nil || rev < 0 {
+		return 0, 0, fmt.Errorf("label %q is not of the form vN.rM", s)
+	}
+	return major, rev, nil
+}

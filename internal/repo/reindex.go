@@ -1,0 +1,122 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/objstore"
+	"github.com/foliodev/folio/refs"
+)
+
+// Reindex rebuilds every projection of document doc from its head ref and
+// the versions it reaches: the document record, log and label indexes, the
+// block-revision index, and a clean draft at the head. It is how a
+// document restored from objects and refs (packs, backups) becomes usable,
+// and how fsck problems in projections are repaired. owner is used when no
+// document record exists.
+func (r *Repo) Reindex(ctx context.Context, doc, owner string) error {
+	unlock := r.lock(doc)
+	defer unlock()
+	head, err := r.refs.Get(HeadRef(doc))
+	if errors.Is(err, refs.ErrNotFound) {
+		return &NotFoundError{What: "document", Name: doc}
+	}
+	if err != nil {
+		return err
+	}
+	// Walk first parents back to the first version.
+	var chain []*objstore.Version
+	var ids []objstore.ID
+	for id := head; ; {
+		if err := ctxErr(ctx); err != nil {
+			return err
+		}
+		v, err := r.objs.GetVersion(id)
+		if err != nil {
+			return fmt.Errorf("reindex %s: %w", doc, err)
+		}
+		chain = append(chain, v)
+		ids = append(ids, id)
+		if len(v.Parents) == 0 {
+			break
+		}
+		id = v.Parents[0]
+	}
+	var old docRec
+	hadRec, err := getRec(r.db.DB, docKey(doc), &old)
+	if err != nil {
+		return err
+	}
+	b := r.db.NewBatch()
+	defer b.Close()
+	for _, p := range [][]byte{vlogPrefix(doc), append(kv.TableKey("vlabel", doc), 0), append(kv.TableKey("bidx", doc), 0)} {
+		if err := b.DeleteRange(p, kv.PrefixEnd(p), nil); err != nil {
+			return err
+		}
+	}
+	first := chain[len(chain)-1]
+	d := docRec{ID: doc, Owner: owner, Created: first.Time}
+	if hadRec {
+		d.Owner, d.Created = old.Owner, old.Created
+	}
+	var prev *objstore.Version
+	for i := len(chain) - 1; i >= 0; i-- {
+		v, id := chain[i], ids[i]
+		major, rev, err := ParseLabel(v.Label)
+		if err != nil {
+			return fmt.Errorf("reindex %s: version %s: %w", doc, id.Short(), err)
+		}
+		lr := logRec{Label: v.Label, Kind: v.Kind, Reason: v.Reason, Hash: id, Author: v.Author,
+			Time: v.Time, Message: v.Message, Fingerprint: v.Fingerprint, RestoredFrom: v.RestoredFrom,
+			Blocks: len(v.Blocks)}
+		if err := setRec(b, vlogKey(doc, v.Seq), lr); err != nil {
+			return err
+		}
+		if err := b.Set(vlabelKey(doc, v.Label), kv.Uint64(nil, v.Seq), nil); err != nil {
+			return err
+		}
+		for _, e := range blockEvents(prev, v.Blocks, "") {
+			switch e.Op {
+			case objstore.EventAdd, objstore.EventModify:
+				err = b.Set(bidxKey(doc, e.BlockID, v.Seq), e.After[:], nil)
+			case objstore.EventDelete:
+				err = b.Set(bidxKey(doc, e.BlockID, v.Seq), nil, nil)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		d.Seq, d.Label, d.Major, d.Revision, d.Head, d.Title = v.Seq, v.Label, major, rev, id, v.Attrs.Title
+		prev = v
+	}
+	if err := setRec(b, docKey(doc), d); err != nil {
+		return err
+	}
+	hv := chain[0]
+	var prevDraft draftRec
+	hadDraft, err := getRec(r.db.DB, draftKey(doc), &prevDraft)
+	if err != nil {
+		return err
+	}
+	dr := draftRec{Seq: 1, Attrs: hv.Attrs, AttrsSeq: 1, Fingerprint: hv.Fingerprint, Base: head,
+		BaseLabel: hv.Label, BaseFP: hv.Fingerprint, BaseAttrs: hv.Attrs, Boot: r.boot,
+		LastChange: hv.Time}
+	if hadDraft {
+		dr.Seq = prevDraft.Seq + 1 // seqs only grow, so editors' cursors stay meaningful
+		dr.AttrsSeq = dr.Seq
+	}
+	body, err := r.materialize(hv.Blocks)
+	if err != nil {
+		return fmt.Errorf("reindex %s: %w", doc, err)
+	}
+	for i, e := range hv.Blocks {
+		size, count, nested := blockMeta(body.Blocks[i])
+		dr.Blocks = append(dr.Blocks, draftBlock{ID: e.ID, Content: e.Content, Seq: dr.Seq, Size: size, Count: count, Nested: nested})
+	}
+	if err := setRec(b, draftKey(doc), dr); err != nil {
+		return err
+	}
+	return b.Commit(kv.Sync)
+}

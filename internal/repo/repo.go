@@ -1,0 +1,505 @@
+package repo
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/stream"
+	"github.com/foliodev/folio/objstore"
+	"github.com/foliodev/folio/refs"
+)
+
+// Options configure a Repo.
+type Options struct {
+	Limits flowdoc.Limits   // zero: flowdoc.DefaultLimits
+	Now    func() time.Time // zero: time.Now
+	Hub    *stream.Hub      // woken after every commit; zero: a private hub
+	Cache  int              // decoded block contents kept in memory; zero: 100,000
+	KV     kv.Options       // how the store is opened (Open only)
+	// EventRetention is how many events each document stream keeps; an
+	// editor whose cursor is older must resync. Zero: 1,024.
+	EventRetention uint64
+}
+
+// Repo is the content service over one store. It is safe for concurrent
+// use; changes to one document are serialized by that document's lock.
+type Repo struct {
+	db     *kv.DB
+	objs   *objstore.Store
+	refs   *refs.Store
+	hub    *stream.Hub
+	limits flowdoc.Limits
+	now    func() time.Time
+	boot   string // this Repo's session; a draft saved by another is from an earlier session
+	keep   uint64 // events kept per document stream
+	owned  bool   // Close closes db
+
+	locks [256]sync.Mutex // document locks, striped by id; one document at a time per call
+
+	cacheMu sync.Mutex
+	cache   map[objstore.ID]flowdoc.Block // decoded content by id (immutable, so never stale)
+	cacheN  int
+
+	headsMu sync.Mutex
+	heads   map[string]headVersion // last head read or written per document
+}
+
+// headVersion is a decoded version and its id.
+type headVersion struct {
+	id objstore.ID
+	v  *objstore.Version
+}
+
+// headOf returns document d's head version, from memory when it is the
+// one last seen.
+func (r *Repo) headOf(doc string, id objstore.ID) (*objstore.Version, error) {
+	r.headsMu.Lock()
+	h, ok := r.heads[doc]
+	r.headsMu.Unlock()
+	if ok && h.id == id {
+		return h.v, nil
+	}
+	v, err := r.objs.GetVersion(id)
+	if err != nil {
+		return nil, err
+	}
+	r.setHead(doc, id, v)
+	return v, nil
+}
+
+func (r *Repo) setHead(doc string, id objstore.ID, v *objstore.Version) {
+	r.headsMu.Lock()
+	if len(r.heads) > 4096 {
+		clear(r.heads)
+	}
+	r.heads[doc] = headVersion{id, v}
+	r.headsMu.Unlock()
+}
+
+// Init creates an empty store in dir (folio init). It is not an error if
+// one exists.
+func Init(dir string) error {
+	db, err := kv.Open(dir, kv.Options{Create: true})
+	if err != nil {
+		return err
+	}
+	return db.Close()
+}
+
+// Open opens the store in dir.
+func Open(dir string, o Options) (*Repo, error) {
+	db, err := kv.Open(dir, o.KV)
+	if err != nil {
+		return nil, err
+	}
+	r := New(db, o)
+	r.owned = true
+	return r, nil
+}
+
+// New returns a Repo on an open store; Close does not close db.
+func New(db *kv.DB, o Options) *Repo {
+	r := &Repo{
+		db:     db,
+		objs:   objstore.New(db),
+		refs:   refs.New(db),
+		hub:    o.Hub,
+		limits: o.Limits,
+		now:    o.Now,
+		boot:   newID(16),
+		cache:  map[objstore.ID]flowdoc.Block{},
+		heads:  map[string]headVersion{},
+		cacheN: o.Cache,
+	}
+	if r.hub == nil {
+		r.hub = stream.NewHub()
+	}
+	if r.limits == (flowdoc.Limits{}) {
+		r.limits = flowdoc.DefaultLimits
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if r.cacheN <= 0 {
+		r.cacheN = 100000
+	}
+	r.keep = o.EventRetention
+	if r.keep == 0 {
+		r.keep = 1024
+	}
+	return r
+}
+
+// Close closes the store if Open opened it.
+func (r *Repo) Close() error {
+	if r.owned {
+		return r.db.Close()
+	}
+	return nil
+}
+
+// DB is the underlying store.
+func (r *Repo) DB() *kv.DB { return r.db }
+
+// Objects is the object store.
+func (r *Repo) Objects() *objstore.Store { return r.objs }
+
+// Refs is the ref store.
+func (r *Repo) Refs() *refs.Store { return r.refs }
+
+// Hub is woken after every commit on stream "doc:<id>".
+func (r *Repo) Hub() *stream.Hub { return r.hub }
+
+// Limits are the document limits in force.
+func (r *Repo) Limits() flowdoc.Limits { return r.limits }
+
+// Stream is the name of a document's event stream.
+func Stream(doc string) string { return "doc:" + doc }
+
+// HeadRef is the name of a document's head ref.
+func HeadRef(doc string) string { return "docs/" + doc + "/head" }
+
+// Event types on a document's stream.
+const (
+	EventVersionCreated = "version.created"
+	EventDraftUpdated   = "draft.updated"
+)
+
+func (r *Repo) lock(doc string) func() {
+	h := fnv.New32a()
+	h.Write([]byte(doc))
+	m := &r.locks[h.Sum32()%uint32(len(r.locks))]
+	m.Lock()
+	return m.Unlock
+}
+
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+func newID(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return idEncoding.EncodeToString(b)
+}
+
+// ValidDocID reports whether id can name a document: 1–64 characters of
+// [A-Za-z0-9_-].
+func ValidDocID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// --- records -----------------------------------------------------------
+
+// docRec is the document record: what Log and ListDocs need without
+// reading versions. The head ref stays the source of truth for the head.
+type docRec struct {
+	ID       string      `msgpack:"id"`
+	Owner    string      `msgpack:"owner"`
+	Title    string      `msgpack:"title"`
+	Created  int64       `msgpack:"created"`
+	Seq      uint64      `msgpack:"seq"` // seq of the head version
+	Label    string      `msgpack:"label"`
+	Major    int         `msgpack:"major"`
+	Revision int         `msgpack:"rev"`
+	Head     objstore.ID `msgpack:"head"`
+}
+
+// draftBlock is one block of a draft: its content and the draft seq of its
+// last change (the draft conflict rule compares it with a save's baseSeq).
+type draftBlock struct {
+	ID      string      `msgpack:"id"`
+	Content objstore.ID `msgpack:"c"`
+	Seq     uint64      `msgpack:"s"`
+	Size    int         `msgpack:"z"`           // bytes of the block's canonical JSON
+	Count   int         `msgpack:"n"`           // blocks it holds, itself included
+	Nested  []string    `msgpack:"x,omitempty"` // ids of blocks nested inside it
+}
+
+// slot is a block of a draft being changed: its state in the draft, and
+// Block when this change gives it new content (nil: unchanged).
+type slot struct {
+	draftBlock
+	Block *flowdoc.Block
+	prev  objstore.ID // content in the draft before this change (zero: new block)
+}
+
+// blockMeta returns what the draft keeps about a block to check document
+// limits and id uniqueness without reading every block.
+func blockMeta(b flowdoc.Block) (size, count int, nested []string) {
+	data, _ := json.Marshal(b) // plain data: cannot fail
+	var walk func(bs []flowdoc.Block)
+	walk = func(bs []flowdoc.Block) {
+		for _, c := range bs {
+			nested = append(nested, c.ID)
+			walk(c.Children)
+			for _, col := range c.Cols {
+				walk(col.Blocks)
+			}
+		}
+	}
+	walk(b.Children)
+	for _, col := range b.Cols {
+		walk(col.Blocks)
+	}
+	return len(data), 1 + len(nested), nested
+}
+
+// tomb remembers a block deleted from the draft, so that a stale save that
+// touches it is a conflict rather than a resurrection.
+type tomb struct {
+	ID  string `msgpack:"id"`
+	Seq uint64 `msgpack:"s"`
+}
+
+// maxTombs bounds the tombstones a draft keeps.
+const maxTombs = 1024
+
+type draftRec struct {
+	Seq           uint64              `msgpack:"seq"`
+	Blocks        draftBlocks         `msgpack:"blocks"`
+	Tombs         []tomb              `msgpack:"tombs,omitempty"`
+	Attrs         flowdoc.Attributes  `msgpack:"attrs"`
+	AttrsSeq      uint64              `msgpack:"attrsSeq"`
+	Fingerprint   flowdoc.Fingerprint `msgpack:"fp"`
+	Base          objstore.ID         `msgpack:"base"`
+	BaseLabel     string              `msgpack:"baseLabel"`
+	BaseFP        flowdoc.Fingerprint `msgpack:"baseFp"`
+	BaseAttrs     flowdoc.Attributes  `msgpack:"baseAttrs"`
+	Unsealed      bool                `msgpack:"unsealed"`
+	UnsealedSince int64               `msgpack:"unsealedSince,omitempty"`
+	LastChange    int64               `msgpack:"lastChange,omitempty"`
+	Boot          string              `msgpack:"boot,omitempty"`
+}
+
+// logRec is the log entry of one version (a projection of the version).
+type logRec struct {
+	Label        string              `msgpack:"label"`
+	Kind         string              `msgpack:"kind"`
+	Reason       string              `msgpack:"reason,omitempty"`
+	Hash         objstore.ID         `msgpack:"hash"`
+	Author       string              `msgpack:"author"`
+	Time         int64               `msgpack:"time"`
+	Message      string              `msgpack:"msg,omitempty"`
+	Fingerprint  flowdoc.Fingerprint `msgpack:"fp"`
+	RestoredFrom string              `msgpack:"from,omitempty"`
+	Blocks       int                 `msgpack:"blocks"`
+}
+
+func docKey(doc string) []byte   { return kv.TableKey("doc", doc) }
+func draftKey(doc string) []byte { return kv.TableKey("draft", doc) }
+func vlogPrefix(doc string) []byte {
+	return append(kv.TableKey("vlog", doc), 0)
+}
+func vlogKey(doc string, seq uint64) []byte { return kv.Uint64(vlogPrefix(doc), seq) }
+func vlabelKey(doc, label string) []byte    { return kv.TableKey("vlabel", doc, label) }
+func bidxPrefix(doc, block string) []byte {
+	return append(kv.TableKey("bidx", doc, block), 0)
+}
+func bidxKey(doc, block string, seq uint64) []byte { return kv.Uint64(bidxPrefix(doc, block), seq) }
+func idemKey(doc, key string) []byte               { return kv.TableKey("idem", doc, key) }
+
+func getRec(r pebble.Reader, key []byte, v any) (bool, error) {
+	data, err := kv.Get(r, key)
+	if errors.Is(err, kv.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := kv.Unmarshal(data, v); err != nil {
+		return false, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return true, nil
+}
+
+func setRec(b *pebble.Batch, key []byte, v any) error {
+	data, err := kv.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Set(key, data, nil)
+}
+
+func (r *Repo) loadDoc(doc string) (*docRec, error) {
+	var d docRec
+	ok, err := getRec(r.db.DB, docKey(doc), &d)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &NotFoundError{What: "document", Name: doc}
+	}
+	return &d, nil
+}
+
+func (r *Repo) loadDraft(doc string) (*draftRec, error) {
+	var d draftRec
+	ok, err := getRec(r.db.DB, draftKey(doc), &d)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("document %s has no draft record: run folio fsck", doc)
+	}
+	return &d, nil
+}
+
+// --- content ------------------------------------------------------------
+
+// block returns the decoded content id with the block id set.
+func (r *Repo) block(id objstore.ID, blockID string) (flowdoc.Block, error) {
+	r.cacheMu.Lock()
+	b, ok := r.cache[id]
+	r.cacheMu.Unlock()
+	if !ok {
+		data, err := r.objs.GetContent(id)
+		if err != nil {
+			return flowdoc.Block{}, fmt.Errorf("block %s: %w", blockID, err)
+		}
+		if b, err = flowdoc.DecodeContent(data); err != nil {
+			return flowdoc.Block{}, fmt.Errorf("block %s content %s: %w", blockID, id.Short(), err)
+		}
+		r.cacheMu.Lock()
+		if len(r.cache) >= r.cacheN {
+			clear(r.cache)
+		}
+		r.cache[id] = b
+		r.cacheMu.Unlock()
+	}
+	c := b.Clone()
+	c.ID = blockID
+	return c, nil
+}
+
+// materialize builds a document from (id, content) entries.
+func (r *Repo) materialize(entries []objstore.BlockEntry) (flowdoc.Document, error) {
+	d := flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion, Blocks: make([]flowdoc.Block, len(entries))}
+	for i, e := range entries {
+		b, err := r.block(e.Content, e.ID)
+		if err != nil {
+			return flowdoc.Document{}, err
+		}
+		d.Blocks[i] = b
+	}
+	return d, nil
+}
+
+// putSlots gives every slot with a new Block its content id and meta,
+// writes the content objects that are new into b, and returns the entries.
+func (r *Repo) putSlots(b *pebble.Batch, slots []slot) ([]objstore.BlockEntry, error) {
+	out := make([]objstore.BlockEntry, len(slots))
+	for i := range slots {
+		s := &slots[i]
+		if s.Block != nil {
+			data := flowdoc.EncodeContent(*s.Block)
+			s.Content = objstore.Sum(objstore.KindContent, data)
+			if s.Content != s.prev {
+				if _, err := r.objs.Put(b, objstore.KindContent, data); err != nil {
+					return nil, err
+				}
+			}
+			s.Size, s.Count, s.Nested = blockMeta(*s.Block)
+		}
+		out[i] = objstore.BlockEntry{ID: s.ID, Content: s.Content}
+	}
+	return out, nil
+}
+
+// slotsOf makes slots that give every block of body new content.
+func slotsOf(body flowdoc.Document) []slot {
+	out := make([]slot, len(body.Blocks))
+	for i := range body.Blocks {
+		out[i] = slot{draftBlock: draftBlock{ID: body.Blocks[i].ID}, Block: &body.Blocks[i]}
+	}
+	return out
+}
+
+func fingerprintOf(entries []objstore.BlockEntry) flowdoc.Fingerprint {
+	hs := make([]flowdoc.BlockHash, len(entries))
+	for i, e := range entries {
+		hs[i] = flowdoc.BlockHash{ID: e.ID, Hash: e.Content}
+	}
+	return flowdoc.FingerprintOfHashes(hs)
+}
+
+// validateAttrs checks article attributes.
+func validateAttrs(a flowdoc.Attributes) []flowdoc.Problem {
+	var ps []flowdoc.Problem
+	add := func(path, rule string) { ps = append(ps, flowdoc.Problem{Path: path, Rule: rule}) }
+	if strings.TrimSpace(a.Title) == "" {
+		add("attrs.title", "title must not be empty")
+	}
+	if len(a.Title) > 512 {
+		add("attrs.title", "title must be at most 512 bytes")
+	}
+	if len(a.Summary) > 4096 {
+		add("attrs.summary", "summary must be at most 4096 bytes")
+	}
+	if a.Slug != "" {
+		for _, c := range a.Slug {
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				add("attrs.slug", "slug must be lowercase letters, digits and '-'")
+				break
+			}
+		}
+	}
+	switch a.Status {
+	case "", "draft", "published":
+	default:
+		add("attrs.status", "status must be draft or published")
+	}
+	switch a.Visibility {
+	case "", "public", "private", "password":
+	default:
+		add("attrs.visibility", "visibility must be public, private or password")
+	}
+	if len(a.Tags) > 64 {
+		add("attrs.tags", "at most 64 tags")
+	}
+	for i, t := range a.Tags {
+		if strings.TrimSpace(t) == "" || len(t) > 64 {
+			add(fmt.Sprintf("attrs.tags[%d]", i), "tag must be 1..64 bytes")
+		}
+	}
+	return ps
+}
+
+func invalid(ps []flowdoc.Problem) error {
+	return fmt.Errorf("%w: %w", ErrInvalid, &flowdoc.ValidationError{Problems: ps})
+}
+
+// normalize sanitizes and validates a body.
+func (r *Repo) normalize(d flowdoc.Document) (flowdoc.Document, error) {
+	n, err := flowdoc.Normalize(d, r.limits)
+	if err != nil {
+		return flowdoc.Document{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return n, nil
+}
+
+func ctxErr(ctx context.Context) error {
+	if ctx == nil {
+		return nil
+	}
+	return ctx.Err()
+}
