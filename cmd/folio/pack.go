@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,16 +12,13 @@ import (
 	"strings"
 
 	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/objstore"
 	"github.com/foliodev/folio/objstore/pack"
 	"github.com/urfave/cli/v2"
 )
 
-// packReindexer returns what rebuilds a document's projections after an
-// import moved its head; nil until the repository provides it (then:
-// repo.Reindex over db). Without it, import names the documents whose
-// indexes were not rebuilt.
-var packReindexer func(db *kv.DB) pack.Reindexer
+func init() { extraCommands = append(extraCommands, packCommands()...) }
 
 // packCommands are `folio pack …` and `folio export git`.
 func packCommands() []*cli.Command {
@@ -77,12 +75,35 @@ func packCommands() []*cli.Command {
 	}
 }
 
-func packStores(c *cli.Context) (pack.Stores, func(), error) {
-	db, closeDB, err := openRepoKV(c)
+// packStores opens the data directory; the pack functions use the
+// repository's own object and ref stores, and reindex moved documents
+// through it.
+func packStores(c *cli.Context) (pack.Stores, *repo.Repo, func(), error) {
+	r, err := openRepo(c)
 	if err != nil {
-		return pack.Stores{}, nil, err
+		return pack.Stores{}, nil, nil, err
 	}
-	return pack.NewStores(db), closeDB, nil
+	s := pack.Stores{DB: r.DB(), Objects: r.Objects(), Refs: r.Refs()}
+	return s, r, func() { r.Close() }, nil
+}
+
+// packError gives pack errors their exit codes: a damaged or incomplete
+// pack is invalid input (5), a refused ref move is a conflict (4).
+func packError(name string, err error) error {
+	var ee *exitErr
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee):
+		return err
+	case errors.Is(err, pack.ErrRefused):
+		return exitf(exitConflict, "%s: %v", name, err)
+	case errors.Is(err, pack.ErrFormat), errors.Is(err, pack.ErrIncomplete):
+		return exitf(exitInvalid, "%s: %v", name, err)
+	case errors.Is(err, context.Canceled):
+		return exitf(exitError, "interrupted")
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 // writeOutput runs write against --output (temp file, sync, rename, sync
@@ -93,7 +114,7 @@ func writeOutput(c *cli.Context, binary bool, write func(io.Writer) error) error
 	if path == "" || path == "-" {
 		if binary {
 			if fi, err := os.Stdout.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-				return errors.New("refusing to write a binary pack to a terminal: redirect standard output or use --output FILE")
+				return exitf(exitUsage, "refusing to write a binary pack to a terminal: redirect standard output or use --output FILE")
 			}
 		}
 		w := bufio.NewWriterSize(os.Stdout, 1<<20)
@@ -135,22 +156,22 @@ func writeOutput(c *cli.Context, binary bool, write func(io.Writer) error) error
 }
 
 func packExport(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return fmt.Errorf("pack export takes no arguments (got %q); choose documents with --doc ID", c.Args().First())
+	if _, err := args(c, 0); err != nil {
+		return err
 	}
 	var haves []objstore.ID
 	if hf := c.String("have"); hf != "" {
 		f, err := os.Open(hf)
 		if err != nil {
-			return fmt.Errorf("have-file: %w", err)
+			return exitf(exitUsage, "have-file: %v", err)
 		}
 		haves, err = pack.ReadHaves(f)
 		f.Close()
 		if err != nil {
-			return err
+			return exitf(exitInvalid, "%s: %v", hf, err)
 		}
 	}
-	s, closeDB, err := packStores(c)
+	s, _, closeDB, err := packStores(c)
 	if err != nil {
 		return err
 	}
@@ -162,7 +183,7 @@ func packExport(c *cli.Context) error {
 		return err
 	})
 	if err != nil {
-		return err
+		return packError("pack export", err)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "exported %d objects (%s of object data) and %d heads in a %s pack\n",
 		st.Objects, size(int64(st.RawBytes)), len(st.Refs), size(st.PackBytes))
@@ -172,60 +193,6 @@ func packExport(c *cli.Context) error {
 	return nil
 }
 
-// packArgs returns the FILE argument and the flags written after it
-// (`folio pack import FILE --into backup/NAME`, as people type it; the
-// flag parser stops at the first argument). Only the named flags are
-// accepted there; bools take no value.
-func packArgs(c *cli.Context, valued []string, bools []string) (string, map[string]string, error) {
-	args := c.Args().Slice()
-	flags := map[string]string{}
-	for _, n := range valued {
-		flags[n] = c.String(n)
-	}
-	for _, n := range bools {
-		if c.Bool(n) {
-			flags[n] = "true"
-		}
-	}
-	var file []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			file = append(file, a)
-			continue
-		}
-		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		switch {
-		case contains(valued, name):
-			if !hasVal {
-				if i+1 == len(args) {
-					return "", nil, fmt.Errorf("flag --%s needs a value", name)
-				}
-				i++
-				val = args[i]
-			}
-			flags[name] = val
-		case contains(bools, name) && !hasVal:
-			flags[name] = "true"
-		default:
-			return "", nil, fmt.Errorf("%s: unknown flag %s", c.Command.FullName(), a)
-		}
-	}
-	if len(file) != 1 {
-		return "", nil, fmt.Errorf("%s needs exactly one pack FILE (or - for standard input), got %d", c.Command.FullName(), len(file))
-	}
-	return file[0], flags, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // openPackFile opens name, or standard input for "-".
 func openPackFile(name string) (io.Reader, string, func(), error) {
 	if name == "-" {
@@ -233,24 +200,24 @@ func openPackFile(name string) (io.Reader, string, func(), error) {
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, exitf(exitUsage, "%v", err)
 	}
 	return f, name, func() { f.Close() }, nil
 }
 
 func packVerify(c *cli.Context) error {
-	file, _, err := packArgs(c, nil, nil)
+	a, err := args(c, 1)
 	if err != nil {
 		return err
 	}
-	r, name, done, err := openPackFile(file)
+	r, name, done, err := openPackFile(a[0])
 	if err != nil {
 		return err
 	}
 	defer done()
 	res, err := pack.Verify(c.Context, r)
 	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return packError(name, err)
 	}
 	w := c.App.Writer
 	fmt.Fprintf(w, "%s: valid folio pack, format %d, %s\n", name, res.Header.Version, size(res.PackBytes))
@@ -264,33 +231,31 @@ func packVerify(c *cli.Context) error {
 }
 
 func packImport(c *cli.Context) error {
-	file, flags, err := packArgs(c, []string{"into"}, []string{"verbose", "v"})
+	a, err := args(c, 1)
 	if err != nil {
 		return err
 	}
-	r, name, done, err := openPackFile(file)
+	r, name, done, err := openPackFile(a[0])
 	if err != nil {
 		return err
 	}
 	defer done()
-	s, closeDB, err := packStores(c)
+	s, rp, closeDB, err := packStores(c)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-	o := pack.ImportOptions{Into: flags["into"], Message: "pack import " + filepath.Base(name)}
-	if packReindexer != nil {
-		o.Reindex = packReindexer(s.DB)
-	}
+	o := pack.ImportOptions{Into: c.String("into"), Message: "pack import " + filepath.Base(name),
+		Reindex: func(ctx context.Context, doc string) error { return rp.Reindex(ctx, doc, packOwner(s, doc)) }}
 	res, err := pack.Import(c.Context, s, r, o)
 	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return packError(name, err)
 	}
 	counts := map[pack.RefAction]int{}
 	w := c.App.Writer
 	for _, r := range res.Refs {
 		counts[r.Action]++
-		if flags["verbose"] != "" || flags["v"] != "" {
+		if c.Bool("verbose") {
 			fmt.Fprintf(w, "  %-9s %s %s\n", r.Action, r.New.Short(), r.Name)
 		}
 	}
@@ -315,8 +280,29 @@ func packImport(c *cli.Context) error {
 	return nil
 }
 
+// packOwner is the owner a document restored from a pack gets when this
+// store has no record of it: packs carry history, not document records, so
+// the author of its first version, else the user running the import.
+func packOwner(s pack.Stores, doc string) string {
+	id, err := s.Refs.Get(pack.HeadRef(doc))
+	for n := 0; err == nil && n < 1_000_000; n++ {
+		var v *objstore.Version
+		if v, err = s.Objects.GetVersion(id); err != nil {
+			break
+		}
+		if len(v.Parents) == 0 {
+			if v.Author != "" {
+				return v.Author
+			}
+			break
+		}
+		id = v.Parents[0]
+	}
+	return actor()
+}
+
 func packHeads(c *cli.Context) error {
-	s, closeDB, err := packStores(c)
+	s, _, closeDB, err := packStores(c)
 	if err != nil {
 		return err
 	}
@@ -339,7 +325,7 @@ func packHeads(c *cli.Context) error {
 }
 
 func exportGit(c *cli.Context) error {
-	s, closeDB, err := packStores(c)
+	s, _, closeDB, err := packStores(c)
 	if err != nil {
 		return err
 	}
@@ -351,7 +337,7 @@ func exportGit(c *cli.Context) error {
 		return err
 	})
 	if err != nil {
-		return err
+		return packError("export git", err)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "exported %d documents as %d commits on %s\n", st.Docs, st.Commits, c.String("branch"))
 	return nil
