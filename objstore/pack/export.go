@@ -146,6 +146,14 @@ func chooseHeads(s Stores, docs []string) ([]Ref, error) {
 
 // walker walks the object graph. seen holds every object already in the
 // pack or known to the receiver.
+//
+// It is not objstore.Walk because a pack wants two things that walk does
+// differently: the haves' closure is marked without reading a single
+// content object (a version names its contents; they are leaves), which
+// makes incremental exports of a large store cheap, and a document's
+// history is emitted oldest first, each version right after its new
+// contents and transaction, which is the order that compresses best in a
+// chunk.
 type walker struct {
 	objs *objstore.Store
 	seen map[objstore.ID]struct{}

@@ -266,17 +266,17 @@ func decide(s Stores, plan []refPlan, into string, final bool) error {
 				continue
 			}
 		}
-		fwd, err := IsAncestor(s.Objects, p.Old, p.New)
+		fwd, err := s.Objects.IsAncestor(p.Old, p.New)
 		if err != nil {
-			return err
+			return fmt.Errorf("pack: check %s moves forward: %w", p.Name, err)
 		}
 		if fwd {
 			p.Action = RefForwarded
 			continue
 		}
-		back, err := IsAncestor(s.Objects, p.New, p.Old)
+		back, err := s.Objects.IsAncestor(p.New, p.Old)
 		if err != nil {
-			return err
+			return fmt.Errorf("pack: check %s moves forward: %w", p.Name, err)
 		}
 		if back {
 			p.Action = RefAhead
@@ -299,42 +299,6 @@ func describe(objs *objstore.Store, id objstore.ID) string {
 		return id.Short()
 	}
 	return fmt.Sprintf("%s (%s)", v.Label, id.Short())
-}
-
-// IsAncestor reports whether version anc is desc or one of its ancestors.
-// It reads versions only, and never below anc's sequence number.
-func IsAncestor(objs *objstore.Store, anc, desc objstore.ID) (bool, error) {
-	if anc == desc {
-		return true, nil
-	}
-	a, err := objs.GetVersion(anc)
-	if err != nil {
-		return false, fmt.Errorf("pack: read version %s: %w", anc.Short(), err)
-	}
-	seen := map[objstore.ID]bool{desc: true}
-	stack := []objstore.ID{desc}
-	for len(stack) > 0 {
-		id := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		v, err := objs.GetVersion(id)
-		if err != nil {
-			return false, fmt.Errorf("pack: read version %s: %w", id.Short(), err)
-		}
-		for _, p := range v.Parents {
-			if p == anc {
-				return true, nil
-			}
-			if seen[p] {
-				continue
-			}
-			seen[p] = true
-			if v.Seq > 0 && v.Seq-1 < a.Seq && v.Doc == a.Doc {
-				continue // p is older than anc: anc cannot be above it
-			}
-			stack = append(stack, p)
-		}
-	}
-	return false, nil
 }
 
 // recentMax bounds the set of ids Import remembers from the pack to check
