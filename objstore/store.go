@@ -127,6 +127,7 @@ func (s *Store) PutVersion(b *pebble.Batch, v *Version) (ID, error) {
 // caller has it.
 func (s *Store) put(b *pebble.Batch, k Kind, data []byte, v *Version) (ID, error) {
 	id := Sum(k, data)
+	s.db.Touch(Key(id)) // a collection in progress must keep it (see kv.DB.WritePass)
 	has, err := s.Has(id)
 	if err != nil {
 		return id, err

@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -215,4 +216,29 @@ func (s *Store) List(prefix string) (map[string]objstore.ID, []string, error) {
 		names = append(names, name)
 	}
 	return vals, names, it.Error()
+}
+
+// Names returns the names of every ref that has a reflog, deleted refs
+// included, in name order.
+func (s *Store) Names() ([]string, error) {
+	p := []byte(kv.PrefixReflog)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []string
+	for ok := it.First(); ok; {
+		k := it.Key()[len(p):]
+		i := bytes.IndexByte(k, 0)
+		if i < 0 {
+			ok = it.Next()
+			continue
+		}
+		name := string(k[:i])
+		out = append(out, name)
+		// Skip the rest of this ref's entries.
+		ok = it.SeekGE(kv.PrefixEnd(reflogPrefix(name)))
+	}
+	return out, it.Error()
 }

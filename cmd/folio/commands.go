@@ -103,6 +103,17 @@ func coreCommands() []*cli.Command {
 			Action:    cmdHistory,
 		},
 		{
+			Name:      "gc",
+			Usage:     "remove objects that no ref, draft or recent reflog entry reaches",
+			ArgsUsage: " ",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "prune", Value: "14d", Usage: "reflog entries younger than this keep what they name (e.g. 14d, 36h, 0 = keep none)"},
+				&cli.BoolFlag{Name: "dry-run", Usage: "report what would be removed, remove nothing"},
+				formatFlag("text", "text", "json"),
+			},
+			Action: cmdGC,
+		},
+		{
 			Name:      "reindex",
 			Usage:     "rebuild a document's indexes and draft from its head ref and versions",
 			ArgsUsage: "ID",
@@ -600,5 +611,62 @@ func cmdReindex(c *cli.Context) error {
 		return userError(err)
 	}
 	fmt.Fprintf(c.App.Writer, "reindexed %s\n", a[0])
+	return nil
+}
+
+// parseAge reads a duration with an optional day unit: "14d", "36h", "0".
+func parseAge(s string) (time.Duration, error) {
+	if s == "0" {
+		return -1, nil
+	}
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		var n int
+		if _, err := fmt.Sscanf(d, "%d", &n); err != nil || n < 0 || fmt.Sprint(n) != d {
+			return 0, exitf(exitUsage, "--prune %q: want a number of days like 14d, or a duration like 36h", s)
+		}
+		if n == 0 {
+			return -1, nil
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, exitf(exitUsage, "--prune %q: want a number of days like 14d, or a duration like 36h", s)
+	}
+	if d == 0 {
+		return -1, nil
+	}
+	return d, nil
+}
+
+func cmdGC(c *cli.Context) error {
+	if _, err := args(c, 0); err != nil {
+		return err
+	}
+	format, err := checkFormat(c, "text", "json")
+	if err != nil {
+		return err
+	}
+	prune, err := parseAge(c.String("prune"))
+	if err != nil {
+		return err
+	}
+	r, err := openRepo(c)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	rep, err := r.GC(c.Context, repo.GCOptions{Prune: prune, DryRun: c.Bool("dry-run")})
+	if err != nil {
+		return userError(err)
+	}
+	if format == "json" {
+		return printJSON(c.App.Writer, rep)
+	}
+	verb := "removed"
+	if rep.DryRun {
+		verb = "would remove"
+	}
+	fmt.Fprintf(c.App.Writer, "%d objects, %d reachable; %s %d (%d bytes)\n", rep.Objects, rep.Reachable, verb, rep.Removed, rep.Bytes)
 	return nil
 }

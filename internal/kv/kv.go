@@ -54,6 +54,7 @@ type Options struct {
 type DB struct {
 	*pebble.DB
 	dir string
+	gc  collector
 }
 
 // Sync and NoSync are the write options for Commit.

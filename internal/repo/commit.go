@@ -319,6 +319,8 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 	if ps := validateAttrs(p.Attrs); len(ps) > 0 {
 		return VersionInfo{}, invalid(ps)
 	}
+	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
+	defer unlockPass()
 	unlock := r.lock(p.ID)
 	defer unlock()
 	if ok, err := kv.Has(r.db.DB, docKey(p.ID)); err != nil {
@@ -354,6 +356,8 @@ func (r *Repo) Checkpoint(ctx context.Context, doc, reason, actor, message strin
 	if !validReason(reason) {
 		return VersionInfo{}, false, fmt.Errorf("%w: checkpoint reason %q (want idle, max_duration, ai, restore, publish, leave, manual or recovery)", ErrInvalid, reason)
 	}
+	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
+	defer unlockPass()
 	unlock := r.lock(doc)
 	defer unlock()
 	return r.checkpointLocked(doc, reason, actor, message)
@@ -421,6 +425,8 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	if len(p.Ops) == 0 {
 		return VersionInfo{}, fmt.Errorf("%w: a change needs at least one operation", ErrInvalid)
 	}
+	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
+	defer unlockPass()
 	unlock := r.lock(p.Doc)
 	defer unlock()
 	d, err := r.loadDoc(p.Doc)
@@ -639,6 +645,8 @@ func (r *Repo) Restore(ctx context.Context, doc, label, actor string) (VersionIn
 	if err := ctxErr(ctx); err != nil {
 		return VersionInfo{}, err
 	}
+	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
+	defer unlockPass()
 	unlock := r.lock(doc)
 	defer unlock()
 	src, err := r.versionByLabel(doc, label)
@@ -672,6 +680,8 @@ func (r *Repo) RestoreBlock(ctx context.Context, doc, label, blockID, actor stri
 	if err := ctxErr(ctx); err != nil {
 		return VersionInfo{}, err
 	}
+	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
+	defer unlockPass()
 	unlock := r.lock(doc)
 	defer unlock()
 	src, err := r.versionByLabel(doc, label)

@@ -46,6 +46,7 @@ type Repo struct {
 	owned  bool   // Close closes db
 
 	locks [256]sync.Mutex // document locks, striped by id; one document at a time per call
+	gcMu  sync.Mutex      // one collection at a time
 
 	cacheMu sync.Mutex
 	cache   map[objstore.ID]flowdoc.Block // decoded content by id (immutable, so never stale)

@@ -1,0 +1,197 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/objstore"
+)
+
+// DefaultPrune is how long a reflog entry keeps the versions it names.
+const DefaultPrune = 14 * 24 * time.Hour
+
+// ErrGCRunning is returned when a collection is already running.
+var ErrGCRunning = errors.New("repo: a gc is already running")
+
+// GCOptions tune GC.
+type GCOptions struct {
+	// Prune: reflog entries younger than this keep what they name (zero:
+	// DefaultPrune; negative: no reflog entry keeps anything).
+	Prune time.Duration
+	// Roots are more objects to keep with everything they reach (open
+	// suggestions' baselines, for example).
+	Roots []objstore.ID
+	// DryRun counts what would be removed and removes nothing.
+	DryRun bool
+}
+
+// GCReport says what a collection found and did.
+type GCReport struct {
+	Objects   int   `json:"objects"`   // objects in the store before
+	Reachable int   `json:"reachable"` // objects kept because something reaches them
+	Removed   int   `json:"removed"`   // objects removed (or, with DryRun, that would be)
+	Bytes     int64 `json:"bytes"`     // stored bytes of the removed objects
+	DryRun    bool  `json:"dryRun"`
+}
+
+// GC removes every object that nothing reaches: not a ref (document heads,
+// backup namespaces), not a draft, not a reflog entry younger than Prune,
+// not one of o.Roots. It is safe while other goroutines write: writers hold
+// a write pass and every object they look up during the collection is kept
+// (see kv.DB.WritePass), so an object a concurrent save reuses is never
+// removed.
+func (r *Repo) GC(ctx context.Context, o GCOptions) (GCReport, error) {
+	if !r.gcMu.TryLock() {
+		return GCReport{}, ErrGCRunning
+	}
+	defer r.gcMu.Unlock()
+	prune := o.Prune
+	if prune == 0 {
+		prune = DefaultPrune
+	}
+	rep := GCReport{DryRun: o.DryRun}
+
+	release := r.db.Exclusive()
+	r.db.StartTouching()
+	release()
+	stopped := false
+	defer func() {
+		if !stopped {
+			release := r.db.Exclusive()
+			r.db.StopTouching()
+			release()
+		}
+	}()
+
+	roots, err := r.gcRoots(ctx, prune, o.Roots)
+	if err != nil {
+		return rep, err
+	}
+	reach, err := r.objs.Reachable(roots, nil)
+	if err != nil {
+		return rep, fmt.Errorf("gc: mark: %w", err)
+	}
+	keep := make(map[objstore.ID]bool, len(reach))
+	for _, id := range reach {
+		keep[id] = true
+	}
+	var cands []objstore.ID
+	size := map[objstore.ID]int{}
+	err = r.objs.ForEach(func(id objstore.ID, info objstore.StoredInfo) error {
+		if err := ctxErr(ctx); err != nil {
+			return err
+		}
+		rep.Objects++
+		if !keep[id] {
+			cands = append(cands, id)
+			size[id] = info.Size
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, fmt.Errorf("gc: list objects: %w", err)
+	}
+
+	// Sweep with writers kept out: drop what they touched meanwhile, and
+	// everything a touched candidate reaches.
+	release = r.db.Exclusive()
+	defer release()
+	touched := r.db.StopTouching()
+	stopped = true
+	var revived []objstore.ID
+	for _, id := range cands {
+		if _, ok := touched[string(objstore.Key(id))]; ok {
+			revived = append(revived, id)
+		}
+	}
+	if len(revived) > 0 {
+		more, err := r.objs.Reachable(revived, nil)
+		if err != nil {
+			return rep, fmt.Errorf("gc: mark revived: %w", err)
+		}
+		for _, id := range more {
+			keep[id] = true
+		}
+	}
+	dead := cands[:0]
+	for _, id := range cands {
+		if !keep[id] {
+			dead = append(dead, id)
+			rep.Bytes += int64(size[id])
+		}
+	}
+	rep.Removed = len(dead)
+	rep.Reachable = rep.Objects - rep.Removed
+	if o.DryRun || len(dead) == 0 {
+		return rep, nil
+	}
+	b := r.db.NewBatch()
+	defer b.Close()
+	if err := r.objs.Delete(b, dead); err != nil {
+		return rep, fmt.Errorf("gc: %w", err)
+	}
+	if err := b.Commit(kv.Sync); err != nil {
+		return rep, fmt.Errorf("gc: commit: %w", err)
+	}
+	return rep, nil
+}
+
+// gcRoots lists what keeps objects alive: every ref, the versions named by
+// reflog entries younger than prune, every draft's blocks, and extra.
+func (r *Repo) gcRoots(ctx context.Context, prune time.Duration, extra []objstore.ID) ([]objstore.ID, error) {
+	roots := append([]objstore.ID(nil), extra...)
+	vals, names, err := r.refs.List("")
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		roots = append(roots, vals[n])
+	}
+	if prune >= 0 {
+		// Every reflog, also of refs deleted since.
+		logged, err := r.refs.Names()
+		if err != nil {
+			return nil, err
+		}
+		cutoff := r.now().Add(-prune).UnixMilli()
+		for _, n := range logged {
+			log, err := r.refs.Reflog(n)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range log {
+				if e.Time < cutoff {
+					continue
+				}
+				for _, id := range []objstore.ID{e.Old, e.New} {
+					if ok, _ := r.objs.Has(id); ok && !id.IsZero() {
+						roots = append(roots, id)
+					}
+				}
+			}
+		}
+	}
+	p := kv.TableKey("draft")
+	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		if err := ctxErr(ctx); err != nil {
+			return nil, err
+		}
+		var dr draftRec
+		if err := kv.Unmarshal(it.Value(), &dr); err != nil {
+			return nil, fmt.Errorf("gc: decode draft %s: %w", it.Key(), err)
+		}
+		for _, b := range dr.Blocks {
+			roots = append(roots, b.Content)
+		}
+	}
+	return roots, it.Error()
+}

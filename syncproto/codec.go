@@ -1,0 +1,252 @@
+package syncproto
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// The subprotocols. A client offers one or both in
+// Sec-WebSocket-Protocol; the server picks the first it supports.
+const (
+	SubprotocolMsgpack = "folio.v1.msgpack"
+	SubprotocolJSON    = "folio.v1.json"
+)
+
+// Subprotocols lists the supported subprotocols in server preference order.
+var Subprotocols = []string{SubprotocolMsgpack, SubprotocolJSON}
+
+// maxIDLen bounds a request id.
+const maxIDLen = 64
+
+// DecodeError is a frame that could not be decoded. ID is the request id
+// when it could be read, so that the error reply can carry it.
+type DecodeError struct {
+	ID   string
+	Code Code // CodeBadMessage or CodeUnknownType
+	Err  error
+}
+
+func (e *DecodeError) Error() string { return "syncproto: decode: " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Codec turns messages into frame payloads and back. Implementations are
+// safe for concurrent use.
+type Codec interface {
+	// Name is the subprotocol.
+	Name() string
+	// Binary reports whether frames are binary (else text).
+	Binary() bool
+	// Encode returns the payload of m with m's envelope type set by the
+	// caller. Events are encoded as *Event.
+	Encode(m Message) ([]byte, error)
+	// Decode reads one payload. Protocol types decode into their struct;
+	// any other type decodes into *Event (stream events) when
+	// allowEvents, else it is a *DecodeError with CodeUnknownType. Every
+	// failure is a *DecodeError.
+	Decode(p []byte, allowEvents bool) (Message, error)
+}
+
+// CodecFor returns the codec of a subprotocol, or nil.
+func CodecFor(subprotocol string) Codec {
+	switch subprotocol {
+	case SubprotocolMsgpack:
+		return MsgpackCodec
+	case SubprotocolJSON:
+		return JSONCodec
+	}
+	return nil
+}
+
+// The codecs.
+var (
+	JSONCodec    Codec = jsonCodec{}
+	MsgpackCodec Codec = msgpackCodec{}
+)
+
+type jsonCodec struct{}
+
+func (jsonCodec) Name() string { return SubprotocolJSON }
+func (jsonCodec) Binary() bool { return false }
+
+func (jsonCodec) Encode(m Message) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, fmt.Errorf("syncproto: encode %s: %w", m.Env().Type, err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// jsonEvent decodes an event keeping its data raw.
+type jsonEvent struct {
+	Envelope
+	Stream string          `json:"stream"`
+	Cursor uint64          `json:"cursor"`
+	Time   int64           `json:"time"`
+	Data   json.RawMessage `json:"data,omitempty"`
+}
+
+func (jsonCodec) Decode(p []byte, allowEvents bool) (Message, error) {
+	if !utf8.Valid(p) {
+		return nil, &DecodeError{Code: CodeBadMessage, Err: errors.New("frame is not valid UTF-8 JSON")}
+	}
+	var env Envelope
+	if err := json.Unmarshal(p, &env); err != nil {
+		return nil, &DecodeError{Code: CodeBadMessage, ID: peekJSONID(p), Err: fmt.Errorf("not a message object: %v", err)}
+	}
+	if err := checkEnvelope(env); err != nil {
+		return nil, err
+	}
+	m, ok := newMessage(env.Type)
+	if !ok {
+		if !allowEvents {
+			return nil, &DecodeError{Code: CodeUnknownType, ID: env.ID, Err: fmt.Errorf("unknown message type %q", env.Type)}
+		}
+		var je jsonEvent
+		if err := json.Unmarshal(p, &je); err != nil {
+			return nil, &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: fmt.Errorf("%s: %v", env.Type, err)}
+		}
+		return &Event{Envelope: je.Envelope, Stream: je.Stream, Cursor: je.Cursor, Time: je.Time,
+			Data: nil, raw: je.Data, codec: JSONCodec}, nil
+	}
+	if err := json.Unmarshal(p, m); err != nil {
+		return nil, &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: fmt.Errorf("%s: %v", env.Type, err)}
+	}
+	return m, nil
+}
+
+// peekJSONID recovers a string "id" from an object whose other fields
+// are broken, so that the error reply can still name the request.
+func peekJSONID(p []byte) string {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(p, &probe) != nil {
+		return ""
+	}
+	var id string
+	if json.Unmarshal(probe["id"], &id) != nil || len(id) > maxIDLen {
+		return ""
+	}
+	return id
+}
+
+func checkEnvelope(env Envelope) error {
+	if env.Type == "" {
+		return &DecodeError{Code: CodeBadMessage, ID: clipID(env.ID), Err: errors.New(`message has no "type"`)}
+	}
+	if len(env.ID) > maxIDLen {
+		return &DecodeError{Code: CodeBadMessage, Err: fmt.Errorf("id is %d bytes; at most %d", len(env.ID), maxIDLen)}
+	}
+	return nil
+}
+
+func clipID(id string) string {
+	if len(id) > maxIDLen {
+		return ""
+	}
+	return id
+}
+
+type msgpackCodec struct{}
+
+func (msgpackCodec) Name() string { return SubprotocolMsgpack }
+func (msgpackCodec) Binary() bool { return true }
+
+func (msgpackCodec) Encode(m Message) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := msgpack.GetEncoder()
+	defer msgpack.PutEncoder(enc)
+	enc.Reset(&buf)
+	enc.SetCustomStructTag("json")
+	enc.UseCompactInts(true)
+	if err := enc.Encode(m); err != nil {
+		return nil, fmt.Errorf("syncproto: encode %s: %w", m.Env().Type, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// msgpackEvent decodes an event keeping its data raw.
+type msgpackEvent struct {
+	Envelope
+	Stream string             `json:"stream"`
+	Cursor uint64             `json:"cursor"`
+	Time   int64              `json:"time"`
+	Data   msgpack.RawMessage `json:"data,omitempty"`
+}
+
+func msgpackUnmarshal(p []byte, v any) error {
+	dec := msgpack.GetDecoder()
+	defer msgpack.PutDecoder(dec)
+	r := bytes.NewReader(p)
+	dec.Reset(r)
+	dec.SetCustomStructTag("json")
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if r.Len() > 0 {
+		return errors.New("trailing bytes after the message")
+	}
+	return nil
+}
+
+func (msgpackCodec) Decode(p []byte, allowEvents bool) (Message, error) {
+	var env Envelope
+	if err := msgpackUnmarshal(p, &env); err != nil {
+		return nil, &DecodeError{Code: CodeBadMessage, ID: peekMsgpackID(p), Err: fmt.Errorf("not a message map: %v", err)}
+	}
+	if err := checkEnvelope(env); err != nil {
+		return nil, err
+	}
+	m, ok := newMessage(env.Type)
+	if !ok {
+		if !allowEvents {
+			return nil, &DecodeError{Code: CodeUnknownType, ID: env.ID, Err: fmt.Errorf("unknown message type %q", env.Type)}
+		}
+		var me msgpackEvent
+		if err := msgpackUnmarshal(p, &me); err != nil {
+			return nil, &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: fmt.Errorf("%s: %v", env.Type, err)}
+		}
+		return &Event{Envelope: me.Envelope, Stream: me.Stream, Cursor: me.Cursor, Time: me.Time,
+			raw: me.Data, codec: MsgpackCodec}, nil
+	}
+	if err := msgpackUnmarshal(p, m); err != nil {
+		return nil, &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: fmt.Errorf("%s: %v", env.Type, err)}
+	}
+	return m, nil
+}
+
+func peekMsgpackID(p []byte) string {
+	var probe map[string]any
+	if msgpackUnmarshal(p, &probe) != nil {
+		return ""
+	}
+	id, _ := probe["id"].(string)
+	return clipID(id)
+}
+
+// DecodeData decodes the data of an event received by a client into v
+// (for example *DraftUpdated or *repo.VersionInfo).
+func (e *Event) DecodeData(v any) error {
+	switch {
+	case e.raw == nil && e.Data == nil:
+		return fmt.Errorf("syncproto: %s event has no data", e.Type)
+	case e.raw == nil:
+		// An event built in this process: round-trip through JSON.
+		b, err := json.Marshal(e.Data)
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(b, v)
+	case e.codec == MsgpackCodec:
+		return msgpackUnmarshal(e.raw, v)
+	default:
+		return json.Unmarshal(e.raw, v)
+	}
+}

@@ -1,0 +1,382 @@
+package syncproto
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// conn is one WebSocket session.
+//
+// Goroutines: the handler goroutine runs the read loop and processes
+// requests one at a time (so a client's saves apply in the order sent).
+// A writer goroutine runs only while the send queue has frames (see
+// sendQueue.wakeLocked) and a subscription's drain only while it has
+// events to queue (subs.go), so an idle connection costs one goroutine.
+type conn struct {
+	srv     *Server
+	ws      *websocket.Conn
+	codec   Codec
+	session string
+	header  string // bearer token of the upgrade request
+	started time.Time
+
+	ctx    context.Context // cancelled when the connection ends
+	cancel context.CancelFunc
+
+	// proc is held while a request is processed; shutdown takes it to
+	// wait for the request in progress and to stop further ones.
+	proc    sync.Mutex
+	stopped bool // guarded by proc: ignore further requests
+
+	mu     sync.Mutex // guards the fields below
+	authed bool
+	who    Principal
+	open   map[string]*openDoc // by document id
+	subs   map[string]*sub     // by stream name
+	bucket bucket
+
+	pingMu      sync.Mutex  // guards ping, pingStopped
+	ping        *time.Timer // the next keepalive ping
+	pingStopped bool
+
+	q      sendQueue
+	wsDone chan struct{} // closed when the writer has closed the socket
+	wsOnce sync.Once
+}
+
+// openDoc is a document opened for editing on a connection.
+type openDoc struct {
+	dirty bool // this connection saved changes not yet sealed by it
+}
+
+func newConn(s *Server, ws *websocket.Conn, codec Codec, session, header string) *conn {
+	c := &conn{srv: s, ws: ws, codec: codec, session: session, header: header, started: time.Now(),
+		open: map[string]*openDoc{}, subs: map[string]*sub{}}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.wsDone = make(chan struct{})
+	c.q.init(s.cfg.SendQueue, s.cfg.SendQueueBytes, c.writeLoop)
+	c.bucket = bucket{rate: s.cfg.MessagesPerSecond, burst: float64(s.cfg.Burst), tokens: float64(s.cfg.Burst)}
+	return c
+}
+
+func (c *conn) principalIfAuthed() (Principal, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.who, c.authed
+}
+
+func (c *conn) info() ConnInfo {
+	c.mu.Lock()
+	ci := ConnInfo{Session: c.session, User: c.who.User, Protocol: c.codec.Name(), Connected: c.started}
+	for name := range c.subs {
+		ci.Streams = append(ci.Streams, name)
+	}
+	for doc := range c.open {
+		ci.OpenDocs = append(ci.OpenDocs, doc)
+	}
+	c.mu.Unlock()
+	sort.Strings(ci.Streams)
+	sort.Strings(ci.OpenDocs)
+	ci.QueueLen, ci.QueueMax, ci.Closing = c.q.stats()
+	return ci
+}
+
+func (c *conn) highWater() int {
+	_, hw, _ := c.q.stats()
+	return hw
+}
+
+// run serves the connection until it ends, then cleans up: ends the
+// subscriptions, seals leave checkpoints and waits until the socket is
+// closed.
+func (c *conn) run() {
+	// A bearer token on the upgrade authenticates at once; the welcome
+	// is then sent unsolicited (without id).
+	if c.header != "" {
+		c.proc.Lock()
+		if c.authenticate(c.header) {
+			c.welcome("")
+		}
+		c.proc.Unlock()
+	}
+	hello := time.AfterFunc(c.srv.cfg.HelloTimeout, func() {
+		if _, ok := c.principalIfAuthed(); !ok {
+			c.closeWith(CloseAuthFailed, "no hello within "+c.srv.cfg.HelloTimeout.String(), false)
+		}
+	})
+
+	if d := c.srv.cfg.PingInterval; d > 0 {
+		c.pingMu.Lock()
+		c.ping = time.AfterFunc(d, c.keepalive)
+		c.pingMu.Unlock()
+	}
+
+	c.readLoop()
+	hello.Stop()
+	c.stopPing()
+
+	// The peer is gone or the server closes: no more requests.
+	c.proc.Lock()
+	c.stopped = true
+	c.proc.Unlock()
+	c.stopAllSubs()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	c.sealLeaves(ctx)
+	cancel()
+	c.closeWith(websocket.StatusNormalClosure, "", false)
+	<-c.wsDone
+	c.cancel()
+}
+
+func (c *conn) readLoop() {
+	for {
+		typ, data, err := c.ws.Read(context.Background())
+		if err != nil {
+			if code := websocket.CloseStatus(err); code == CloseTooLarge {
+				c.srv.cfg.Metrics.closed(strconv.Itoa(int(code)))
+			}
+			return
+		}
+		c.proc.Lock()
+		if !c.stopped { // stopped: shutting down; the writer closes the socket
+			c.handleFrame(typ, data)
+		}
+		c.proc.Unlock()
+	}
+}
+
+func (c *conn) handleFrame(typ websocket.MessageType, data []byte) {
+	if (typ == websocket.MessageBinary) != c.codec.Binary() {
+		want := "text"
+		if c.codec.Binary() {
+			want = "binary"
+		}
+		c.replyError("", CodeBadMessage, fmt.Sprintf("subprotocol %s uses %s frames", c.codec.Name(), want))
+		return
+	}
+	m, err := c.codec.Decode(data, false)
+	if err != nil {
+		var de *DecodeError
+		if errors.As(err, &de) {
+			c.srv.cfg.Metrics.received("invalid")
+			c.replyError(de.ID, de.Code, de.Err.Error())
+			return
+		}
+		c.replyError("", CodeBadMessage, err.Error())
+		return
+	}
+	env := m.Env()
+	if !IsRequest(env.Type) {
+		c.srv.cfg.Metrics.received("invalid")
+		c.replyError(env.ID, CodeUnknownType, fmt.Sprintf("%q is not a message a client sends", env.Type))
+		return
+	}
+	c.srv.cfg.Metrics.received(env.Type)
+	c.mu.Lock()
+	ok, wait := c.bucket.take(time.Now())
+	authed := c.authed
+	c.mu.Unlock()
+	if !ok {
+		c.send(&Error{Envelope: Envelope{ID: env.ID}, Code: CodeRateLimited,
+			Message:      fmt.Sprintf("more than %g messages per second; %s was dropped", c.srv.cfg.MessagesPerSecond, env.Type),
+			RetryAfterMs: max((wait + time.Millisecond - 1).Milliseconds(), 1)})
+		return
+	}
+	if hello, isHello := m.(*Hello); isHello {
+		c.hello(hello)
+		return
+	}
+	if !authed {
+		c.replyError(env.ID, CodeHelloRequired, "send hello first")
+		return
+	}
+	c.handle(m)
+}
+
+// replyError queues an error reply.
+func (c *conn) replyError(id string, code Code, msg string) {
+	c.send(&Error{Envelope: Envelope{ID: id}, Code: code, Message: msg})
+}
+
+// encode sets the message's type and encodes it.
+func (c *conn) encode(m Message) ([]byte, bool) {
+	m.Env().Type = TypeOf(m)
+	b, err := c.codec.Encode(m)
+	if err != nil {
+		c.srv.log.Error("sync: encode failed", "type", m.Env().Type, "err", err)
+		return nil, false
+	}
+	return b, true
+}
+
+// send queues a reply without waiting; a full queue closes the connection
+// as a slow consumer.
+func (c *conn) send(m Message) {
+	b, ok := c.encode(m)
+	if !ok {
+		return
+	}
+	switch c.q.push(frame{data: b}, false) {
+	case pushOK:
+		c.srv.cfg.Metrics.sent(m.Env().Type)
+	case pushFull:
+		c.slow()
+	}
+}
+
+// slow closes the connection as a slow consumer, dropping what is queued.
+func (c *conn) slow() {
+	c.closeWithResume(CloseSlowConsumer, "slow consumer", false)
+}
+
+// closeWith makes the writer close the connection with code and reason:
+// after the frames already queued when flush, else at once (dropping
+// them). The first close wins.
+func (c *conn) closeWith(code websocket.StatusCode, reason string, flush bool) {
+	c.closeQueue(code, reason, flush, false)
+}
+
+// closeWithResume is closeWith for resumable closes: the reason ends with
+// the last cursor written per stream ("; resume doc:a@12 run:b@3"),
+// computed when the close frame is written.
+func (c *conn) closeWithResume(code websocket.StatusCode, reason string, flush bool) {
+	c.closeQueue(code, reason, flush, true)
+}
+
+func (c *conn) closeQueue(code websocket.StatusCode, reason string, flush, resume bool) {
+	if c.q.close(code, clipReason(reason), flush, resume) && code != websocket.StatusNormalClosure {
+		c.srv.cfg.Metrics.closed(strconv.Itoa(int(code)))
+		who, _ := c.principalIfAuthed()
+		c.srv.log.Info("sync: closing connection", "session", c.session, "user", who.User, "code", int(code), "reason", reason)
+	}
+}
+
+// clipReason fits a close reason into a control frame (123 bytes).
+func clipReason(s string) string {
+	const maxReason = 123
+	if len(s) <= maxReason {
+		return s
+	}
+	s = s[:maxReason]
+	if i := strings.LastIndexByte(s, ' '); i > 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// writeLoop writes queued frames until the queue is empty (then it
+// exits; the next push starts it again) or closed (then it closes the
+// WebSocket with the queued close code).
+func (c *conn) writeLoop() {
+	typ := websocket.MessageText
+	if c.codec.Binary() {
+		typ = websocket.MessageBinary
+	}
+	for {
+		f, more, closing, code, reason := c.q.pop()
+		if !more {
+			if closing {
+				if code != 0 {
+					c.ws.Close(code, reason)
+				} else {
+					c.ws.CloseNow()
+				}
+				c.q.drain()
+				c.wsOnce.Do(func() { close(c.wsDone) })
+			}
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.srv.cfg.WriteTimeout)
+		err := c.ws.Write(ctx, typ, f.data)
+		cancel()
+		if err != nil {
+			c.q.close(0, "", false, false) // the loop pops the close next
+			continue
+		}
+		if f.stream != "" {
+			c.q.wrote(f.stream, f.cursor)
+		}
+	}
+}
+
+// keepalive pings the peer; one that does not answer within the interval
+// is cut (the read loop then ends and cleans up).
+func (c *conn) keepalive() {
+	d := c.srv.cfg.PingInterval
+	ctx, cancel := context.WithTimeout(c.ctx, d)
+	err := c.ws.Ping(ctx)
+	cancel()
+	if err != nil {
+		c.ws.CloseNow()
+		return
+	}
+	c.pingMu.Lock()
+	if !c.pingStopped {
+		c.ping.Reset(d)
+	}
+	c.pingMu.Unlock()
+}
+
+func (c *conn) stopPing() {
+	c.pingMu.Lock()
+	c.pingStopped = true
+	if c.ping != nil {
+		c.ping.Stop()
+	}
+	c.pingMu.Unlock()
+}
+
+// shutdown is the server's graceful close of this connection.
+func (c *conn) shutdown(ctx context.Context) {
+	c.proc.Lock() // the request in progress finishes and its reply is queued
+	c.stopped = true
+	c.proc.Unlock()
+	c.stopAllSubs()
+	c.sealLeaves(ctx)
+	c.closeWithResume(CloseShutdown, "server shutting down", true)
+}
+
+// sealLeaves seals a leave checkpoint for every open document this
+// connection changed, then forgets its open documents.
+func (c *conn) sealLeaves(ctx context.Context) {
+	c.mu.Lock()
+	docs := c.open
+	c.open = map[string]*openDoc{}
+	who := c.who
+	c.mu.Unlock()
+	for doc, od := range docs {
+		if od.dirty {
+			if _, err := c.srv.leaveCheckpoint(ctx, doc, who.User); err != nil {
+				c.srv.log.Warn("sync: leave checkpoint failed", "doc", doc, "user", who.User, "err", err)
+			}
+		}
+		c.srv.leaveRoom(doc)
+	}
+}
+
+// bucket is a token bucket.
+type bucket struct {
+	rate, burst, tokens float64
+	last                time.Time
+}
+
+// take spends one token; when none is left it returns how long until one is.
+func (b *bucket) take(now time.Time) (bool, time.Duration) {
+	if !b.last.IsZero() {
+		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+	}
+	b.last = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	return false, time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
+}

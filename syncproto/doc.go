@@ -1,0 +1,26 @@
+// Package syncproto is Folio's live sync protocol: the messages editors
+// and readers exchange over one WebSocket at /v1/sync, their two codecs
+// (subprotocol folio.v1.msgpack in binary frames, folio.v1.json in text
+// frames), and the server side that serves them (Server, an
+// http.Handler). docs/protocol.md is the specification; this package
+// must stay true to it.
+//
+// The server adapts the repository through small consumer-side
+// interfaces: Docs (drafts, checkpoints, restore), Events (persisted
+// streams "doc:<id>", "run:<id>"), Authenticator and Access. It never
+// writes a body itself; every change goes through Docs.
+//
+// Invariants:
+//   - A reply carries the id of the request it answers; events carry the
+//     stream and its cursor (the event's sequence number in that stream).
+//   - Events of one stream reach a connection in cursor order, each once.
+//     They are read from the store, never buffered per connection beyond
+//     the bounded send queue, so a slow reader cannot grow server memory:
+//     when the queue stays full the connection is closed with
+//     CloseSlowConsumer and the client resumes from its last cursor.
+//   - A draft.ack is sent only after Docs.SaveDraft returned, that is after
+//     the save is durable.
+//   - A bad frame gets an error reply with a stable Code; the connection
+//     stays usable. Only authentication, revocation, slow consumers,
+//     shutdown and oversized frames close it, each with its own close code.
+package syncproto

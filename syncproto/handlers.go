@@ -1,0 +1,468 @@
+package syncproto
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/stream"
+	"github.com/foliodev/folio/objstore"
+)
+
+// requestTimeout bounds one request's call into the repository.
+const requestTimeout = 30 * time.Second
+
+// hello answers a hello: it authenticates with the hello's token or, when
+// it has none, the upgrade's bearer token. A hello on a connection that is
+// already authenticated is answered with the welcome again.
+func (c *conn) hello(m *Hello) {
+	if _, ok := c.principalIfAuthed(); ok {
+		c.welcome(m.ID)
+		return
+	}
+	token := m.Token
+	if token == "" {
+		token = c.header
+	}
+	if c.authenticate(token) {
+		c.welcome(m.ID)
+	}
+}
+
+// authenticate checks token; on failure it closes the connection with
+// CloseAuthFailed.
+func (c *conn) authenticate(token string) bool {
+	if token == "" {
+		c.closeWith(CloseAuthFailed, "authentication failed: no token in hello or Authorization header", false)
+		return false
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	defer cancel()
+	for {
+		gen := c.srv.revokes.Load()
+		p, err := c.srv.cfg.Auth.Authenticate(ctx, token)
+		if err != nil {
+			if !errors.Is(err, ErrUnauthenticated) {
+				c.srv.log.Warn("sync: authenticate failed", "session", c.session, "err", err)
+			}
+			c.closeWith(CloseAuthFailed, "authentication failed: unknown or revoked token", false)
+			return false
+		}
+		c.mu.Lock()
+		c.who, c.authed = p, true
+		c.mu.Unlock()
+		if c.srv.revokes.Load() == gen {
+			return true
+		}
+		// A revocation ran while the token was checked and may have
+		// skipped this connection, not yet authenticated: check again.
+	}
+}
+
+func (c *conn) welcome(id string) {
+	p := c.principal()
+	c.send(&Welcome{Envelope: Envelope{ID: id}, User: p.User, Admin: p.Admin, Session: c.session,
+		Protocol: c.codec.Name(), Limits: c.srv.Limits()})
+}
+
+func (c *conn) handle(m Message) {
+	switch m := m.(type) {
+	case *Open:
+		c.openDoc(m)
+	case *Leave:
+		c.leave(m)
+	case *Save, *Checkpoint, *Restore:
+		if c.principal().ReadOnly {
+			c.replyError(m.Env().ID, CodeReadOnly, "this token may only read; use an author's token to change documents")
+			return
+		}
+		switch m := m.(type) {
+		case *Save:
+			c.save(m)
+		case *Checkpoint:
+			c.checkpoint(m)
+		case *Restore:
+			c.restore(m)
+		}
+	case *Subscribe:
+		c.subscribe(m)
+	case *Unsubscribe:
+		c.unsubscribe(m)
+	case *Ping:
+		c.send(&Pong{Envelope: Envelope{ID: m.ID}, Time: time.Now().UnixMilli()})
+	default:
+		c.replyError(m.Env().ID, CodeUnknownType, fmt.Sprintf("%q is not a message a client sends", m.Env().Type))
+	}
+}
+
+// DocStream returns the stream name of a document.
+func DocStream(doc string) string { return "doc:" + doc }
+
+// checkDoc validates a document id and the caller's access to it. A
+// document the caller may not see is answered as missing.
+func (c *conn) checkDoc(id, doc string) bool {
+	if !repo.ValidDocID(doc) {
+		c.replyError(id, CodeBadRequest, fmt.Sprintf("document id %q is not 1-64 characters of A-Z a-z 0-9 _ -", doc))
+		return false
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	defer cancel()
+	if !c.srv.cfg.Access.CanAccess(ctx, c.principal(), doc) {
+		c.replyError(id, CodeNotFound, fmt.Sprintf("document %q not found", doc))
+		return false
+	}
+	return true
+}
+
+func (c *conn) principal() Principal {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.who
+}
+
+func (c *conn) isOpen(doc string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.open[doc] != nil
+}
+
+func (c *conn) openDoc(m *Open) {
+	if !c.checkDoc(m.ID, m.Doc) {
+		return
+	}
+	name := DocStream(m.Doc)
+	c.mu.Lock()
+	_, opened := c.open[m.Doc]
+	_, subscribed := c.subs[name]
+	full := len(c.subs) >= c.srv.cfg.MaxSubscriptions
+	c.mu.Unlock()
+	// An open document whose subscription ended (resync) may be opened
+	// again for a fresh snapshot.
+	reopen := opened && !subscribed
+	switch {
+	case opened && subscribed:
+		c.replyError(m.ID, CodeAlreadySubscribed, fmt.Sprintf("document %q is already open on this connection", m.Doc))
+		return
+	case subscribed:
+		c.replyError(m.ID, CodeAlreadySubscribed, fmt.Sprintf("stream %s is subscribed on this connection; unsubscribe before opening the document", name))
+		return
+	case full:
+		c.replyError(m.ID, CodeTooManySubscriptions, fmt.Sprintf("at most %d subscriptions and open documents per connection", c.srv.cfg.MaxSubscriptions))
+		return
+	}
+
+	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	defer cancel()
+	// The cursor is read before the draft: events after it may already be
+	// in the draft (the client skips those by seq), none can be missed.
+	cursor, err := c.srv.cfg.Events.Last(ctx, name)
+	if err != nil {
+		c.internal(m.ID, "read stream "+name, err)
+		return
+	}
+	who := c.principal()
+	d, recovered, err := c.srv.cfg.Docs.OpenDraft(ctx, m.Doc, who.User)
+	if err != nil {
+		c.repoError(m.ID, m.Doc, "open", err)
+		return
+	}
+	if recovered != nil {
+		c.srv.cfg.Metrics.checkpoint(objstore.ReasonRecovery)
+	}
+	c.send(&Snapshot{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: d.Seq, Body: d.Body, Attrs: d.Attrs,
+		Fingerprint: d.Fingerprint, Head: d.Head, Unsealed: d.Unsealed, UnsealedSince: d.UnsealedSince,
+		Stream: name, Cursor: cursor, Recovered: recovered})
+	if !reopen {
+		c.mu.Lock()
+		c.open[m.Doc] = &openDoc{}
+		c.mu.Unlock()
+		c.srv.joinRoom(m.Doc)
+	}
+	c.startSub(name, cursor)
+}
+
+func (c *conn) leave(m *Leave) {
+	c.mu.Lock()
+	od := c.open[m.Doc]
+	delete(c.open, m.Doc)
+	c.mu.Unlock()
+	if od == nil {
+		c.replyError(m.ID, CodeNotOpen, fmt.Sprintf("document %q is not open on this connection", m.Doc))
+		return
+	}
+	c.stopSub(DocStream(m.Doc))
+	var v *repo.VersionInfo
+	if od.dirty {
+		ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+		var err error
+		v, err = c.srv.leaveCheckpoint(ctx, m.Doc, c.principal().User)
+		cancel()
+		if err != nil {
+			c.srv.leaveRoom(m.Doc)
+			c.repoError(m.ID, m.Doc, "seal leave checkpoint", err)
+			return
+		}
+	}
+	c.srv.leaveRoom(m.Doc)
+	c.send(&Left{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Version: v})
+}
+
+var changeOps = map[string]bool{"upsert": true, "delete": true, "move": true}
+
+func (c *conn) save(m *Save) {
+	start := time.Now()
+	if !c.isOpen(m.Doc) {
+		c.replyError(m.ID, CodeNotOpen, fmt.Sprintf("open document %q before saving to it", m.Doc))
+		return
+	}
+	if m.Body == nil && len(m.Changes) == 0 && m.Attrs == nil {
+		c.replyError(m.ID, CodeBadRequest, "draft.save needs changes, a body or attrs")
+		return
+	}
+	if m.Body != nil && len(m.Changes) > 0 {
+		c.replyError(m.ID, CodeBadRequest, "draft.save carries either changes or a full body, not both")
+		return
+	}
+	for i, ch := range m.Changes {
+		if !changeOps[ch.Op] {
+			c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("changes[%d].op %q is not upsert, delete or move", i, ch.Op))
+			return
+		}
+		if ch.Op == "upsert" && ch.Block == nil {
+			c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("changes[%d]: upsert needs a block", i))
+			return
+		}
+		if ch.Op != "upsert" && ch.BlockID == "" {
+			c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("changes[%d]: %s needs blockId", i, ch.Op))
+			return
+		}
+		if ch.Op == "move" && ch.After == nil {
+			c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("changes[%d]: move needs after (\"\" for the start)", i))
+			return
+		}
+	}
+	who := c.principal()
+	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	res, err := c.srv.cfg.Docs.SaveDraft(ctx, repo.SaveParams{Doc: m.Doc, Actor: who.User, Session: c.session,
+		BaseSeq: m.BaseSeq, Body: m.Body, Changes: m.Changes, Attrs: m.Attrs})
+	cancel()
+	var ce *repo.ConflictError
+	var ve *flowdoc.ValidationError
+	switch {
+	case err == nil:
+	case errors.As(err, &ce):
+		c.srv.cfg.Metrics.save("conflict", 0)
+		blocks := ce.Blocks
+		if blocks == nil {
+			blocks = []repo.ConflictBlock{}
+		}
+		c.send(&Conflict{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: ce.Seq, Reason: ce.Reason, Blocks: blocks})
+		return
+	case errors.As(err, &ve):
+		c.srv.cfg.Metrics.save("invalid", 0)
+		c.send(&Error{Envelope: Envelope{ID: m.ID}, Code: CodeInvalidDocument,
+			Message: "the save would make an invalid document; nothing was stored", Problems: ve.Problems})
+		return
+	case errors.Is(err, repo.ErrInvalid):
+		c.srv.cfg.Metrics.save("invalid", 0)
+		c.send(&Error{Envelope: Envelope{ID: m.ID}, Code: CodeBadRequest, Message: err.Error() + "; nothing was stored"})
+		return
+	default:
+		c.srv.cfg.Metrics.save("error", 0)
+		c.repoError(m.ID, m.Doc, "save", err)
+		return
+	}
+	c.mu.Lock()
+	if od := c.open[m.Doc]; od != nil {
+		od.dirty = true
+	}
+	c.mu.Unlock()
+	c.send(&Ack{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: res.Seq, Fingerprint: res.Fingerprint,
+		Unsealed: res.Unsealed, Changed: res.Changed})
+	c.srv.cfg.Metrics.save("ack", time.Since(start))
+	if res.Unsealed {
+		c.srv.saved(m.Doc, who.User)
+	}
+}
+
+// clientReasons are the checkpoint reasons a client may give; the others
+// (idle, max_duration, leave, recovery, restore) are the server's own.
+var clientReasons = map[string]bool{objstore.ReasonManual: true, objstore.ReasonPublish: true, objstore.ReasonAI: true}
+
+func (c *conn) checkpoint(m *Checkpoint) {
+	reason := m.Reason
+	if reason == "" {
+		reason = objstore.ReasonManual
+	}
+	if !clientReasons[reason] {
+		c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("checkpoint reason %q is not manual, publish or ai", reason))
+		return
+	}
+	if len(m.Message) > 4096 {
+		c.replyError(m.ID, CodeBadRequest, "checkpoint message is longer than 4096 bytes")
+		return
+	}
+	if !c.checkDoc(m.ID, m.Doc) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	v, created, err := c.srv.cfg.Docs.Checkpoint(ctx, m.Doc, reason, c.principal().User, m.Message)
+	cancel()
+	if err != nil {
+		c.repoError(m.ID, m.Doc, "checkpoint", err)
+		return
+	}
+	if created {
+		c.srv.cfg.Metrics.checkpoint(reason)
+		c.srv.sealed(m.Doc)
+		c.mu.Lock()
+		if od := c.open[m.Doc]; od != nil {
+			od.dirty = false
+		}
+		c.mu.Unlock()
+	}
+	c.send(&CheckpointDone{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Created: created, Version: v})
+}
+
+func (c *conn) restore(m *Restore) {
+	if m.Label == "" || len(m.Label) > 64 {
+		c.replyError(m.ID, CodeBadRequest, "restore needs the label of a version, like v1.r2")
+		return
+	}
+	if !c.checkDoc(m.ID, m.Doc) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	v, err := c.srv.cfg.Docs.Restore(ctx, m.Doc, m.Label, c.principal().User)
+	cancel()
+	if err != nil {
+		c.repoError(m.ID, m.Doc, "restore", err)
+		return
+	}
+	c.srv.cfg.Metrics.checkpoint(objstore.ReasonRestore)
+	c.srv.sealed(m.Doc)
+	c.send(&RestoreDone{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Version: v})
+}
+
+// repoError answers a repository error with its wire code.
+func (c *conn) repoError(id, doc, what string, err error) {
+	var nf *repo.NotFoundError
+	switch {
+	case errors.As(err, &nf):
+		c.replyError(id, CodeNotFound, nf.Error())
+	case isNotFound(err):
+		c.replyError(id, CodeNotFound, fmt.Sprintf("document %q not found", doc))
+	case errors.Is(err, repo.ErrConflict):
+		c.replyError(id, CodeConflict, err.Error())
+	case errors.Is(err, repo.ErrInvalid):
+		c.replyError(id, CodeBadRequest, err.Error())
+	case errors.Is(err, context.Canceled) && c.ctx.Err() != nil:
+		c.replyError(id, CodeUnavailable, "the connection is closing")
+	default:
+		c.internal(id, what+" "+doc, err)
+	}
+}
+
+func (c *conn) internal(id, what string, err error) {
+	c.srv.log.Error("sync: request failed", "session", c.session, "what", what, "err", err)
+	c.replyError(id, CodeInternal, what+" failed on the server; retry, and report it if it persists")
+}
+
+// streamAllowed checks a stream name and the caller's access to it.
+func (c *conn) streamAllowed(id, name string) bool {
+	kind, rest, ok := strings.Cut(name, ":")
+	if !ok || rest == "" || len(name) > 300 {
+		c.replyError(id, CodeBadRequest, fmt.Sprintf("stream %q is not <kind>:<id>", name))
+		return false
+	}
+	switch kind {
+	case "doc":
+		return c.checkDoc(id, rest)
+	case "run", "task":
+		ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+		defer cancel()
+		if !c.srv.cfg.Access.CanReadStream(ctx, c.principal(), name) {
+			c.replyError(id, CodeNotFound, fmt.Sprintf("stream %q not found", name))
+			return false
+		}
+		return true
+	}
+	c.replyError(id, CodeBadRequest, fmt.Sprintf("stream kind %q is not doc, run or task", kind))
+	return false
+}
+
+func (c *conn) subscribe(m *Subscribe) {
+	if !c.streamAllowed(m.ID, m.Stream) {
+		return
+	}
+	c.mu.Lock()
+	_, dup := c.subs[m.Stream]
+	full := len(c.subs) >= c.srv.cfg.MaxSubscriptions
+	c.mu.Unlock()
+	if dup {
+		c.replyError(m.ID, CodeAlreadySubscribed, fmt.Sprintf("stream %s is already subscribed on this connection", m.Stream))
+		return
+	}
+	if full {
+		c.replyError(m.ID, CodeTooManySubscriptions, fmt.Sprintf("at most %d subscriptions and open documents per connection", c.srv.cfg.MaxSubscriptions))
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	defer cancel()
+	last, err := c.srv.cfg.Events.Last(ctx, m.Stream)
+	if err != nil {
+		c.internal(m.ID, "read stream "+m.Stream, err)
+		return
+	}
+	after := last
+	if m.After != nil {
+		after = *m.After
+		first, err := c.srv.cfg.Events.FirstRetained(ctx, m.Stream)
+		if err != nil {
+			c.internal(m.ID, "read stream "+m.Stream, err)
+			return
+		}
+		if after+1 < first || after > last {
+			// Older than retention, or from a future this store never had
+			// (a restored backup): either way the client must reload.
+			c.send(&Resync{Envelope: Envelope{ID: m.ID}, Stream: m.Stream, After: after, First: first, Last: last})
+			return
+		}
+	}
+	c.send(&Subscribed{Envelope: Envelope{ID: m.ID}, Stream: m.Stream, Cursor: after, Last: last})
+	c.startSub(m.Stream, after)
+}
+
+func (c *conn) unsubscribe(m *Unsubscribe) {
+	if strings.HasPrefix(m.Stream, "doc:") && c.isOpen(strings.TrimPrefix(m.Stream, "doc:")) {
+		c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("stream %s belongs to an open document; send leave", m.Stream))
+		return
+	}
+	if !c.stopSub(m.Stream) {
+		c.replyError(m.ID, CodeNotSubscribed, fmt.Sprintf("stream %s is not subscribed on this connection", m.Stream))
+		return
+	}
+	c.send(&Unsubscribed{Envelope: Envelope{ID: m.ID}, Stream: m.Stream})
+}
+
+// eventFrame encodes a stream event; ok is false for an event this
+// connection does not get (its own draft.updated).
+func (c *conn) eventFrame(s *sub, e stream.Event) (frame, bool) {
+	data, err := c.srv.cfg.DecodeEvent(e)
+	if err != nil {
+		c.srv.log.Error("sync: decode stored event", "stream", s.stream, "seq", e.Seq, "type", e.Type, "err", err)
+		data = nil
+	}
+	if du, ok := data.(*DraftUpdated); ok && s.skip != "" && du.Session == s.skip {
+		return frame{}, false
+	}
+	b, ok := c.encode(&Event{Envelope: Envelope{Type: e.Type}, Stream: s.stream, Cursor: e.Seq, Time: e.Time, Data: data})
+	if !ok {
+		return frame{}, false
+	}
+	return frame{data: b, stream: s.stream, cursor: e.Seq}, true
+}

@@ -1,0 +1,414 @@
+package syncproto
+
+import (
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/objstore"
+)
+
+// Message types. Requests are sent by clients, replies and events by the
+// server. The list is append-only: a type keeps its meaning forever.
+const (
+	// Client -> server.
+	TypeHello       = "hello"
+	TypeOpen        = "open"
+	TypeLeave       = "leave"
+	TypeSave        = "draft.save"
+	TypeCheckpoint  = "checkpoint"
+	TypeRestore     = "restore"
+	TypeSubscribe   = "subscribe"
+	TypeUnsubscribe = "unsubscribe"
+	TypePing        = "ping"
+
+	// Server -> client replies.
+	TypeWelcome        = "welcome"
+	TypeSnapshot       = "snapshot"
+	TypeLeft           = "left"
+	TypeAck            = "draft.ack"
+	TypeConflict       = "draft.conflict"
+	TypeCheckpointDone = "checkpoint.done"
+	TypeRestoreDone    = "restore.done"
+	TypeSubscribed     = "subscribed"
+	TypeUnsubscribed   = "unsubscribed"
+	TypePong           = "pong"
+	TypeError          = "error"
+
+	// Server -> client, unsolicited.
+	TypeResync = "resync"
+
+	// Stream events (server -> client). Any other event type a stream
+	// holds is delivered the same way, with its data as a plain map.
+	TypeDraftUpdated   = "draft.updated"
+	TypeVersionCreated = "version.created"
+)
+
+// Envelope is the part every message has. ID is chosen by the client for
+// a request (any string up to 64 bytes, unique among its requests in
+// flight) and copied into the reply; events have no ID.
+type Envelope struct {
+	Type string `json:"type"`
+	ID   string `json:"id,omitempty"`
+}
+
+// Env returns the envelope; it makes every message type a Message.
+func (e *Envelope) Env() *Envelope { return e }
+
+// Message is any protocol message: a struct that embeds Envelope.
+type Message interface {
+	Env() *Envelope
+}
+
+// Hello authenticates the connection. Without a bearer token on the
+// upgrade request it must be the first message and arrive within
+// Config.HelloTimeout. With one, the server authenticates at once and
+// sends an unsolicited Welcome; a Hello is then optional and answered
+// with the Welcome again (its token is ignored).
+type Hello struct {
+	Envelope
+	Token  string `json:"token,omitempty"`
+	Client string `json:"client,omitempty"` // free-form client name and version, for logs
+}
+
+// Limits are the connection's limits, announced in Welcome.
+type Limits struct {
+	MaxFrame          int64   `json:"maxFrame"`
+	MessagesPerSecond float64 `json:"messagesPerSecond"`
+	Burst             int     `json:"burst"`
+	MaxSubscriptions  int     `json:"maxSubscriptions"`
+	SendQueue         int     `json:"sendQueue"`
+}
+
+// Welcome answers Hello.
+type Welcome struct {
+	Envelope
+	User     string `json:"user"`
+	Admin    bool   `json:"admin,omitempty"`
+	Session  string `json:"session"` // this connection's id; echoed in draft.updated
+	Protocol string `json:"protocol"`
+	Limits   Limits `json:"limits"`
+}
+
+// Open starts editing a document. The reply is a Snapshot; the
+// connection is then subscribed to the document's stream from the
+// snapshot's cursor.
+type Open struct {
+	Envelope
+	Doc string `json:"doc"`
+}
+
+// Snapshot is the draft as it was when the document was opened.
+type Snapshot struct {
+	Envelope
+	Doc           string              `json:"doc"`
+	Seq           uint64              `json:"seq"`
+	Body          flowdoc.Document    `json:"body"`
+	Attrs         flowdoc.Attributes  `json:"attrs"`
+	Fingerprint   flowdoc.Fingerprint `json:"fingerprint"`
+	Head          string              `json:"head"`
+	Unsealed      bool                `json:"unsealed"`
+	UnsealedSince int64               `json:"unsealedSince,omitempty"`
+	// Stream is "doc:<id>"; Cursor is its last event when the draft was
+	// read. Events after it follow; a draft.updated whose seq is not
+	// above Seq is already in this snapshot.
+	Stream string `json:"stream"`
+	Cursor uint64 `json:"cursor"`
+	// Recovered is the recovery checkpoint sealed before the snapshot when
+	// an earlier session left the draft unsealed.
+	Recovered *repo.VersionInfo `json:"recovered,omitempty"`
+}
+
+// Leave stops editing a document: its stream subscription ends and, when
+// this connection saved changes that are not sealed, a "leave"
+// checkpoint is sealed.
+type Leave struct {
+	Envelope
+	Doc string `json:"doc"`
+}
+
+// Left answers Leave.
+type Left struct {
+	Envelope
+	Doc     string            `json:"doc"`
+	Version *repo.VersionInfo `json:"version,omitempty"` // the leave checkpoint, when one was sealed
+}
+
+// Save is a draft save: block-level Changes against BaseSeq, or a full
+// Body. Attrs, when set, replace the article attributes.
+type Save struct {
+	Envelope
+	Doc     string              `json:"doc"`
+	BaseSeq uint64              `json:"baseSeq"`
+	Changes []repo.DraftChange  `json:"changes,omitempty"`
+	Body    *flowdoc.Document   `json:"body,omitempty"`
+	Attrs   *flowdoc.Attributes `json:"attrs,omitempty"`
+}
+
+// Ack acknowledges a durable save.
+type Ack struct {
+	Envelope
+	Doc         string              `json:"doc"`
+	Seq         uint64              `json:"seq"`
+	Fingerprint flowdoc.Fingerprint `json:"fingerprint"`
+	Unsealed    bool                `json:"unsealed"`
+	Changed     []string            `json:"changed,omitempty"`
+}
+
+// Conflict rejects a save whose touched blocks changed since its BaseSeq.
+// Nothing of the save was stored.
+type Conflict struct {
+	Envelope
+	Doc    string               `json:"doc"`
+	Seq    uint64               `json:"seq"` // the draft's current seq
+	Reason string               `json:"reason"`
+	Blocks []repo.ConflictBlock `json:"blocks"`
+}
+
+// Checkpoint asks the server to seal the draft now (a boundary the client
+// knows of: publish, an AI request, the user's "save version").
+type Checkpoint struct {
+	Envelope
+	Doc     string `json:"doc"`
+	Reason  string `json:"reason,omitempty"` // default "manual"
+	Message string `json:"message,omitempty"`
+}
+
+// CheckpointDone answers Checkpoint. Created is false when the draft had
+// nothing unsealed; Version is then the current head.
+type CheckpointDone struct {
+	Envelope
+	Doc     string           `json:"doc"`
+	Created bool             `json:"created"`
+	Version repo.VersionInfo `json:"version"`
+}
+
+// Restore appends a new version with the content of version Label.
+type Restore struct {
+	Envelope
+	Doc   string `json:"doc"`
+	Label string `json:"label"`
+}
+
+// RestoreDone answers Restore.
+type RestoreDone struct {
+	Envelope
+	Doc     string           `json:"doc"`
+	Version repo.VersionInfo `json:"version"`
+}
+
+// Subscribe starts delivery of a persisted stream. With After set, every
+// event after that cursor is replayed in order, then live events follow;
+// without it only new events are sent.
+type Subscribe struct {
+	Envelope
+	Stream string  `json:"stream"`
+	After  *uint64 `json:"after,omitempty"`
+}
+
+// Subscribed answers Subscribe. Cursor is where delivery starts: the next
+// event has a larger cursor. Last is the stream's last event now; events
+// up to it are replay.
+type Subscribed struct {
+	Envelope
+	Stream string `json:"stream"`
+	Cursor uint64 `json:"cursor"`
+	Last   uint64 `json:"last"`
+}
+
+// Unsubscribe ends delivery of a stream.
+type Unsubscribe struct {
+	Envelope
+	Stream string `json:"stream"`
+}
+
+// Unsubscribed answers Unsubscribe. No event of the stream follows it.
+type Unsubscribed struct {
+	Envelope
+	Stream string `json:"stream"`
+}
+
+// Resync says that a stream's events after the client's cursor are no
+// longer retained. The subscription has ended; the client reloads the
+// state (open again, or read it over HTTP) and subscribes after Last.
+type Resync struct {
+	Envelope
+	Stream string `json:"stream"`
+	After  uint64 `json:"after"` // the cursor that cannot be served
+	First  uint64 `json:"first"` // the first retained event
+	Last   uint64 `json:"last"`  // the stream's last event
+}
+
+// Ping asks for a Pong; clients use it as a heartbeat.
+type Ping struct {
+	Envelope
+}
+
+// Pong answers Ping.
+type Pong struct {
+	Envelope
+	Time int64 `json:"time"` // server time, Unix ms
+}
+
+// Error answers a request that failed. ID is the failed request's id
+// (empty when the frame could not be read far enough to find it).
+type Error struct {
+	Envelope
+	Code         Code              `json:"code"`
+	Message      string            `json:"message"`
+	Problems     []flowdoc.Problem `json:"problems,omitempty"`     // invalid_document
+	RetryAfterMs int64             `json:"retryAfterMs,omitempty"` // rate_limited
+}
+
+// Event is one persisted stream event. Its Type is the event's type
+// (draft.updated, version.created, ...).
+type Event struct {
+	Envelope
+	Stream string `json:"stream"`
+	Cursor uint64 `json:"cursor"`
+	Time   int64  `json:"time"` // Unix ms
+	Data   any    `json:"data,omitempty"`
+
+	raw   []byte // data as received (clients); decode with DecodeData
+	codec Codec  // the codec raw is in
+}
+
+// DraftUpdated is the data of a draft.updated event: what another editor
+// needs to bring its copy from Seq-1 to Seq. Blocks are the blocks that
+// changed (their new content) or were deleted (Block absent); Order is the
+// full block order when it changed (always when a block was added,
+// deleted or moved); Attrs are the article attributes when they changed.
+type DraftUpdated struct {
+	Doc         string              `json:"doc"`
+	Seq         uint64              `json:"seq"`
+	Actor       string              `json:"actor"`
+	Session     string              `json:"session,omitempty"` // the saving connection; absent for other writers
+	Fingerprint flowdoc.Fingerprint `json:"fingerprint"`
+	Unsealed    bool                `json:"unsealed"`
+	Blocks      []repo.EventBlock   `json:"blocks,omitempty"`
+	Order       []string            `json:"order,omitempty"`
+	Attrs       *flowdoc.Attributes `json:"attrs,omitempty"`
+}
+
+// VersionCreated is the data of a version.created event.
+type VersionCreated struct {
+	Doc          string              `json:"doc"`
+	Label        string              `json:"label"`
+	Seq          uint64              `json:"seq"` // the version's number in the document's log
+	Kind         string              `json:"kind"`
+	Reason       string              `json:"reason,omitempty"`
+	Hash         objstore.ID         `json:"hash"`
+	Author       string              `json:"author"`
+	Time         int64               `json:"time"` // Unix ms
+	Fingerprint  flowdoc.Fingerprint `json:"fingerprint"`
+	RestoredFrom string              `json:"restoredFrom,omitempty"`
+}
+
+// newMessage returns an empty message of a client or server type; ok is
+// false for types that are not in the protocol (events are decoded by
+// the caller as Event).
+func newMessage(typ string) (Message, bool) {
+	switch typ {
+	case TypeHello:
+		return &Hello{}, true
+	case TypeOpen:
+		return &Open{}, true
+	case TypeLeave:
+		return &Leave{}, true
+	case TypeSave:
+		return &Save{}, true
+	case TypeCheckpoint:
+		return &Checkpoint{}, true
+	case TypeRestore:
+		return &Restore{}, true
+	case TypeSubscribe:
+		return &Subscribe{}, true
+	case TypeUnsubscribe:
+		return &Unsubscribe{}, true
+	case TypePing:
+		return &Ping{}, true
+	case TypeWelcome:
+		return &Welcome{}, true
+	case TypeSnapshot:
+		return &Snapshot{}, true
+	case TypeLeft:
+		return &Left{}, true
+	case TypeAck:
+		return &Ack{}, true
+	case TypeConflict:
+		return &Conflict{}, true
+	case TypeCheckpointDone:
+		return &CheckpointDone{}, true
+	case TypeRestoreDone:
+		return &RestoreDone{}, true
+	case TypeSubscribed:
+		return &Subscribed{}, true
+	case TypeUnsubscribed:
+		return &Unsubscribed{}, true
+	case TypePong:
+		return &Pong{}, true
+	case TypeError:
+		return &Error{}, true
+	case TypeResync:
+		return &Resync{}, true
+	}
+	return nil, false
+}
+
+// IsRequest reports whether typ is a message a client may send.
+func IsRequest(typ string) bool {
+	switch typ {
+	case TypeHello, TypeOpen, TypeLeave, TypeSave, TypeCheckpoint, TypeRestore,
+		TypeSubscribe, TypeUnsubscribe, TypePing:
+		return true
+	}
+	return false
+}
+
+// TypeOf returns the wire type of a message struct (an *Event keeps the
+// type it carries).
+func TypeOf(m Message) string {
+	switch m.(type) {
+	case *Hello:
+		return TypeHello
+	case *Open:
+		return TypeOpen
+	case *Leave:
+		return TypeLeave
+	case *Save:
+		return TypeSave
+	case *Checkpoint:
+		return TypeCheckpoint
+	case *Restore:
+		return TypeRestore
+	case *Subscribe:
+		return TypeSubscribe
+	case *Unsubscribe:
+		return TypeUnsubscribe
+	case *Ping:
+		return TypePing
+	case *Welcome:
+		return TypeWelcome
+	case *Snapshot:
+		return TypeSnapshot
+	case *Left:
+		return TypeLeft
+	case *Ack:
+		return TypeAck
+	case *Conflict:
+		return TypeConflict
+	case *CheckpointDone:
+		return TypeCheckpointDone
+	case *RestoreDone:
+		return TypeRestoreDone
+	case *Subscribed:
+		return TypeSubscribed
+	case *Unsubscribed:
+		return TypeUnsubscribed
+	case *Pong:
+		return TypePong
+	case *Error:
+		return TypeError
+	case *Resync:
+		return TypeResync
+	}
+	return m.Env().Type
+}

@@ -1,0 +1,113 @@
+package syncproto
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the server's Prometheus collectors. A nil *Metrics records
+// nothing.
+type Metrics struct {
+	connections      prometheus.Gauge
+	connectionsTotal prometheus.Counter
+	messagesIn       *prometheus.CounterVec
+	messagesOut      *prometheus.CounterVec
+	saves            *prometheus.CounterVec
+	checkpoints      *prometheus.CounterVec
+	conflicts        prometheus.Counter
+	ackLatency       prometheus.Histogram
+	closes           *prometheus.CounterVec
+	queueHighWater   prometheus.Histogram
+}
+
+// NewMetrics creates the collectors and registers them with reg (the
+// daemon's registry, served at /metrics).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		connections: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "folio_sync_connections", Help: "Open sync WebSocket connections."}),
+		connectionsTotal: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "folio_sync_connections_total", Help: "Sync WebSocket connections accepted."}),
+		messagesIn: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "folio_sync_messages_received_total", Help: "Messages received, by type."}, []string{"type"}),
+		messagesOut: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "folio_sync_messages_sent_total", Help: "Messages queued for sending, by type."}, []string{"type"}),
+		saves: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "folio_sync_saves_total", Help: "Draft saves, by result (ack, conflict, invalid, error)."}, []string{"result"}),
+		checkpoints: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "folio_sync_checkpoints_total", Help: "Checkpoints sealed by the sync server, by reason."}, []string{"reason"}),
+		conflicts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "folio_sync_conflicts_total", Help: "Draft saves answered with draft.conflict."}),
+		ackLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "folio_sync_ack_latency_seconds",
+			Help:    "Time from receiving a draft.save to queuing its draft.ack.",
+			Buckets: []float64{.0005, .001, .002, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}),
+		closes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "folio_sync_closes_total", Help: "Connections closed by the server, by close code."}, []string{"code"}),
+		queueHighWater: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "folio_sync_send_queue_high_water",
+			Help:    "Largest send queue length of each finished connection.",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024},
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.connections, m.connectionsTotal, m.messagesIn, m.messagesOut,
+		m.saves, m.checkpoints, m.conflicts, m.ackLatency, m.closes, m.queueHighWater} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *Metrics) connOpened() {
+	if m != nil {
+		m.connections.Inc()
+		m.connectionsTotal.Inc()
+	}
+}
+
+func (m *Metrics) connClosed(highWater int) {
+	if m != nil {
+		m.connections.Dec()
+		m.queueHighWater.Observe(float64(highWater))
+	}
+}
+
+func (m *Metrics) received(typ string) {
+	if m != nil {
+		m.messagesIn.WithLabelValues(typ).Inc()
+	}
+}
+
+func (m *Metrics) sent(typ string) {
+	if m != nil {
+		m.messagesOut.WithLabelValues(typ).Inc()
+	}
+}
+
+func (m *Metrics) save(result string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.saves.WithLabelValues(result).Inc()
+	switch result {
+	case "ack":
+		m.ackLatency.Observe(d.Seconds())
+	case "conflict":
+		m.conflicts.Inc()
+	}
+}
+
+func (m *Metrics) checkpoint(reason string) {
+	if m != nil {
+		m.checkpoints.WithLabelValues(reason).Inc()
+	}
+}
+
+func (m *Metrics) closed(code string) {
+	if m != nil {
+		m.closes.WithLabelValues(code).Inc()
+	}
+}

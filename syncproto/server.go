@@ -1,0 +1,468 @@
+package syncproto
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/stream"
+	"github.com/foliodev/folio/objstore"
+)
+
+// Config configures a Server. Docs, Events, Auth and Access are required;
+// every zero limit takes the default named in its comment.
+type Config struct {
+	Docs   Docs
+	Events Events
+	Auth   Authenticator
+	Access Access
+
+	Logger  *slog.Logger // default: discard
+	Metrics *Metrics     // nil: no metrics
+
+	// MaxFrame is the largest frame a client may send (default 1 MiB);
+	// a larger one closes the connection with CloseTooLarge.
+	MaxFrame int64
+	// MessagesPerSecond and Burst shape each connection's token bucket
+	// (default 20/s, burst 40). Messages over it get rate_limited.
+	MessagesPerSecond float64
+	Burst             int
+	// MaxSubscriptions bounds the streams a connection follows, open
+	// documents included (default 32).
+	MaxSubscriptions int
+	// SendQueue bounds the frames waiting to be written per connection
+	// (default 256) and SendQueueBytes their size (default 4 MiB).
+	SendQueue      int
+	SendQueueBytes int
+	// LagTimeout is how long stream delivery may wait for room in a full
+	// send queue before the connection is closed as a slow consumer
+	// (default 5 s). Replies never wait: a reply that finds the queue full
+	// closes the connection at once.
+	LagTimeout time.Duration
+	// HelloTimeout is how long a new connection has to authenticate
+	// (default 5 s).
+	HelloTimeout time.Duration
+	// WriteTimeout bounds the write of one frame (default 10 s).
+	WriteTimeout time.Duration
+	// PingInterval is how often the server pings a connection at the
+	// WebSocket level (default 30 s; negative: never). A peer that does
+	// not answer within the interval is cut, so a vanished client (no
+	// FIN) does not hold memory or keep its leave checkpoint waiting.
+	PingInterval time.Duration
+	// CheckpointIdle seals a draft that was not saved for this long after
+	// a change (default 30 s); CheckpointMax seals one unsealed for this
+	// long (default 10 min). Negative disables the rule.
+	CheckpointIdle time.Duration
+	CheckpointMax  time.Duration
+	// ReplayBatch is how many events one store read returns (default 128).
+	ReplayBatch int
+	// OriginPatterns are the browser origins allowed besides the request's
+	// own host (coder/websocket AcceptOptions.OriginPatterns).
+	OriginPatterns []string
+	// DecodeEvent turns a stored event's data into what is sent as its
+	// data (default DecodeEvent).
+	DecodeEvent func(e stream.Event) (any, error)
+}
+
+func (c *Config) defaults() {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.MaxFrame <= 0 {
+		c.MaxFrame = 1 << 20
+	}
+	if c.MessagesPerSecond <= 0 {
+		c.MessagesPerSecond = 20
+	}
+	if c.Burst <= 0 {
+		c.Burst = 40
+	}
+	if c.MaxSubscriptions <= 0 {
+		c.MaxSubscriptions = 32
+	}
+	if c.SendQueue <= 0 {
+		c.SendQueue = 256
+	}
+	if c.SendQueue < 4 {
+		c.SendQueue = 4
+	}
+	if c.SendQueueBytes <= 0 {
+		c.SendQueueBytes = 4 << 20
+	}
+	if c.LagTimeout <= 0 {
+		c.LagTimeout = 5 * time.Second
+	}
+	if c.HelloTimeout <= 0 {
+		c.HelloTimeout = 5 * time.Second
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 10 * time.Second
+	}
+	if c.PingInterval == 0 {
+		c.PingInterval = 30 * time.Second
+	}
+	if c.CheckpointIdle == 0 {
+		c.CheckpointIdle = 30 * time.Second
+	}
+	if c.CheckpointMax == 0 {
+		c.CheckpointMax = 10 * time.Minute
+	}
+	if c.ReplayBatch <= 0 {
+		c.ReplayBatch = 128
+	}
+	if c.DecodeEvent == nil {
+		c.DecodeEvent = DecodeEvent
+	}
+}
+
+// DecodeEvent is the default Config.DecodeEvent. It turns the repository's
+// stored payloads into the wire form: draft.updated (repo.DraftEvent) into
+// a DraftUpdated, version.created (repo.VersionEvent) into a
+// VersionCreated; any other event's data is decoded into plain maps and
+// values.
+func DecodeEvent(e stream.Event) (any, error) {
+	if len(e.Data) == 0 {
+		return nil, nil
+	}
+	doc := strings.TrimPrefix(e.Stream, "doc:")
+	switch e.Type {
+	case TypeDraftUpdated:
+		var v repo.DraftEvent
+		if err := kv.Unmarshal(e.Data, &v); err != nil {
+			return nil, err
+		}
+		return &DraftUpdated{Doc: doc, Seq: v.Seq, Actor: v.Actor, Session: v.Session, Fingerprint: v.Fingerprint,
+			Unsealed: v.Unsealed, Blocks: v.Blocks, Order: v.Order, Attrs: v.Attrs}, nil
+	case TypeVersionCreated:
+		var v repo.VersionEvent
+		if err := kv.Unmarshal(e.Data, &v); err != nil {
+			return nil, err
+		}
+		return &VersionCreated{Doc: doc, Label: v.Label, Seq: v.Seq, Kind: v.Kind, Reason: v.Reason, Hash: v.Hash,
+			Author: v.Author, Time: e.Time, Fingerprint: v.Fingerprint, RestoredFrom: v.RestoredFrom}, nil
+	}
+	var v any
+	err := kv.Unmarshal(e.Data, &v)
+	return v, err
+}
+
+// Server serves the sync protocol. It is an http.Handler for /v1/sync.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	session atomic.Uint64
+	revokes atomic.Uint64 // revocations so far
+
+	mu      sync.Mutex // guards conns, rooms, closing
+	conns   map[*conn]struct{}
+	rooms   map[string]*room
+	closing bool
+
+	wmu      sync.Mutex          // guards watchers (and their subs)
+	watchers map[string]*watcher // by stream name
+
+	wg sync.WaitGroup // one per connection handler
+}
+
+// New returns a Server; it owns no goroutine until connections arrive.
+func New(cfg Config) (*Server, error) {
+	if cfg.Docs == nil || cfg.Events == nil || cfg.Auth == nil || cfg.Access == nil {
+		return nil, errors.New("syncproto: Config needs Docs, Events, Auth and Access")
+	}
+	cfg.defaults()
+	return &Server{cfg: cfg, log: cfg.Logger, conns: map[*conn]struct{}{}, rooms: map[string]*room{},
+		watchers: map[string]*watcher{}}, nil
+}
+
+// Limits returns the limits announced to clients.
+func (s *Server) Limits() Limits {
+	return Limits{MaxFrame: s.cfg.MaxFrame, MessagesPerSecond: s.cfg.MessagesPerSecond, Burst: s.cfg.Burst,
+		MaxSubscriptions: s.cfg.MaxSubscriptions, SendQueue: s.cfg.SendQueue}
+}
+
+// ServeHTTP upgrades the request and serves the connection until it
+// closes. An "Authorization: Bearer" header authenticates the connection
+// at hello; otherwise the hello must carry the token.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		http.Error(w, "folio: the sync server is shutting down; reconnect later", http.StatusServiceUnavailable)
+		return
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		Subprotocols:    Subprotocols,
+		OriginPatterns:  s.cfg.OriginPatterns,
+		CompressionMode: websocket.CompressionDisabled,
+	})
+	if err != nil {
+		s.log.Debug("sync: upgrade failed", "remote", r.RemoteAddr, "err", err)
+		return
+	}
+	codec := CodecFor(ws.Subprotocol())
+	if codec == nil {
+		ws.Close(CloseProtocolError, "offer subprotocol folio.v1.msgpack or folio.v1.json")
+		return
+	}
+	ws.SetReadLimit(s.cfg.MaxFrame)
+
+	c := newConn(s, ws, codec, "s"+strconv.FormatUint(s.session.Add(1), 36), bearer(r))
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		ws.Close(CloseShutdown, "server shutting down; reconnect later")
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	s.cfg.Metrics.connOpened()
+
+	c.run()
+
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.cfg.Metrics.connClosed(c.highWater())
+}
+
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+// RevokeToken closes every connection authenticated with token id
+// tokenID with CloseTokenRevoked. Call it after the revocation is stored.
+func (s *Server) RevokeToken(tokenID string) int {
+	return s.revoke(func(p Principal) bool { return p.TokenID == tokenID }, "token revoked")
+}
+
+// RevokeUser closes every connection of user with CloseTokenRevoked.
+func (s *Server) RevokeUser(user string) int {
+	return s.revoke(func(p Principal) bool { return p.User == user }, "user removed or revoked")
+}
+
+func (s *Server) revoke(match func(Principal) bool, reason string) int {
+	s.revokes.Add(1) // before the scan: see conn.authenticate
+	s.mu.Lock()
+	var hit []*conn
+	for c := range s.conns {
+		if p, ok := c.principalIfAuthed(); ok && match(p) && !c.q.isClosed() {
+			hit = append(hit, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range hit {
+		c.closeWith(CloseTokenRevoked, reason, false)
+	}
+	return len(hit)
+}
+
+// ConnInfo describes one connection, for status pages and tests.
+type ConnInfo struct {
+	Session   string
+	User      string
+	QueueLen  int    // frames waiting to be written now
+	QueueMax  int    // the largest QueueLen seen
+	Closing   string // why the server is closing it; "" while open
+	Streams   []string
+	OpenDocs  []string
+	Protocol  string
+	Connected time.Time
+}
+
+// Conns lists the open connections.
+func (s *Server) Conns() []ConnInfo {
+	s.mu.Lock()
+	cs := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		cs = append(cs, c)
+	}
+	s.mu.Unlock()
+	out := make([]ConnInfo, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, c.info())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Session < out[j].Session })
+	return out
+}
+
+// Shutdown stops accepting connections, lets every request in progress
+// finish, seals a leave checkpoint for each editor with unsealed changes,
+// and closes every connection with CloseShutdown (after the frames already
+// queued). It returns when all connections are gone or ctx ends; then the
+// remaining ones are cut.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	cs := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		cs = append(cs, c)
+	}
+	s.mu.Unlock()
+
+	var wg sync.WaitGroup
+	for _, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.shutdown(ctx)
+		}()
+	}
+	wg.Wait()
+
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("syncproto: shutdown: %w", ctx.Err())
+		s.mu.Lock()
+		for c := range s.conns {
+			c.ws.CloseNow()
+		}
+		s.mu.Unlock()
+		<-done
+	}
+	s.mu.Lock()
+	for _, r := range s.rooms {
+		r.stopTimers()
+	}
+	s.mu.Unlock()
+	return err
+}
+
+// room is the server's state of one document with editors on it: the
+// checkpoint timers. Guarded by Server.mu.
+type room struct {
+	doc     string
+	editors int
+	actor   string      // the last editor that saved
+	idle    *time.Timer // fires CheckpointIdle after the last save
+	max     *time.Timer // fires CheckpointMax after the draft became unsealed
+}
+
+func (r *room) stopTimers() {
+	if r.idle != nil {
+		r.idle.Stop()
+		r.idle = nil
+	}
+	if r.max != nil {
+		r.max.Stop()
+		r.max = nil
+	}
+}
+
+func (s *Server) joinRoom(doc string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.rooms[doc]
+	if r == nil {
+		r = &room{doc: doc}
+		s.rooms[doc] = r
+	}
+	r.editors++
+}
+
+func (s *Server) leaveRoom(doc string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.rooms[doc]
+	if r == nil {
+		return
+	}
+	r.editors--
+	if r.editors <= 0 {
+		r.stopTimers()
+		delete(s.rooms, doc)
+	}
+}
+
+// saved arms the room's checkpoint timers after a save: the idle timer
+// restarts, the max timer starts with the first save after a seal.
+func (s *Server) saved(doc, actor string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.rooms[doc]
+	if r == nil || s.closing {
+		return
+	}
+	r.actor = actor
+	if s.cfg.CheckpointIdle > 0 {
+		if r.idle != nil {
+			r.idle.Stop()
+		}
+		r.idle = time.AfterFunc(s.cfg.CheckpointIdle, func() { s.timerCheckpoint(r, objstore.ReasonIdle) })
+	}
+	if s.cfg.CheckpointMax > 0 && r.max == nil {
+		r.max = time.AfterFunc(s.cfg.CheckpointMax, func() { s.timerCheckpoint(r, objstore.ReasonMaxDuration) })
+	}
+}
+
+// sealed stops the room's timers: the draft was just sealed.
+func (s *Server) sealed(doc string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.rooms[doc]; r != nil {
+		r.stopTimers()
+	}
+}
+
+func (s *Server) timerCheckpoint(r *room, reason string) {
+	s.mu.Lock()
+	if s.rooms[r.doc] != r || s.closing {
+		s.mu.Unlock()
+		return
+	}
+	r.stopTimers()
+	actor := r.actor
+	s.wg.Add(1) // Shutdown waits for it: the repository must stay open
+	s.mu.Unlock()
+	defer s.wg.Done()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, created, err := s.cfg.Docs.Checkpoint(ctx, r.doc, reason, actor, "")
+	if err != nil {
+		s.log.Warn("sync: checkpoint failed", "doc", r.doc, "reason", reason, "err", err)
+		return
+	}
+	if created {
+		s.cfg.Metrics.checkpoint(reason)
+		s.log.Debug("sync: checkpoint", "doc", r.doc, "reason", reason, "label", v.Label)
+	}
+}
+
+// leaveCheckpoint seals a leave checkpoint of doc for actor.
+func (s *Server) leaveCheckpoint(ctx context.Context, doc, actor string) (*repo.VersionInfo, error) {
+	v, created, err := s.cfg.Docs.Checkpoint(ctx, doc, objstore.ReasonLeave, actor, "")
+	if err != nil {
+		return nil, err
+	}
+	if !created {
+		return nil, nil
+	}
+	s.cfg.Metrics.checkpoint(objstore.ReasonLeave)
+	return &v, nil
+}
