@@ -146,16 +146,42 @@ func Import(ctx context.Context, s Stores, r io.Reader, o ImportOptions) (Import
 		return res, err
 	}
 	defer pr.Close()
-	plan, err := planRefs(s, pr.Header().Refs, o.Into)
+	moved, err := stageAndMove(ctx, s, pr, o, &res)
 	if err != nil {
 		return res, err
 	}
+	// Reindex takes its own write pass; ours is released by now.
+	for _, doc := range moved {
+		if o.Reindex == nil {
+			res.NotReindexed = append(res.NotReindexed, doc)
+			continue
+		}
+		if err := o.Reindex(ctx, doc); err != nil {
+			return res, fmt.Errorf("pack: heads moved, but rebuilding document %s's indexes failed: %w", doc, err)
+		}
+	}
+	return res, nil
+}
+
+// stageAndMove writes the pack's objects and moves its refs under one
+// write pass (kv.DB.WritePass): staged objects are unreachable until the
+// refs move, so a garbage collection must not sweep between the two. A
+// collection that starts meanwhile waits for the import; one already
+// marking keeps every object the import looks up or writes. It returns the
+// documents whose heads moved.
+func stageAndMove(ctx context.Context, s Stores, pr *Reader, o ImportOptions, res *ImportResult) ([]string, error) {
+	release := s.DB.WritePass()
+	defer release()
+	plan, err := planRefs(s, pr.Header().Refs, o.Into)
+	if err != nil {
+		return nil, err
+	}
 	if res.New, err = stageObjects(ctx, s, pr); err != nil {
-		return res, err
+		return nil, err
 	}
 	res.Objects, res.RawBytes, res.PackBytes = pr.Count(), pr.RawBytes(), pr.Offset()
 	if err := checkPlan(s, plan, o.Into); err != nil {
-		return res, err
+		return nil, err
 	}
 	var ups []refs.Update
 	var moved []string
@@ -175,21 +201,12 @@ func Import(ctx context.Context, s Stores, r io.Reader, o ImportOptions) (Import
 		}
 		if err := s.Refs.Update(s.DB.NewBatch(), ups, msg); err != nil {
 			if errors.Is(err, refs.ErrConflict) {
-				return res, fmt.Errorf("pack: a head moved while importing (is a daemon writing to this store?); nothing moved, run the import again: %w", err)
+				return nil, fmt.Errorf("pack: a head moved while importing (is a daemon writing to this store?); nothing moved, run the import again: %w", err)
 			}
-			return res, fmt.Errorf("pack: move refs: %w", err)
+			return nil, fmt.Errorf("pack: move refs: %w", err)
 		}
 	}
-	for _, doc := range moved {
-		if o.Reindex == nil {
-			res.NotReindexed = append(res.NotReindexed, doc)
-			continue
-		}
-		if err := o.Reindex(ctx, doc); err != nil {
-			return res, fmt.Errorf("pack: heads moved, but rebuilding document %s's indexes failed: %w", doc, err)
-		}
-	}
-	return res, nil
+	return moved, nil
 }
 
 // refPlan is what Import intends for one ref of the pack.
@@ -230,6 +247,7 @@ func planRefs(s Stores, packRefs []Ref, into string) ([]refPlan, error) {
 // version of its document, and every head must move forward.
 func checkPlan(s Stores, plan []refPlan, into string) error {
 	for _, p := range plan {
+		s.DB.Touch(objstore.Key(p.New))
 		v, err := s.Objects.GetVersion(p.New)
 		if err != nil {
 			return fmt.Errorf("%w: ref %s points at %s, which is neither in the pack nor in this store: %v", ErrIncomplete, p.Name, p.New.Short(), err)
@@ -357,6 +375,7 @@ func stageObjects(ctx context.Context, s Stores, pr *Reader) (uint64, error) {
 			if _, ok := recent[ref]; ok {
 				continue
 			}
+			s.DB.Touch(objstore.Key(ref)) // a collection in progress must keep it
 			ok, err := s.Objects.Has(ref)
 			if err != nil {
 				return added, err
@@ -368,6 +387,7 @@ func stageObjects(ctx context.Context, s Stores, pr *Reader) (uint64, error) {
 			recent[ref] = struct{}{}
 		}
 		if _, ok := recent[e.ID]; !ok {
+			s.DB.Touch(objstore.Key(e.ID)) // kept by a collection in progress even when already stored
 			has, err := s.Objects.Has(e.ID)
 			if err != nil {
 				return added, err
