@@ -197,6 +197,7 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 		b = append(b, r.ID[:]...)
 	}
 	if err := pw.write(b); err != nil {
+		enc.Close()
 		return nil, err
 	}
 	return pw, nil
