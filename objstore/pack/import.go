@@ -387,15 +387,13 @@ func stageObjects(ctx context.Context, s Stores, pr *Reader) (uint64, error) {
 			recent[ref] = struct{}{}
 		}
 		if _, ok := recent[e.ID]; !ok {
-			s.DB.Touch(objstore.Key(e.ID)) // kept by a collection in progress even when already stored
-			has, err := s.Objects.Has(e.ID)
-			if err != nil {
-				return added, err
+			// Put looks the object up (touching it for a collection in
+			// progress) and adds records only when the store lacks it.
+			n := b.Count()
+			if _, err := s.Objects.Put(b, e.Kind, e.Data); err != nil {
+				return added, fmt.Errorf("pack: stage %s: %w", e.ID.Short(), err)
 			}
-			if !has {
-				if _, err := s.Objects.Put(b, e.Kind, e.Data); err != nil {
-					return added, fmt.Errorf("pack: stage %s: %w", e.ID.Short(), err)
-				}
+			if b.Count() > n {
 				added++
 			}
 			recent[e.ID] = struct{}{}
