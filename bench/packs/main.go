@@ -81,11 +81,10 @@ func run(docs, versions, runs int, keep string) error {
 	} else if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
-	srcDB, err := kv.Open(filepath.Join(work, "src"), kv.Options{Create: true})
+	srcDB, err := kv.Open(filepath.Join(work, "src"), kv.Options{Create: true, CacheSize: pack.MinCache})
 	if err != nil {
 		return err
 	}
-	defer srcDB.Close()
 	src := pack.NewStores(srcDB)
 	t0 := time.Now()
 	b := packtest.New(srcDB, src.Objects, src.Refs, 1)
@@ -98,6 +97,17 @@ func run(docs, versions, runs int, keep string) error {
 	}
 	fmt.Printf("store: %d documents x %d versions = %d versions, %d objects, %.1f MiB canonical (built in %s)\n",
 		docs, versions, docs*versions, objs, float64(b.RawBytes)/(1<<20), time.Since(t0).Round(time.Millisecond))
+	// Reopen as `folio pack export` does: with a cache sized for the store.
+	if err := srcDB.Close(); err != nil {
+		return err
+	}
+	cache := pack.CacheSize(filepath.Join(work, "src"))
+	if srcDB, err = kv.Open(filepath.Join(work, "src"), kv.Options{CacheSize: cache}); err != nil {
+		return err
+	}
+	defer srcDB.Close()
+	src = pack.NewStores(srcDB)
+	fmt.Printf("store on disk: %.1f MiB; export opens it with a %.0f MiB block cache\n", float64(srcDB.DiskUsage())/(1<<20), float64(cache)/(1<<20))
 
 	packPath := filepath.Join(work, "all.fpack")
 	var est pack.ExportStats
@@ -127,7 +137,7 @@ func run(docs, versions, runs int, keep string) error {
 	}
 	importT, err := timeN(runs, func(i int) error {
 		dir := filepath.Join(work, fmt.Sprintf("dst%d", i))
-		db, err := kv.Open(dir, kv.Options{Create: true})
+		db, err := kv.Open(dir, kv.Options{Create: true, CacheSize: pack.CacheSize(dir)})
 		if err != nil {
 			return err
 		}

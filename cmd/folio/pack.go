@@ -75,13 +75,15 @@ func packCommands() []*cli.Command {
 	}
 }
 
-// packStores opens the data directory; the pack functions use the
+// packStores opens the data directory with a block cache sized for a
+// whole-store walk (pack.CacheSize); the pack functions use the
 // repository's own object and ref stores, and reindex moved documents
 // through it.
 func packStores(c *cli.Context) (pack.Stores, *repo.Repo, func(), error) {
-	r, err := openRepo(c)
+	dir := c.String("data")
+	r, err := repo.Open(dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSize(dir)}})
 	if err != nil {
-		return pack.Stores{}, nil, nil, err
+		return pack.Stores{}, nil, nil, storeError(dir, err)
 	}
 	s := pack.Stores{DB: r.DB(), Objects: r.Objects(), Refs: r.Refs()}
 	return s, r, func() { r.Close() }, nil
