@@ -80,6 +80,10 @@ func packCommands() []*cli.Command {
 // repository's own object and ref stores, and reindex moved documents
 // through it.
 func packStores(c *cli.Context) (pack.Stores, *repo.Repo, func(), error) {
+	if c.String("server") != "" {
+		return pack.Stores{}, nil, nil, exitf(exitUnavailable,
+			"folio %s works on a data directory (--data), not through a daemon (--server); stop the daemon to use its directory", c.Command.FullName())
+	}
 	dir := c.String("data")
 	r, err := repo.Open(dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSize(dir)}})
 	if err != nil {
