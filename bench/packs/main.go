@@ -137,7 +137,7 @@ func run(docs, versions, runs int, keep string) error {
 	}
 	importT, err := timeN(runs, func(i int) error {
 		dir := filepath.Join(work, fmt.Sprintf("dst%d", i))
-		db, err := kv.Open(dir, kv.Options{Create: true, CacheSize: pack.CacheSize(dir)})
+		db, err := kv.Open(dir, kv.Options{Create: true, CacheSize: pack.CacheSizeFor(dir, est.PackBytes)})
 		if err != nil {
 			return err
 		}

@@ -80,12 +80,17 @@ func packCommands() []*cli.Command {
 // repository's own object and ref stores, and reindex moved documents
 // through it.
 func packStores(c *cli.Context) (pack.Stores, *repo.Repo, func(), error) {
+	return packStoresFor(c, 0)
+}
+
+// packStoresFor is packStores for importing a pack of packBytes.
+func packStoresFor(c *cli.Context, packBytes int64) (pack.Stores, *repo.Repo, func(), error) {
 	if c.String("server") != "" {
 		return pack.Stores{}, nil, nil, exitf(exitUnavailable,
 			"folio %s works on a data directory (--data), not through a daemon (--server); stop the daemon to use its directory", c.Command.FullName())
 	}
 	dir := c.String("data")
-	r, err := repo.Open(dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSize(dir)}})
+	r, err := repo.Open(dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSizeFor(dir, packBytes)}})
 	if err != nil {
 		return pack.Stores{}, nil, nil, storeError(dir, err)
 	}
@@ -246,7 +251,13 @@ func packImport(c *cli.Context) error {
 		return err
 	}
 	defer done()
-	s, rp, closeDB, err := packStores(c)
+	var packBytes int64
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			packBytes = fi.Size()
+		}
+	}
+	s, rp, closeDB, err := packStoresFor(c, packBytes)
 	if err != nil {
 		return err
 	}

@@ -19,8 +19,13 @@ const (
 // the cache, nearly every read decompresses a whole block, and exports run
 // several times slower (6× on the benchmark store). Pebble fills the cache
 // as it reads, so a generous bound costs memory only when it is used.
-func CacheSize(dir string) int64 {
-	var n int64
+func CacheSize(dir string) int64 { return CacheSizeFor(dir, 0) }
+
+// CacheSizeFor is CacheSize for a store about to grow by importing a pack
+// of packBytes: a pack holds objects at roughly a fifth of the size the
+// store keeps them at, and an import looks up every object it adds.
+func CacheSizeFor(dir string, packBytes int64) int64 {
+	n := 5 * packBytes
 	filepath.WalkDir(filepath.Join(dir, "store"), func(_ string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(d.Name(), ".sst") {
 			return nil
