@@ -27,7 +27,7 @@ func benchSize() (int, int) {
 
 func benchPack(b *testing.B) (pack.Stores, []byte, pack.ExportStats) {
 	b.Helper()
-	s := openStore(b)
+	s := openStoreCache(b, pack.MinCache) // as the CLI opens a store this small
 	docs, versions := benchSize()
 	if err := packtest.New(s.DB, s.Objects, s.Refs, 1).Build(docs, versions); err != nil {
 		b.Fatal(err)
@@ -67,7 +67,7 @@ func BenchmarkImport(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		dst := openStore(b)
+		dst := openStoreCache(b, pack.MinCache)
 		b.StartTimer()
 		if _, err := pack.Import(context.Background(), dst, bytes.NewReader(data), pack.ImportOptions{}); err != nil {
 			b.Fatal(err)

@@ -21,7 +21,12 @@ import (
 
 func openStore(tb testing.TB) pack.Stores {
 	tb.Helper()
-	db, err := kv.Open(filepath.Join(tb.TempDir(), "data"), kv.Options{Create: true, CacheSize: 8 << 20})
+	return openStoreCache(tb, 8<<20)
+}
+
+func openStoreCache(tb testing.TB, cache int64) pack.Stores {
+	tb.Helper()
+	db, err := kv.Open(filepath.Join(tb.TempDir(), "data"), kv.Options{Create: true, CacheSize: cache})
 	if err != nil {
 		tb.Fatal(err)
 	}
