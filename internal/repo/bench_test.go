@@ -92,3 +92,20 @@ func BenchmarkSealedSave200(b *testing.B) {
 		seq = res.Seq
 	}
 }
+
+// BenchmarkSaveDraft measures one editor save (one changed block of a
+// 50-block document), synced: what every 1.2 s keystroke batch costs.
+func BenchmarkSaveDraft(b *testing.B) {
+	r := newRepo(b)
+	doc := create(b, r, 50)
+	seq := uint64(1)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		blk := para(fmt.Sprintf("b%d", i%50), fmt.Sprintf("keystrokes %d", i))
+		res, err := r.SaveDraft(ctx, SaveParams{Doc: doc, BaseSeq: seq, Changes: []DraftChange{{Op: ChangeUpsert, Block: &blk}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		seq = res.Seq
+	}
+}

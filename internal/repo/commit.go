@@ -85,6 +85,7 @@ type versionSpec struct {
 	idemKey, suggestionID        string
 	baseFP                       flowdoc.Fingerprint
 	entries                      []objstore.BlockEntry
+	fp                           flowdoc.Fingerprint // of entries, when the caller has it
 	attrs                        flowdoc.Attributes
 	restoreBlock                 string // the block a block restore brought back
 }
@@ -97,6 +98,9 @@ type versionSpec struct {
 func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebble.Batch, ev *events) (VersionInfo, error) {
 	d := *dr0
 	now := r.now().UnixMilli()
+	if spec.fp.IsZero() {
+		spec.fp = fingerprintOf(spec.entries)
+	}
 	var head *objstore.Version
 	if !d.Head.IsZero() {
 		var err error
@@ -133,7 +137,7 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 	v := &objstore.Version{
 		Doc: d.ID, Seq: d.Seq + 1, Label: label, Kind: spec.kind, Reason: spec.reason,
 		Parents: parents, Blocks: spec.entries, Attrs: spec.attrs,
-		Fingerprint: fingerprintOf(spec.entries), Txn: txnID, Author: spec.actor,
+		Fingerprint: spec.fp, Txn: txnID, Author: spec.actor,
 		Time: now, Message: spec.message, RestoredFrom: spec.restoredFrom,
 	}
 	vid, err := r.objs.PutVersion(b, v)
@@ -210,6 +214,20 @@ func infoOf(doc string, seq uint64, lr logRec) VersionInfo {
 // deletes, modifications (restoreBlock's is a restore) and moves (blocks
 // outside a longest increasing subsequence of old positions).
 func blockEvents(head *objstore.Version, entries []objstore.BlockEntry, restoreBlock string) []objstore.TxnEvent {
+	if head != nil && sameOrder(head.Blocks, entries) {
+		// The common case (edits in place): no adds, deletes or moves.
+		var out []objstore.TxnEvent
+		for i, e := range entries {
+			if prev := head.Blocks[i].Content; prev != e.Content {
+				op := objstore.EventModify
+				if e.ID == restoreBlock {
+					op = objstore.EventRestore
+				}
+				out = append(out, objstore.TxnEvent{Op: op, BlockID: e.ID, Before: prev, After: e.Content})
+			}
+		}
+		return out
+	}
 	old := map[string]objstore.ID{}
 	oldPos := map[string]int{}
 	if head != nil {
@@ -260,6 +278,18 @@ func blockEvents(head *objstore.Version, entries []objstore.BlockEntry, restoreB
 		}
 	}
 	return out
+}
+
+func sameOrder(a, b []objstore.BlockEntry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID {
+			return false
+		}
+	}
+	return true
 }
 
 func entryContent(entries []objstore.BlockEntry, id string) objstore.ID {
@@ -398,7 +428,7 @@ func (r *Repo) checkpointLocked(doc, reason, actor, message string) (VersionInfo
 		entries[i] = objstore.BlockEntry{ID: blk.ID, Content: blk.Content}
 	}
 	info, err := r.writeVersion(d, dr, versionSpec{kind: kind, reason: reason, actor: actor,
-		message: message, baseFP: dr.BaseFP, entries: entries, attrs: dr.Attrs}, r.db.NewBatch(), ev)
+		message: message, baseFP: dr.BaseFP, entries: entries, fp: dr.Fingerprint, attrs: dr.Attrs}, r.db.NewBatch(), ev)
 	if err != nil {
 		return VersionInfo{}, false, err
 	}

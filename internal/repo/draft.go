@@ -199,7 +199,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		}
 		owned = false
 		info, err := r.writeVersion(d, dr, versionSpec{kind: kind, reason: p.Seal, actor: p.Actor,
-			message: p.Message, baseFP: dr.BaseFP, entries: draftEntries(dr), attrs: dr.Attrs}, b, ev)
+			message: p.Message, baseFP: dr.BaseFP, entries: draftEntries(dr), fp: dr.Fingerprint, attrs: dr.Attrs}, b, ev)
 		if err != nil {
 			return SaveResult{}, err
 		}

@@ -1,0 +1,181 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+var (
+	// ErrNotFound is returned when no task has the given id.
+	ErrNotFound = errors.New("task: not found")
+	// ErrStale is returned when a transition's expected (state, attempt)
+	// no longer matches the stored record: someone else moved the task.
+	ErrStale = errors.New("task: stale transition")
+	// ErrFinished is returned by Cancel and Emit for a task that already
+	// reached a terminal state.
+	ErrFinished = errors.New("task: already finished")
+	// ErrUnknownKind is returned by Enqueue for a kind with no registered handler.
+	ErrUnknownKind = errors.New("task: no handler registered for kind")
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("task: runner closed")
+	// ErrInvalid is returned for a malformed Spec, ID or option.
+	ErrInvalid = errors.New("task: invalid argument")
+)
+
+// State is a task's place in its life cycle.
+type State string
+
+// The task states. Succeeded, Failed and Cancelled are terminal.
+const (
+	Queued    State = "queued"
+	Running   State = "running"
+	Succeeded State = "succeeded"
+	Failed    State = "failed"
+	Cancelled State = "cancelled"
+)
+
+// States lists every state in life-cycle order.
+var States = []State{Queued, Running, Succeeded, Failed, Cancelled}
+
+// Terminal reports whether s is a final state.
+func (s State) Terminal() bool { return s == Succeeded || s == Failed || s == Cancelled }
+
+// Valid reports whether s is one of the five states.
+func (s State) Valid() bool {
+	for _, v := range States {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// ID identifies a task. IDs grow with creation time (they are allocated from
+// the clock, strictly increasing within a store), so id order is enqueue order.
+type ID uint64
+
+// String is the 16-digit lowercase hex form used in keys and stream names.
+func (id ID) String() string {
+	const hex = "0123456789abcdef"
+	var b [16]byte
+	for i := 15; i >= 0; i-- {
+		b[i] = hex[id&0xf]
+		id >>= 4
+	}
+	return string(b[:])
+}
+
+// Short is the last 8 hex digits, for logs.
+func (id ID) Short() string { return id.String()[8:] }
+
+// Stream is the name of the task's event stream.
+func (id ID) Stream() string { return "task:" + id.String() }
+
+// ParseID parses the String form of an ID.
+func ParseID(s string) (ID, error) {
+	if len(s) != 16 {
+		return 0, fmt.Errorf("%w: task id %q must be 16 hex digits", ErrInvalid, s)
+	}
+	v, err := strconv.ParseUint(s, 16, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: task id %q must be 16 hex digits", ErrInvalid, s)
+	}
+	return ID(v), nil
+}
+
+// Task is a task record as stored under t/task/<id>.
+type Task struct {
+	ID        ID     `msgpack:"id" json:"id"`
+	Kind      string `msgpack:"kind" json:"kind"`
+	User      string `msgpack:"user,omitempty" json:"user,omitempty"`
+	Payload   []byte `msgpack:"payload,omitempty" json:"payload,omitempty"`
+	UniqueKey string `msgpack:"unique_key,omitempty" json:"unique_key,omitempty"`
+	State     State  `msgpack:"state" json:"state"`
+	// Attempt counts runs started (including runs interrupted by a crash).
+	// It never decreases; transitions assert it.
+	Attempt int `msgpack:"attempt" json:"attempt"`
+	// Refunded counts runs that do not count against MaxAttempts.
+	Refunded    int `msgpack:"refunded,omitempty" json:"refunded,omitempty"`
+	MaxAttempts int `msgpack:"max_attempts" json:"max_attempts"`
+	// RunAt is when a queued task becomes due.
+	RunAt      time.Time `msgpack:"run_at" json:"run_at"`
+	CreatedAt  time.Time `msgpack:"created_at" json:"created_at"`
+	StartedAt  time.Time `msgpack:"started_at,omitempty" json:"started_at,omitzero"`
+	FinishedAt time.Time `msgpack:"finished_at,omitempty" json:"finished_at,omitzero"`
+	// LastError is the message of the last failed run.
+	LastError       string `msgpack:"last_error,omitempty" json:"last_error,omitempty"`
+	CancelRequested bool   `msgpack:"cancel_requested,omitempty" json:"cancel_requested,omitempty"`
+	// LastSeq is the seq of the task's last event.
+	LastSeq uint64 `msgpack:"last_seq" json:"last_seq"`
+}
+
+// Charged is the number of runs that count against MaxAttempts.
+func (t *Task) Charged() int { return t.Attempt - t.Refunded }
+
+// Spec describes a task to enqueue.
+type Spec struct {
+	Kind    string
+	User    string // bounds per-user concurrency; may be empty
+	Payload []byte
+	// UniqueKey, when set, makes Enqueue idempotent: while a task with this
+	// key is queued, running or succeeded, Enqueue returns it instead of
+	// creating another. A failed or cancelled one is replaced.
+	UniqueKey string
+	// RunAt delays the first run; zero means now.
+	RunAt time.Time
+	// MaxAttempts overrides the kind's setting when > 0.
+	MaxAttempts int
+}
+
+// Handler runs one attempt of a task. The context is cancelled when the
+// task is cancelled, when the kind's Timeout passes and when the Runner
+// closes. The Task is a copy of the running record. The returned error
+// decides what happens next (see package doc); a handler that writes a
+// business effect should key it by t.ID so that a rerun after a crash
+// finds it already done.
+type Handler func(ctx context.Context, t *Task) error
+
+// KindOptions are per-kind settings. Zero fields take the defaults noted.
+type KindOptions struct {
+	// Concurrency bounds running tasks of this kind; 0 means only the
+	// Runner's total bound applies.
+	Concurrency int
+	// MaxAttempts is the number of charged runs before the task fails; default 5.
+	MaxAttempts int
+	// BackoffBase is the delay before the first retry; default 1s. Each
+	// further retry doubles it, up to BackoffCap (default 5m); jitter
+	// spreads the delay over [d/2, d].
+	BackoffBase time.Duration
+	BackoffCap  time.Duration
+	// Timeout bounds one run (wall-clock time, not the injected Clock); 0
+	// means none. A timed-out run is retryable.
+	Timeout time.Duration
+}
+
+func (o KindOptions) withDefaults() KindOptions {
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 5
+	}
+	if o.BackoffBase <= 0 {
+		o.BackoffBase = time.Second
+	}
+	if o.BackoffCap <= 0 {
+		o.BackoffCap = 5 * time.Minute
+	}
+	if o.BackoffCap < o.BackoffBase {
+		o.BackoffCap = o.BackoffBase
+	}
+	return o
+}
+
+// backoff is the un-jittered delay after the n-th charged failure (n >= 1).
+func (o KindOptions) backoff(n int) time.Duration {
+	d := o.BackoffBase
+	for i := 1; i < n && d < o.BackoffCap; i++ {
+		d *= 2
+	}
+	return min(d, o.BackoffCap)
+}
