@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/bloom"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -104,7 +105,7 @@ func Open(dir string, o Options) (*DB, error) {
 		l := &opts.Levels[i]
 		l.BlockSize = 64 << 10
 		l.IndexBlockSize = 256 << 10
-		l.FilterPolicy = nil
+		l.FilterPolicy = bloom.FilterPolicy(10)
 		l.Compression = pebble.ZstdCompression
 		if i > 0 {
 			l.TargetFileSize = 8 << 20

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Pack benchmark: folio pack export / verify / import against git bundles
+# of the same history (`folio export git` | git fast-import, then
+# git repack -adf, git bundle create --all, git bundle verify, and a clone
+# from the bundle, which is git's fully verifying import). Prints medians
+# and ratios.
+#
+#   bench/packs.sh                      # small default: 200 docs x 20 versions, 3 runs
+#   bench/packs.sh -docs 1000 -versions 50 -runs 3   # the figures in docs/packs.md
+#
+# Then the Go micro-benchmarks (small store; FOLIO_BENCH_DOCS / FOLIO_BENCH_VERSIONS resize it).
+set -eu
+cd "$(dirname "$0")/.."
+command -v git >/dev/null || { echo "bench/packs.sh: git is needed for the comparison" >&2; exit 1; }
+go run ./bench/packs "$@"
+echo
+go test -run '^$' -bench . -benchtime 5x -count 1 ./objstore/pack/ | grep -E '^(Benchmark|ok)'

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/repo"
+)
+
+// run runs the CLI in-process and returns stdout, stderr and the exit code.
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	app := newApp()
+	var out, errOut bytes.Buffer
+	app.Writer, app.ErrWriter = &out, &errOut
+	err := app.RunContext(context.Background(), interspersed(app, append([]string{"folio"}, args...)))
+	code := 0
+	if err != nil {
+		code = exitCode(err)
+		errOut.WriteString("folio: " + err.Error() + "\n")
+	}
+	return out.String(), errOut.String(), code
+}
+
+func write(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The history verbs end to end in direct mode: what a user types and reads.
+func TestCLIHistoryVerbs(t *testing.T) {
+	tmp := t.TempDir()
+	data := filepath.Join(tmp, "data")
+
+	if _, stderr, code := run(t, "--data", data, "log", "x"); code != exitUnavailable || !strings.Contains(stderr, "folio init") {
+		t.Fatalf("log before init: code %d, %q; want %d and a hint to run folio init", code, stderr, exitUnavailable)
+	}
+	if _, _, code := run(t, "--data", data, "init"); code != 0 {
+		t.Fatal("init failed")
+	}
+	md := write(t, tmp, "a.md", "# Walk\n\n我们今天去公园散步。\n\n---\n\nSecond paragraph.\n")
+	out, stderr, code := run(t, "--data", data, "doc", "new", "--title", "Walk", "--from", md, "--format", "json")
+	if code != 0 {
+		t.Fatalf("doc new: %d %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "a.md:5") {
+		t.Errorf("the thematic break (no block) was not reported with its line: %q", stderr)
+	}
+	var created struct{ ID, Version string }
+	if err := json.Unmarshal([]byte(out), &created); err != nil || created.Version != "v1.r0" || created.ID == "" {
+		t.Fatalf("doc new json = %q (%v)", out, err)
+	}
+	id := created.ID
+
+	// Edit the Chinese paragraph and seal; flags after the arguments work.
+	show, _, _ := run(t, "--data", data, "show", id, "--format", "json")
+	d, err := flowdoc.Parse([]byte(show))
+	if err != nil {
+		t.Fatalf("show json is not a FlowDocument: %v\n%s", err, show)
+	}
+	d.Blocks[1].RichText[0].Text = "我们明天去公园跑步。"
+	edited := write(t, tmp, "b.json", string(flowdoc.CanonicalJSON(d)))
+	out, stderr, code = run(t, "--data", data, "doc", "save", id, "--from", edited, "--checkpoint", "-m", "tomorrow", "--format", "json")
+	if code != 0 || !strings.Contains(out, `"version": "v1.r1"`) {
+		t.Fatalf("doc save --checkpoint: %d %s %s", code, out, stderr)
+	}
+
+	out, _, _ = run(t, "--data", data, "log", id, "--format", "json")
+	var log []map[string]any
+	if err := json.Unmarshal([]byte(out), &log); err != nil || len(log) != 2 {
+		t.Fatalf("log json = %s", out)
+	}
+	for _, k := range []string{"label", "kind", "hash", "time"} {
+		if _, ok := log[0][k]; !ok {
+			t.Errorf("log entry lacks %q: %v", k, log[0])
+		}
+	}
+	if log[0]["label"] != "v1.r1" || log[0]["message"] != "tomorrow" || log[1]["kind"] != "create" {
+		t.Errorf("log = %v", log)
+	}
+
+	out, _, _ = run(t, "--data", data, "diff", id, "v1.r0", "v1.r1", "--format", "json")
+	var diff struct {
+		Changes []flowdoc.BlockChange `json:"changes"`
+	}
+	if err := json.Unmarshal([]byte(out), &diff); err != nil || len(diff.Changes) != 1 || diff.Changes[0].Kind != flowdoc.Modified {
+		t.Fatalf("diff json = %s", out)
+	}
+	var ins, del []string
+	for _, w := range diff.Changes[0].Words {
+		switch w.Op {
+		case "insert":
+			ins = append(ins, w.Text)
+		case "delete":
+			del = append(del, w.Text)
+		}
+	}
+	if strings.Join(del, "") != "今散" || strings.Join(ins, "") != "明跑" {
+		t.Errorf("CJK word diff deleted %q inserted %q, want 今散 / 明跑", del, ins)
+	}
+	text, _, _ := run(t, "--data", data, "diff", id, "v1.r0", "v1.r1")
+	if !strings.Contains(text, "[-今-]{+明+}") {
+		t.Errorf("text diff = %q", text)
+	}
+
+	// Restore the whole document, then one block.
+	out, _, code = run(t, "--data", data, "restore", id, "v1.r0")
+	if code != 0 || !strings.Contains(out, "as v2.r0") {
+		t.Fatalf("restore: %d %q", code, out)
+	}
+	v0, _, _ := run(t, "--data", data, "show", id+"@v1.r0", "--format", "json")
+	now, _, _ := run(t, "--data", data, "show", id, "--format", "json")
+	if v0 != now {
+		t.Fatalf("restored head differs from v1.r0:\n%s\n%s", now, v0)
+	}
+	blk := d.Blocks[1].ID
+	if out, _, code = run(t, "--data", data, "restore", id, "v1.r1", "--block", blk); code != 0 || !strings.Contains(out, "as v2.r1") {
+		t.Fatalf("restore --block: %d %q", code, out)
+	}
+	out, _, _ = run(t, "--data", data, "history", id, blk, "--format", "json")
+	var hist []map[string]any
+	if err := json.Unmarshal([]byte(out), &hist); err != nil || len(hist) != 4 {
+		t.Fatalf("history json = %s", out)
+	}
+
+	// Errors: unknown label names the latest; invalid documents give their paths.
+	_, stderr, code = run(t, "--data", data, "show", id+"@v7.r0")
+	if code != exitNotFound || !strings.Contains(stderr, "latest is v2.r1") {
+		t.Errorf("unknown label: %d %q", code, stderr)
+	}
+	bad := write(t, tmp, "bad.json", `{"schemaVersion":1,"blocks":[{"id":"h","type":"heading","attrs":{"level":7},"richText":[{"text":"x"}]}]}`)
+	_, stderr, code = run(t, "--data", data, "doc", "save", id, "--from", bad)
+	if code != exitInvalid || !strings.Contains(stderr, "blocks[0].attrs.level") {
+		t.Errorf("invalid document: %d %q", code, stderr)
+	}
+	if _, _, code := run(t, "--data", data, "log"); code != exitUsage {
+		t.Errorf("log without an id: exit %d, want %d", code, exitUsage)
+	}
+
+	out, _, code = run(t, "--data", data, "fsck", "--format", "json")
+	var rep repo.FsckReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || !rep.OK || code != 0 {
+		t.Fatalf("fsck: %d %s", code, out)
+	}
+
+	// A store held by another process (here: an open repo) is named as such.
+	r, err := repo.Open(data, repo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_, stderr, code = run(t, "--data", data, "log", id)
+	if code != exitUnavailable || !strings.Contains(stderr, "locked") {
+		t.Errorf("locked store: %d %q", code, stderr)
+	}
+}

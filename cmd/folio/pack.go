@@ -1,0 +1,371 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/objstore"
+	"github.com/foliodev/folio/objstore/pack"
+	"github.com/urfave/cli/v2"
+)
+
+func init() { extraCommands = append(extraCommands, packCommands()...) }
+
+// packCommands are `folio pack …` and `folio export git`.
+func packCommands() []*cli.Command {
+	docFlag := &cli.StringSliceFlag{Name: "doc", Usage: "only this document `ID` (repeatable); default: every document"}
+	outFlag := &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of standard output"}
+	return []*cli.Command{
+		{
+			Name:  "pack",
+			Usage: "export, import and verify object packs (backups)",
+			Subcommands: []*cli.Command{
+				{
+					Name:      "export",
+					Usage:     "write a pack of every object reachable from the chosen heads and not from the haves",
+					ArgsUsage: " ",
+					Flags: []cli.Flag{docFlag, outFlag,
+						&cli.StringFlag{Name: "have", Usage: "`FILE` of version ids the receiver already has, one hex id per line (`folio pack heads` output works)"}},
+					Action: packExport,
+				},
+				{
+					Name:      "import",
+					Usage:     "verify a pack, add its objects and move its heads forward",
+					ArgsUsage: "FILE (or - for standard input)",
+					Flags: []cli.Flag{
+						&cli.StringFlag{Name: "into", Usage: "store the pack's heads under `backup/NAME` instead of moving document heads"},
+						&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "list every ref and what happened to it"}},
+					Action: packImport,
+				},
+				{
+					Name:      "verify",
+					Usage:     "check a pack's structure, every object's hash and its checksum without importing",
+					ArgsUsage: "FILE (or - for standard input)",
+					Action:    packVerify,
+				},
+				{
+					Name:   "heads",
+					Usage:  "print every document head and backup ref as `<version id> <ref>`: a have-file for the next export",
+					Action: packHeads,
+				},
+			},
+		},
+		{
+			Name:  "export",
+			Usage: "export history in other formats",
+			Subcommands: []*cli.Command{{
+				Name:  "git",
+				Usage: "write a `git fast-import` stream: one commit per version, docs/<slug-or-id>.md and .json",
+				Description: "Load it with:\n  git init --initial-branch=main copy && folio export git | git -C copy fast-import\n" +
+					"Every .json file is byte for byte what `folio show ID@LABEL --format json` prints.",
+				Flags: []cli.Flag{docFlag, outFlag,
+					&cli.StringFlag{Name: "branch", Value: "refs/heads/main", Usage: "the git `REF` the commits go to"}},
+				Action: exportGit,
+			}},
+		},
+	}
+}
+
+// packStores opens the data directory with a block cache sized for a
+// whole-store walk (pack.CacheSize); the pack functions use the
+// repository's own object and ref stores, and reindex moved documents
+// through it.
+func packStores(c *cli.Context) (pack.Stores, *repo.Repo, func(), error) {
+	return packStoresFor(c, 0)
+}
+
+// packStoresFor is packStores for importing a pack of packBytes.
+func packStoresFor(c *cli.Context, packBytes int64) (pack.Stores, *repo.Repo, func(), error) {
+	if c.String("server") != "" {
+		return pack.Stores{}, nil, nil, exitf(exitUnavailable,
+			"folio %s works on a data directory (--data), not through a daemon (--server); stop the daemon to use its directory", c.Command.FullName())
+	}
+	dir := c.String("data")
+	r, err := repo.Open(dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSizeFor(dir, packBytes)}})
+	if err != nil {
+		return pack.Stores{}, nil, nil, storeError(dir, err)
+	}
+	s := pack.Stores{DB: r.DB(), Objects: r.Objects(), Refs: r.Refs()}
+	return s, r, func() { r.Close() }, nil
+}
+
+// packError gives pack errors their exit codes: a damaged or incomplete
+// pack is invalid input (5), a refused ref move is a conflict (4).
+func packError(name string, err error) error {
+	var ee *exitErr
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee):
+		return err
+	case errors.Is(err, pack.ErrRefused):
+		return exitf(exitConflict, "%s: %v", name, err)
+	case errors.Is(err, pack.ErrFormat), errors.Is(err, pack.ErrIncomplete):
+		return exitf(exitInvalid, "%s: %v", name, err)
+	case errors.Is(err, context.Canceled):
+		return exitf(exitError, "interrupted")
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// writeOutput runs write against --output (temp file, sync, rename, sync
+// the directory) or standard output, refusing to spill binary data on a
+// terminal.
+func writeOutput(c *cli.Context, binary bool, write func(io.Writer) error) error {
+	path := c.String("output")
+	if path == "" || path == "-" {
+		if binary {
+			if fi, err := os.Stdout.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+				return exitf(exitUsage, "refusing to write a binary pack to a terminal: redirect standard output or use --output FILE")
+			}
+		}
+		w := bufio.NewWriterSize(os.Stdout, 1<<20)
+		if err := write(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	w := bufio.NewWriterSize(f, 1<<20)
+	if err := write(w); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	ok = true
+	return kv.SyncDir(dir)
+}
+
+func packExport(c *cli.Context) error {
+	if _, err := args(c, 0); err != nil {
+		return err
+	}
+	var haves []objstore.ID
+	if hf := c.String("have"); hf != "" {
+		f, err := os.Open(hf)
+		if err != nil {
+			return exitf(exitUsage, "have-file: %v", err)
+		}
+		haves, err = pack.ReadHaves(f)
+		f.Close()
+		if err != nil {
+			return exitf(exitInvalid, "%s: %v", hf, err)
+		}
+	}
+	s, _, closeDB, err := packStores(c)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	var st pack.ExportStats
+	err = writeOutput(c, true, func(w io.Writer) error {
+		var err error
+		st, err = pack.Export(c.Context, s, w, pack.ExportOptions{Docs: c.StringSlice("doc"), Haves: haves})
+		return err
+	})
+	if err != nil {
+		return packError("pack export", err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "exported %d objects (%s of object data) and %d heads in a %s pack\n",
+		st.Objects, size(int64(st.RawBytes)), len(st.Refs), size(st.PackBytes))
+	if st.UnknownHaves > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "note: %d of %d haves are not in this store and were ignored\n", st.UnknownHaves, len(haves))
+	}
+	return nil
+}
+
+// openPackFile opens name, or standard input for "-".
+func openPackFile(name string) (io.Reader, string, func(), error) {
+	if name == "-" {
+		return os.Stdin, "standard input", func() {}, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, "", nil, exitf(exitUsage, "%v", err)
+	}
+	return f, name, func() { f.Close() }, nil
+}
+
+func packVerify(c *cli.Context) error {
+	a, err := args(c, 1)
+	if err != nil {
+		return err
+	}
+	r, name, done, err := openPackFile(a[0])
+	if err != nil {
+		return err
+	}
+	defer done()
+	res, err := pack.Verify(c.Context, r)
+	if err != nil {
+		return packError(name, err)
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "%s: valid folio pack, format %d, %s\n", name, res.Header.Version, size(res.PackBytes))
+	fmt.Fprintf(w, "  objects: %d (%d versions, %d txns, %d contents), %s of object data\n", res.Objects,
+		res.Kinds[objstore.KindVersion], res.Kinds[objstore.KindTxn], res.Kinds[objstore.KindContent], size(int64(res.RawBytes)))
+	fmt.Fprintf(w, "  heads: %d\n", len(res.Header.Refs))
+	for _, r := range res.Header.Refs {
+		fmt.Fprintf(w, "    %s %s\n", r.ID, r.Name)
+	}
+	return nil
+}
+
+func packImport(c *cli.Context) error {
+	a, err := args(c, 1)
+	if err != nil {
+		return err
+	}
+	r, name, done, err := openPackFile(a[0])
+	if err != nil {
+		return err
+	}
+	defer done()
+	var packBytes int64
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			packBytes = fi.Size()
+		}
+	}
+	s, rp, closeDB, err := packStoresFor(c, packBytes)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	o := pack.ImportOptions{Into: c.String("into"), Message: "pack import " + filepath.Base(name),
+		Reindex: func(ctx context.Context, doc string) error { return rp.Reindex(ctx, doc, packOwner(s, doc)) }}
+	res, err := pack.Import(c.Context, s, r, o)
+	if err != nil {
+		return packError(name, err)
+	}
+	counts := map[pack.RefAction]int{}
+	w := c.App.Writer
+	for _, r := range res.Refs {
+		counts[r.Action]++
+		if c.Bool("verbose") {
+			fmt.Fprintf(w, "  %-9s %s %s\n", r.Action, r.New.Short(), r.Name)
+		}
+	}
+	var parts []string
+	for _, a := range []pack.RefAction{pack.RefCreated, pack.RefForwarded, pack.RefSet, pack.RefUnchanged, pack.RefAhead} {
+		if counts[a] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[a], a))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "none")
+	}
+	fmt.Fprintf(w, "imported %s: %d objects (%d new, %s of object data); heads: %s\n",
+		name, res.Objects, res.New, size(int64(res.RawBytes)), strings.Join(parts, ", "))
+	if counts[pack.RefAhead] > 0 {
+		fmt.Fprintf(w, "note: %d heads in this store are newer than the pack's and were kept\n", counts[pack.RefAhead])
+	}
+	if len(res.NotReindexed) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "warning: the indexes of %d documents were not rebuilt (%s); `folio log` may not show the new versions until they are\n",
+			len(res.NotReindexed), strings.Join(res.NotReindexed, ", "))
+	}
+	return nil
+}
+
+// packOwner is the owner a document restored from a pack gets when this
+// store has no record of it: packs carry history, not document records, so
+// the author of its first version, else the user running the import.
+func packOwner(s pack.Stores, doc string) string {
+	id, err := s.Refs.Get(pack.HeadRef(doc))
+	for n := 0; err == nil && n < 1_000_000; n++ {
+		var v *objstore.Version
+		if v, err = s.Objects.GetVersion(id); err != nil {
+			break
+		}
+		if len(v.Parents) == 0 {
+			if v.Author != "" {
+				return v.Author
+			}
+			break
+		}
+		id = v.Parents[0]
+	}
+	return actor()
+}
+
+func packHeads(c *cli.Context) error {
+	s, _, closeDB, err := packStores(c)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	var lines []string
+	for _, prefix := range []string{pack.DocPrefix, pack.BackupPrefix} {
+		vals, names, err := s.Refs.List(prefix)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			lines = append(lines, vals[n].String()+" "+n)
+		}
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(c.App.Writer, l)
+	}
+	return nil
+}
+
+func exportGit(c *cli.Context) error {
+	s, _, closeDB, err := packStores(c)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	var st pack.GitStats
+	err = writeOutput(c, false, func(w io.Writer) error {
+		var err error
+		st, err = pack.ExportGit(c.Context, s, w, pack.GitOptions{Docs: c.StringSlice("doc"), Branch: c.String("branch")})
+		return err
+	})
+	if err != nil {
+		return packError("export git", err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "exported %d documents as %d commits on %s\n", st.Docs, st.Commits, c.String("branch"))
+	return nil
+}
+
+func size(n int64) string {
+	switch {
+	case n >= 10<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 10<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
