@@ -551,3 +551,75 @@ func TestSIGTERMWithStuckRequest(t *testing.T) {
 		t.Fatalf("draft after the stuck save: %+v %v", dr, err)
 	}
 }
+
+// TestBackupPullFromDaemon mirrors a running daemon with backup tokens:
+// an admin's gets every document, an author's only their own; pulls are
+// incremental, and an author's full token may not pull.
+func TestBackupPullFromDaemon(t *testing.T) {
+	isolateEnv(t)
+	tmp := t.TempDir()
+	d := startDaemon(t, filepath.Join(tmp, "data"), "")
+	admin := []string{"--server", d.url, "--token", d.token}
+	var ann struct{ Token string }
+	r := runCLI(append(admin, "user", "add", "ann", "--format", "json")...)
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &ann) != nil {
+		t.Fatalf("user add: %+v", r)
+	}
+	annCLI := []string{"--server", d.url, "--token", ann.Token}
+	for _, c := range [][]string{
+		append(admin, "doc", "new", "--id", "mine", "--title", "Admin's"),
+		append(annCLI, "doc", "new", "--id", "hers", "--title", "Ann's"),
+	} {
+		if r := runCLI(c...); r.code != 0 {
+			t.Fatalf("%v: %+v", c, r)
+		}
+	}
+	backupToken := func(user string) string {
+		var it struct{ Token string }
+		r := runCLI(append(admin, "token", "add", user, "--kind", "backup", "--format", "json")...)
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &it) != nil {
+			t.Fatalf("token add: %+v", r)
+		}
+		return it.Token
+	}
+	all, annOnly := filepath.Join(tmp, "all"), filepath.Join(tmp, "ann")
+	pull := func(token, to string) cliResult {
+		return runCLI("--server", d.url, "--token", token, "backup", "pull", "--to", to, "--format", "json")
+	}
+	type pulled struct{ Docs, New int }
+	parse := func(r cliResult) pulled {
+		var p pulled
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &p) != nil {
+			t.Fatalf("backup pull: %+v", r)
+		}
+		return p
+	}
+	adminBackup := backupToken("admin")
+	if p := parse(pull(adminBackup, all)); p.Docs != 2 || p.New == 0 {
+		t.Fatalf("first pull: %+v", p)
+	}
+	if p := parse(pull(adminBackup, all)); p.New != 0 {
+		t.Fatalf("second pull brought %d new objects, want 0", p.New)
+	}
+	if p := parse(pull(backupToken("ann"), annOnly)); p.Docs != 1 {
+		t.Fatalf("ann's pull carried %d documents, want 1", p.Docs)
+	}
+	if r := pull(ann.Token, filepath.Join(tmp, "x")); r.code == 0 || !strings.Contains(r.stderr, "backup token") {
+		t.Fatalf("pull with an author's full token: %+v", r)
+	}
+	// The backup token cannot change anything.
+	if r := runCLI("--server", d.url, "--token", adminBackup, "doc", "new", "--title", "x"); r.code != exitError || !strings.Contains(r.stderr, "may only read") {
+		t.Fatalf("backup token wrote: %+v", r)
+	}
+	d.stop(t)
+	for _, c := range []struct{ dir, doc string }{{all, "mine"}, {all, "hers"}, {annOnly, "hers"}} {
+		want := runCLI("--data", d.dir, "log", c.doc, "--format", "json")
+		got := runCLI("--data", c.dir, "log", c.doc, "--format", "json")
+		if got != want || want.code != 0 {
+			t.Errorf("log %s in the mirror %s:\n%+v\nwant\n%+v", c.doc, c.dir, got, want)
+		}
+	}
+	if r := runCLI("--data", annOnly, "log", "mine"); r.code != exitNotFound {
+		t.Errorf("ann's mirror holds the admin's document: %+v", r)
+	}
+}

@@ -106,26 +106,27 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
 
-	mux.HandleFunc("GET /v1/whoami", s.authed(false, s.whoami))
-	mux.HandleFunc("GET /v1/docs", s.authed(false, s.listDocs))
-	mux.HandleFunc("POST /v1/docs", s.authed(false, s.createDoc))
-	mux.HandleFunc("GET /v1/docs/{id}", s.authed(false, s.doc(s.getDoc)))
-	mux.HandleFunc("GET /v1/docs/{id}/draft", s.authed(false, s.doc(s.getDraft)))
-	mux.HandleFunc("POST /v1/docs/{id}/draft", s.authed(false, s.doc(s.saveDraft)))
-	mux.HandleFunc("POST /v1/docs/{id}/checkpoint", s.authed(false, s.doc(s.checkpoint)))
-	mux.HandleFunc("GET /v1/docs/{id}/log", s.authed(false, s.doc(s.log_)))
-	mux.HandleFunc("GET /v1/docs/{id}/versions/{label}", s.authed(false, s.doc(s.show)))
-	mux.HandleFunc("GET /v1/docs/{id}/diff", s.authed(false, s.doc(s.diff)))
-	mux.HandleFunc("GET /v1/docs/{id}/blocks/{block}/history", s.authed(false, s.doc(s.history)))
-	mux.HandleFunc("POST /v1/docs/{id}/restore", s.authed(false, s.doc(s.restore)))
-	mux.HandleFunc("GET /v1/fsck", s.authed(true, s.fsck))
+	mux.HandleFunc("GET /v1/whoami", s.authed(anyUser, s.whoami))
+	mux.HandleFunc("GET /v1/docs", s.authed(anyUser, s.listDocs))
+	mux.HandleFunc("POST /v1/docs", s.authed(anyUser, s.createDoc))
+	mux.HandleFunc("GET /v1/docs/{id}", s.authed(anyUser, s.doc(s.getDoc)))
+	mux.HandleFunc("GET /v1/docs/{id}/draft", s.authed(anyUser, s.doc(s.getDraft)))
+	mux.HandleFunc("POST /v1/docs/{id}/draft", s.authed(anyUser, s.doc(s.saveDraft)))
+	mux.HandleFunc("POST /v1/docs/{id}/checkpoint", s.authed(anyUser, s.doc(s.checkpoint)))
+	mux.HandleFunc("GET /v1/docs/{id}/log", s.authed(anyUser, s.doc(s.log_)))
+	mux.HandleFunc("GET /v1/docs/{id}/versions/{label}", s.authed(anyUser, s.doc(s.show)))
+	mux.HandleFunc("GET /v1/docs/{id}/diff", s.authed(anyUser, s.doc(s.diff)))
+	mux.HandleFunc("GET /v1/docs/{id}/blocks/{block}/history", s.authed(anyUser, s.doc(s.history)))
+	mux.HandleFunc("POST /v1/docs/{id}/restore", s.authed(anyUser, s.doc(s.restore)))
+	mux.HandleFunc("GET /v1/fsck", s.authed(adminOnly, s.fsck))
+	mux.HandleFunc("POST "+BackupPackPath, s.authed(readsOnly, s.backupPack))
 
-	mux.HandleFunc("GET /v1/users", s.authed(true, s.listUsers))
-	mux.HandleFunc("POST /v1/users", s.authed(true, s.addUser))
-	mux.HandleFunc("DELETE /v1/users/{name}", s.authed(true, s.deleteUser))
-	mux.HandleFunc("GET /v1/tokens", s.authed(true, s.listTokens))
-	mux.HandleFunc("POST /v1/tokens", s.authed(true, s.addToken))
-	mux.HandleFunc("DELETE /v1/tokens/{ref}", s.authed(true, s.revokeToken))
+	mux.HandleFunc("GET /v1/users", s.authed(adminOnly, s.listUsers))
+	mux.HandleFunc("POST /v1/users", s.authed(adminOnly, s.addUser))
+	mux.HandleFunc("DELETE /v1/users/{name}", s.authed(adminOnly, s.deleteUser))
+	mux.HandleFunc("GET /v1/tokens", s.authed(adminOnly, s.listTokens))
+	mux.HandleFunc("POST /v1/tokens", s.authed(adminOnly, s.addToken))
+	mux.HandleFunc("DELETE /v1/tokens/{ref}", s.authed(adminOnly, s.revokeToken))
 
 	mux.HandleFunc("/v1/sync", s.syncEndpoint)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -334,6 +335,11 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request, p auth.Princ
 		s.m.checkpoints.WithLabelValues(req.Reason).Inc()
 	}
 	writeJSON(w, http.StatusOK, CheckpointResponse{Version: v, Created: created})
+}
+
+// invalidf is an ErrInvalid with a message for the client.
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{repo.ErrInvalid}, args...)...)
 }
 
 // uintParam reads a non-negative integer query parameter (0 when absent).

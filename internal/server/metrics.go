@@ -18,6 +18,8 @@ type metrics struct {
 	conflicts   prometheus.Counter
 	authFail    prometheus.Counter
 	revoked     prometheus.Counter
+	backupPacks prometheus.Counter
+	backupBytes prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -45,9 +47,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "folio_auth_failures_total", Help: "Requests with a missing, unknown or revoked token."}),
 		revoked: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "folio_tokens_revoked_total", Help: "Tokens revoked (directly or by deleting their user)."}),
+		backupPacks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "folio_backup_packs_total", Help: "Packs served to backup pulls."}),
+		backupBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "folio_backup_pack_bytes_total", Help: "Bytes of the packs served to backup pulls."}),
 	}
 	for _, c := range []prometheus.Collector{m.requests, m.duration, m.inFlight, m.saves, m.saveLatency,
-		m.checkpoints, m.conflicts, m.authFail, m.revoked} {
+		m.checkpoints, m.conflicts, m.authFail, m.revoked, m.backupPacks, m.backupBytes} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

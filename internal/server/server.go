@@ -391,9 +391,17 @@ func (s *Server) writeError(w http.ResponseWriter, e Error) {
 	writeJSON(w, Status(e.Code), ErrorBody{Error: e})
 }
 
+// Access levels of a route.
+const (
+	anyUser   = iota // any valid token; read-only tokens only for GET
+	adminOnly        // an admin's token
+	readsOnly        // any valid token, read-only ones included (a POST that only reads)
+)
+
 // authed requires a valid bearer token; admin routes also need an admin,
-// and only GET requests are open to read-only (backup) tokens.
-func (s *Server) authed(admin bool, h http.HandlerFunc) http.HandlerFunc {
+// and read-only (backup) tokens reach only GET and readsOnly routes.
+func (s *Server) authed(level int, h http.HandlerFunc) http.HandlerFunc {
+	admin := level == adminOnly
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.Authenticate(r.Context(), bearer(r))
 		if err != nil {
@@ -410,11 +418,11 @@ func (s *Server) authed(admin bool, h http.HandlerFunc) http.HandlerFunc {
 			s.writeError(w, Error{Code: CodeForbidden, Message: "this needs an admin token; user " + p.User + " is an author"})
 			return
 		}
-		if p.ReadOnly() && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if p.ReadOnly() && level != readsOnly && r.Method != http.MethodGet && r.Method != http.MethodHead {
 			s.writeError(w, Error{Code: CodeForbidden, Message: "a " + p.Kind + " token may only read"})
 			return
 		}
-		if s.closing.Load() && r.Method != http.MethodGet {
+		if s.closing.Load() && r.Method != http.MethodGet && level != readsOnly {
 			s.writeError(w, Error{Code: CodeUnavailable, Message: "the daemon is shutting down; retry when it is back"})
 			return
 		}
