@@ -2,7 +2,12 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
+
+	"github.com/foliodev/folio/internal/auth"
+	"github.com/foliodev/folio/syncproto"
 )
 
 // SyncService is the WebSocket sync server mounted at /v1/sync (package
@@ -18,9 +23,11 @@ type SyncService interface {
 	RevokeToken(tokenID string) int
 }
 
+var _ SyncService = (*syncproto.Server)(nil)
+
 // SyncFactory builds the sync service from the daemon's parts. The
-// Server calls it once in New; a nil factory (or a nil service) leaves
-// /v1/sync answering 503 unavailable.
+// Server calls it once in New; a nil service leaves /v1/sync answering
+// 503 unavailable.
 type SyncFactory func(SyncDeps) (SyncService, error)
 
 // SyncDeps are what a sync service is built from.
@@ -28,13 +35,65 @@ type SyncDeps struct {
 	Server *Server // Authenticate, CanAccess, Registerer, Logger, Repo
 }
 
-// MountSync is the default SyncFactory: it builds the WebSocket sync
-// server (package syncproto) for /v1/sync.
-//
-// TODO(wiring): package syncproto is not on main yet. When it is, return
-// syncproto.New(syncproto.Config{Docs: d.Server.Repo(), Events:
-// syncproto.StoreEvents{Store: repo.DB(), Hub: repo.Hub()}, Auth and
-// Access adapters over d.Server.Authenticate / CanAccess, Logger,
-// Metrics: syncproto.NewMetrics(d.Server.Registerer()), the limits and
-// checkpoint rules of d.Server.Config()}). Until then /v1/sync answers 503.
-func MountSync(d SyncDeps) (SyncService, error) { return nil, nil }
+// MountSync is the default SyncFactory: the WebSocket sync server of
+// package syncproto over the server's repository, authentication and
+// access rules, with the configured limits and checkpoint rules.
+// Revoking a token (auth.Store.OnRevoke, wired in New) closes its
+// connections through RevokeToken.
+func MountSync(d SyncDeps) (SyncService, error) {
+	s := d.Server
+	m, err := syncproto.NewMetrics(s.Registerer())
+	if err != nil {
+		return nil, fmt.Errorf("sync metrics: %w", err)
+	}
+	cfg := s.Config()
+	r := s.Repo()
+	return syncproto.New(syncproto.Config{
+		Docs:              r,
+		Events:            syncproto.StoreEvents{Store: r.DB(), Hub: r.Hub()},
+		Auth:              syncAuth{s},
+		Access:            syncAuth{s},
+		Logger:            s.Logger().With("part", "sync"),
+		Metrics:           m,
+		MaxFrame:          cfg.MaxFrame,
+		MessagesPerSecond: cfg.MessagesPerSecond,
+		MaxSubscriptions:  cfg.MaxSubscriptions,
+		CheckpointIdle:    cfg.CheckpointIdle,
+		CheckpointMax:     cfg.CheckpointMax,
+	})
+}
+
+// syncAuth adapts the server's authentication and access rules to the
+// sync server's interfaces.
+type syncAuth struct{ s *Server }
+
+func principalOf(p auth.Principal) syncproto.Principal {
+	return syncproto.Principal{User: p.User, Admin: p.Admin, TokenID: p.TokenID, ReadOnly: p.ReadOnly()}
+}
+
+func authPrincipal(p syncproto.Principal) auth.Principal {
+	ap := auth.Principal{User: p.User, Admin: p.Admin, TokenID: p.TokenID}
+	if p.ReadOnly {
+		ap.Kind = auth.KindBackup
+	}
+	return ap
+}
+
+func (a syncAuth) Authenticate(ctx context.Context, token string) (syncproto.Principal, error) {
+	p, err := a.s.Authenticate(ctx, token)
+	if errors.Is(err, auth.ErrUnauthenticated) {
+		return syncproto.Principal{}, fmt.Errorf("%w: %v", syncproto.ErrUnauthenticated, err)
+	}
+	if err != nil {
+		return syncproto.Principal{}, err
+	}
+	return principalOf(p), nil
+}
+
+func (a syncAuth) CanAccess(ctx context.Context, p syncproto.Principal, doc string) bool {
+	return a.s.CanAccess(ctx, authPrincipal(p), doc)
+}
+
+// CanReadStream answers streams other than documents': none exist yet
+// (run streams come with the assistant), so none is readable.
+func (a syncAuth) CanReadStream(context.Context, syncproto.Principal, string) bool { return false }
