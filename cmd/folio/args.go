@@ -41,7 +41,7 @@ func interspersed(app *cli.App, args []string) []string {
 			break
 		}
 	}
-	var fl, pos []string
+	var global, fl, pos []string
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		if a == "--" {
@@ -49,19 +49,44 @@ func interspersed(app *cli.App, args []string) []string {
 			break
 		}
 		if strings.HasPrefix(a, "-") && a != "-" {
-			n := flagArity(flags, a)
+			// A global flag (--data, --server, …) given after the command
+			// goes back in front of it, where urfave/cli looks for it.
+			set := flags
+			isGlobal := !hasFlag(flags, a) && hasFlag(app.Flags, a)
+			if isGlobal {
+				set = app.Flags
+			}
+			n := flagArity(set, a)
 			end := i + n
 			if end > len(rest) {
 				end = len(rest)
 			}
-			fl = append(fl, rest[i:end]...)
+			if isGlobal {
+				global = append(global, rest[i:end]...)
+			} else {
+				fl = append(fl, rest[i:end]...)
+			}
 			i = end - 1
 			continue
 		}
 		pos = append(pos, a)
 	}
+	out = append(out[:1], append(global, out[1:]...)...)
 	out = append(out, fl...)
 	return append(out, pos...)
+}
+
+// hasFlag reports whether flag a names one of flags.
+func hasFlag(flags []cli.Flag, a string) bool {
+	name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func findCommand(cmds []*cli.Command, name string) *cli.Command {
