@@ -19,6 +19,7 @@ import (
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/server"
 	"github.com/urfave/cli/v2"
@@ -122,6 +123,15 @@ func cmdServe(c *cli.Context) error {
 	}()
 	cfg.Repo = r
 	cfg.Auth = auth.New(r.DB())
+	sources := map[quota.Category]string{}
+	for _, cat := range quota.Categories {
+		rc, err := fc.AICategory(string(cat))
+		if err != nil {
+			return exitf(exitUsage, "%v", err)
+		}
+		sources[cat] = string(rc.Source)
+	}
+	cfg.Usage = quota.UsageHandler(quota.NewLedger(r.DB(), quota.LedgerOptions{}), sources)
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return exitf(exitUnavailable, "listen on %s: %v (another daemon running? choose another --listen)", listen, err)

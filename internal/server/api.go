@@ -119,6 +119,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/docs/{id}/blocks/{block}/history", s.authed(anyUser, s.doc(s.history)))
 	mux.HandleFunc("POST /v1/docs/{id}/restore", s.authed(anyUser, s.doc(s.restore)))
 	mux.HandleFunc("GET /v1/fsck", s.authed(adminOnly, s.fsck))
+	if s.cfg.Usage != nil {
+		mux.HandleFunc("GET /v1/admin/usage", s.authed(adminOnly, s.cfg.Usage.ServeHTTP))
+	}
 	mux.HandleFunc("POST "+BackupPackPath, s.authed(readsOnly, s.backupPack))
 
 	mux.HandleFunc("GET /v1/users", s.authed(adminOnly, s.listUsers))

@@ -48,6 +48,9 @@ type Config struct {
 
 	// NewSync builds the service mounted at /v1/sync; nil: MountSync.
 	NewSync SyncFactory
+	// Usage serves the token usage report (package quota) to admins at
+	// GET /v1/admin/usage; nil: the endpoint answers not_found.
+	Usage http.Handler
 }
 
 // Server serves the HTTP API. Create it with New.
