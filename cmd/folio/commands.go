@@ -238,19 +238,7 @@ func cmdDocNew(c *cli.Context) error {
 	return nil
 }
 
-func cmdDocList(c *cli.Context) error {
-	if _, err := args(c, 0); err != nil {
-		return err
-	}
-	format, err := checkFormat(c, "text", "json")
-	if err != nil {
-		return err
-	}
-	b, err := openBackend(c)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
+var cmdDocList = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _ []string, format string, b backend) error {
 	docs, err := b.ListDocs(c.Context)
 	if err != nil {
 		return userError(err)
@@ -271,7 +259,7 @@ func cmdDocList(c *cli.Context) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", d.ID, d.Head, d.Versions, state, d.Title)
 	}
 	return tw.Flush()
-}
+})
 
 func cmdDocSave(c *cli.Context) error {
 	a, err := args(c, 1)
@@ -360,20 +348,7 @@ func kindText(v repo.VersionInfo) string {
 	return s
 }
 
-func cmdLog(c *cli.Context) error {
-	a, err := args(c, 1)
-	if err != nil {
-		return err
-	}
-	format, err := checkFormat(c, "text", "json")
-	if err != nil {
-		return err
-	}
-	b, err := openBackend(c)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
+var cmdLog = withBackend(1, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b backend) error {
 	vs, err := b.Log(c.Context, a[0], c.Int("limit"))
 	if err != nil {
 		return userError(err)
@@ -390,23 +365,10 @@ func cmdLog(c *cli.Context) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Label, v.Hash.Short(), fmtTime(v.Time), v.Author, kindText(v), v.Message)
 	}
 	return tw.Flush()
-}
+})
 
-func cmdShow(c *cli.Context) error {
-	a, err := args(c, 1)
-	if err != nil {
-		return err
-	}
-	format, err := checkFormat(c, "json", "md", "text")
-	if err != nil {
-		return err
-	}
+var cmdShow = withBackend(1, []string{"json", "md", "text"}, func(c *cli.Context, a []string, format string, b backend) error {
 	doc, label := repo.ParseRef(a[0])
-	b, err := openBackend(c)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
 	s, err := b.Show(c.Context, doc, label)
 	if err != nil {
 		return userError(err)
@@ -421,22 +383,9 @@ func cmdShow(c *cli.Context) error {
 		_, err = io.WriteString(w, flowdoc.RenderText(s.Body))
 	}
 	return err
-}
+})
 
-func cmdDiff(c *cli.Context) error {
-	a, err := args(c, 3)
-	if err != nil {
-		return err
-	}
-	format, err := checkFormat(c, "text", "json")
-	if err != nil {
-		return err
-	}
-	b, err := openBackend(c)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
+var cmdDiff = withBackend(3, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b backend) error {
 	changes, err := b.Diff(c.Context, a[0], a[1], a[2])
 	if err != nil {
 		return userError(err)
@@ -475,22 +424,9 @@ func cmdDiff(c *cli.Context) error {
 		}
 	}
 	return nil
-}
+})
 
-func cmdRestore(c *cli.Context) error {
-	a, err := args(c, 2)
-	if err != nil {
-		return err
-	}
-	format, err := checkFormat(c, "text", "json")
-	if err != nil {
-		return err
-	}
-	b, err := openBackend(c)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
+var cmdRestore = withBackend(2, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b backend) error {
 	v, err := b.Restore(c.Context, a[0], a[1], c.String("block"))
 	if err != nil {
 		return userError(err)
@@ -504,22 +440,9 @@ func cmdRestore(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "restored %s as %s\n", a[1], v.Label)
 	}
 	return nil
-}
+})
 
-func cmdHistory(c *cli.Context) error {
-	a, err := args(c, 2)
-	if err != nil {
-		return err
-	}
-	format, err := checkFormat(c, "text", "json")
-	if err != nil {
-		return err
-	}
-	b, err := openBackend(c)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
+var cmdHistory = withBackend(2, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b backend) error {
 	hs, err := b.History(c.Context, a[0], a[1])
 	if err != nil {
 		return userError(err)
@@ -558,21 +481,9 @@ func cmdHistory(c *cli.Context) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Label, v.Change, short, v.Time, v.Author, v.Kind)
 	}
 	return tw.Flush()
-}
+})
 
-func cmdFsck(c *cli.Context) error {
-	if _, err := args(c, 0); err != nil {
-		return err
-	}
-	format, err := checkFormat(c, "text", "json")
-	if err != nil {
-		return err
-	}
-	b, err := openBackend(c)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
+var cmdFsck = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _ []string, format string, b backend) error {
 	rep, err := b.Fsck(c.Context)
 	if err != nil {
 		return userError(err)
@@ -595,7 +506,7 @@ func cmdFsck(c *cli.Context) error {
 		return exitf(exitProblems, "fsck found %d problem(s)", len(rep.Problems))
 	}
 	return nil
-}
+})
 
 func cmdReindex(c *cli.Context) error {
 	a, err := args(c, 1)
@@ -669,4 +580,26 @@ func cmdGC(c *cli.Context) error {
 	}
 	fmt.Fprintf(c.App.Writer, "%d objects, %d reachable; %s %d (%d bytes)\n", rep.Objects, rep.Reachable, verb, rep.Removed, rep.Bytes)
 	return nil
+}
+
+// withBackend makes the action of a verb that takes n arguments and one
+// of formats (the first is the default) and works on a backend: it checks
+// both, opens the backend (direct or --server) and closes it afterwards.
+func withBackend(n int, formats []string, fn func(c *cli.Context, a []string, format string, b backend) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		a, err := args(c, n)
+		if err != nil {
+			return err
+		}
+		format, err := checkFormat(c, formats...)
+		if err != nil {
+			return err
+		}
+		b, err := openBackend(c)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		return fn(c, a, format, b)
+	}
 }

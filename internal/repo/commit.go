@@ -349,10 +349,7 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 	if ps := validateAttrs(p.Attrs); len(ps) > 0 {
 		return VersionInfo{}, invalid(ps)
 	}
-	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
-	defer unlockPass()
-	unlock := r.lock(p.ID)
-	defer unlock()
+	defer r.writing(p.ID)()
 	if ok, err := kv.Has(r.db.DB, docKey(p.ID)); err != nil {
 		return VersionInfo{}, err
 	} else if ok {
@@ -386,10 +383,7 @@ func (r *Repo) Checkpoint(ctx context.Context, doc, reason, actor, message strin
 	if !validReason(reason) {
 		return VersionInfo{}, false, fmt.Errorf("%w: checkpoint reason %q (want idle, max_duration, ai, restore, publish, leave, manual or recovery)", ErrInvalid, reason)
 	}
-	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
-	defer unlockPass()
-	unlock := r.lock(doc)
-	defer unlock()
+	defer r.writing(doc)()
 	return r.checkpointLocked(doc, reason, actor, message)
 }
 
@@ -455,10 +449,7 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	if len(p.Ops) == 0 {
 		return VersionInfo{}, fmt.Errorf("%w: a change needs at least one operation", ErrInvalid)
 	}
-	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
-	defer unlockPass()
-	unlock := r.lock(p.Doc)
-	defer unlock()
+	defer r.writing(p.Doc)()
 	d, err := r.loadDoc(p.Doc)
 	if err != nil {
 		return VersionInfo{}, err
@@ -675,22 +666,12 @@ func (r *Repo) Restore(ctx context.Context, doc, label, actor string) (VersionIn
 	if err := ctxErr(ctx); err != nil {
 		return VersionInfo{}, err
 	}
-	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
-	defer unlockPass()
-	unlock := r.lock(doc)
-	defer unlock()
+	defer r.writing(doc)()
 	src, err := r.versionByLabel(doc, label)
 	if err != nil {
 		return VersionInfo{}, err
 	}
-	if _, _, err := r.checkpointLocked(doc, objstore.ReasonRestore, actor, ""); err != nil {
-		return VersionInfo{}, err
-	}
-	d, err := r.loadDoc(doc)
-	if err != nil {
-		return VersionInfo{}, err
-	}
-	dr, err := r.loadDraft(doc)
+	d, dr, err := r.sealForRestore(doc, actor)
 	if err != nil {
 		return VersionInfo{}, err
 	}
@@ -703,6 +684,20 @@ func (r *Repo) Restore(ctx context.Context, doc, label, actor string) (VersionIn
 		baseFP: dr.Fingerprint, message: "restore " + src.Label})
 }
 
+// sealForRestore seals an unsealed draft (reason restore) so that a
+// restore loses nothing typed, and returns the document and draft after.
+func (r *Repo) sealForRestore(doc, actor string) (*docRec, *draftRec, error) {
+	if _, _, err := r.checkpointLocked(doc, objstore.ReasonRestore, actor, ""); err != nil {
+		return nil, nil, err
+	}
+	d, err := r.loadDoc(doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	dr, err := r.loadDraft(doc)
+	return d, dr, err
+}
+
 // RestoreBlock brings one block back to its content at version label, as a
 // new revision of kind restore. A block deleted since comes back after the
 // nearest block that preceded it at label and still exists.
@@ -710,10 +705,7 @@ func (r *Repo) RestoreBlock(ctx context.Context, doc, label, blockID, actor stri
 	if err := ctxErr(ctx); err != nil {
 		return VersionInfo{}, err
 	}
-	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
-	defer unlockPass()
-	unlock := r.lock(doc)
-	defer unlock()
+	defer r.writing(doc)()
 	src, err := r.versionByLabel(doc, label)
 	if err != nil {
 		return VersionInfo{}, err
@@ -727,14 +719,7 @@ func (r *Repo) RestoreBlock(ctx context.Context, doc, label, blockID, actor stri
 	if at < 0 {
 		return VersionInfo{}, &NotFoundError{What: "block", Name: blockID + "@" + label}
 	}
-	if _, _, err := r.checkpointLocked(doc, objstore.ReasonRestore, actor, ""); err != nil {
-		return VersionInfo{}, err
-	}
-	d, err := r.loadDoc(doc)
-	if err != nil {
-		return VersionInfo{}, err
-	}
-	dr, err := r.loadDraft(doc)
+	d, dr, err := r.sealForRestore(doc, actor)
 	if err != nil {
 		return VersionInfo{}, err
 	}

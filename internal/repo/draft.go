@@ -50,10 +50,7 @@ func (r *Repo) OpenDraft(ctx context.Context, doc, actor string) (Draft, *Versio
 	if err := ctxErr(ctx); err != nil {
 		return Draft{}, nil, err
 	}
-	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
-	defer unlockPass()
-	unlock := r.lock(doc)
-	defer unlock()
+	defer r.writing(doc)()
 	if _, err := r.loadDoc(doc); err != nil {
 		return Draft{}, nil, err
 	}
@@ -109,10 +106,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	if p.Seal != "" && !validReason(p.Seal) {
 		return SaveResult{}, fmt.Errorf("%w: checkpoint reason %q", ErrInvalid, p.Seal)
 	}
-	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
-	defer unlockPass()
-	unlock := r.lock(p.Doc)
-	defer unlock()
+	defer r.writing(p.Doc)()
 	d, err := r.loadDoc(p.Doc)
 	if err != nil {
 		return SaveResult{}, err

@@ -17,10 +17,7 @@ import (
 // and how fsck problems in projections are repaired. owner is used when no
 // document record exists.
 func (r *Repo) Reindex(ctx context.Context, doc, owner string) error {
-	unlockPass := r.db.WritePass() // before the document lock: see kv.DB.WritePass
-	defer unlockPass()
-	unlock := r.lock(doc)
-	defer unlock()
+	defer r.writing(doc)()
 	head, err := r.refs.Get(HeadRef(doc))
 	if errors.Is(err, refs.ErrNotFound) {
 		return &NotFoundError{What: "document", Name: doc}

@@ -177,6 +177,18 @@ const (
 	EventDraftUpdated   = "draft.updated"
 )
 
+// writing takes what a change to doc needs, in this order: a write pass
+// (kv.DB.WritePass, so that a gc never removes what the change reuses),
+// then the document lock. It returns the func that releases both.
+func (r *Repo) writing(doc string) (release func()) {
+	releasePass := r.db.WritePass()
+	unlock := r.lock(doc)
+	return func() {
+		unlock()
+		releasePass()
+	}
+}
+
 func (r *Repo) lock(doc string) func() {
 	h := fnv.New32a()
 	h.Write([]byte(doc))
