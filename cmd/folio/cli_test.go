@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,19 +11,12 @@ import (
 	"github.com/foliodev/folio/internal/repo"
 )
 
-// run runs the CLI in-process and returns stdout, stderr and the exit code.
+// run runs the CLI in-process (runCLI) and returns stdout, stderr and
+// the exit code.
 func run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	app := newApp()
-	var out, errOut bytes.Buffer
-	app.Writer, app.ErrWriter = &out, &errOut
-	err := app.RunContext(context.Background(), interspersed(app, append([]string{"folio"}, args...)))
-	code := 0
-	if err != nil {
-		code = exitCode(err)
-		errOut.WriteString("folio: " + err.Error() + "\n")
-	}
-	return out.String(), errOut.String(), code
+	r := runCLI(args...)
+	return r.stdout, r.stderr, r.code
 }
 
 func write(t *testing.T, dir, name, body string) string {
