@@ -27,6 +27,8 @@ fuzz:
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 $(PKGS) | tee bench/last-go.txt
 	./bench/git_vs_folio.sh
+	./bench/packs.sh
+	$(GO) run ./bench/taskbench -n 10000
 
 lint:
 	$(GO) vet $(PKGS)
