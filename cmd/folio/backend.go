@@ -24,6 +24,7 @@ type backend interface {
 	Restore(ctx context.Context, doc, label, block string) (repo.VersionInfo, error)
 	History(ctx context.Context, doc, block string) ([]repo.BlockRevision, error)
 	Fsck(ctx context.Context) (repo.FsckReport, error)
+	GC(ctx context.Context, o repo.GCOptions) (repo.GCReport, error)
 	Close() error
 }
 
@@ -101,6 +102,10 @@ func (l *localBackend) History(ctx context.Context, doc, block string) ([]repo.B
 
 func (l *localBackend) Fsck(ctx context.Context) (repo.FsckReport, error) {
 	return l.r.Fsck(ctx)
+}
+
+func (l *localBackend) GC(ctx context.Context, o repo.GCOptions) (repo.GCReport, error) {
+	return l.r.GC(ctx, o)
 }
 
 func (l *localBackend) Close() error { return l.r.Close() }

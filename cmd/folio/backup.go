@@ -110,7 +110,7 @@ func cmdBackupPull(c *cli.Context) error {
 	defer f.Close()
 	res, err := pack.Import(c.Context, s, f, pack.ImportOptions{
 		Message: "backup pull " + server,
-		Reindex: func(ctx context.Context, doc string) error { return r.Reindex(ctx, doc, packOwner(s, doc)) },
+		Index:   indexWith(r),
 	})
 	if err != nil {
 		return packError("pulled pack", err)
@@ -224,7 +224,7 @@ func cmdBackupRestore(c *cli.Context) error {
 	}()
 	res, err := pack.Import(c.Context, dstS, pr, pack.ImportOptions{
 		Message: "backup restore from " + from,
-		Reindex: func(ctx context.Context, doc string) error { return dst.Reindex(ctx, doc, packOwner(srcS, doc)) },
+		Index:   indexWith(dst),
 	})
 	pr.CloseWithError(errors.New("import ended"))
 	if eerr := <-exported; eerr != nil && err == nil {

@@ -550,24 +550,12 @@ func parseAge(s string) (time.Duration, error) {
 	return d, nil
 }
 
-func cmdGC(c *cli.Context) error {
-	if _, err := args(c, 0); err != nil {
-		return err
-	}
-	format, err := checkFormat(c, "text", "json")
-	if err != nil {
-		return err
-	}
+var cmdGC = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _ []string, format string, b backend) error {
 	prune, err := parseAge(c.String("prune"))
 	if err != nil {
 		return err
 	}
-	r, err := openRepo(c)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	rep, err := r.GC(c.Context, repo.GCOptions{Prune: prune, DryRun: c.Bool("dry-run")})
+	rep, err := b.GC(c.Context, repo.GCOptions{Prune: prune, DryRun: c.Bool("dry-run")})
 	if err != nil {
 		return userError(err)
 	}
@@ -580,7 +568,7 @@ func cmdGC(c *cli.Context) error {
 	}
 	fmt.Fprintf(c.App.Writer, "%d objects, %d reachable; %s %d (%d bytes)\n", rep.Objects, rep.Reachable, verb, rep.Removed, rep.Bytes)
 	return nil
-}
+})
 
 // withBackend makes the action of a verb that takes n arguments and one
 // of formats (the first is the default) and works on a backend: it checks

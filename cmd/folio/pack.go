@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cockroachdb/pebble"
 	"io"
 	"os"
 	"path/filepath"
@@ -263,7 +264,7 @@ func packImport(c *cli.Context) error {
 	}
 	defer closeDB()
 	o := pack.ImportOptions{Into: c.String("into"), Message: "pack import " + filepath.Base(name),
-		Reindex: func(ctx context.Context, doc string) error { return rp.Reindex(ctx, doc, packOwner(s, doc)) }}
+		Index: indexWith(rp)}
 	res, err := pack.Import(c.Context, s, r, o)
 	if err != nil {
 		return packError(name, err)
@@ -297,14 +298,15 @@ func packImport(c *cli.Context) error {
 	return nil
 }
 
-// packOwner is the owner a document restored from a pack gets when this
+// ownerAt is the owner a document restored from a pack gets when this
 // store has no record of it: packs carry history, not document records, so
-// the author of its first version, else the user running the import.
-func packOwner(s pack.Stores, doc string) string {
-	id, err := s.Refs.Get(pack.HeadRef(doc))
-	for n := 0; err == nil && n < 1_000_000; n++ {
-		var v *objstore.Version
-		if v, err = s.Objects.GetVersion(id); err != nil {
+// the author of its first version (of the history ending at head), else
+// the user running the import.
+func ownerAt(objs *objstore.Store, head objstore.ID) string {
+	id := head
+	for n := 0; n < 1_000_000; n++ {
+		v, err := objs.GetVersion(id)
+		if err != nil {
 			break
 		}
 		if len(v.Parents) == 0 {
@@ -316,6 +318,14 @@ func packOwner(s pack.Stores, doc string) string {
 		id = v.Parents[0]
 	}
 	return actor()
+}
+
+// indexWith makes the pack.Indexer that indexes moved documents of r in
+// the batch that moves their heads.
+func indexWith(r *repo.Repo) pack.Indexer {
+	return func(ctx context.Context, b *pebble.Batch, doc string, head objstore.ID) error {
+		return r.IndexInto(ctx, b, doc, head, ownerAt(r.Objects(), head))
+	}
 }
 
 func packHeads(c *cli.Context) error {

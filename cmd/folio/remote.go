@@ -255,6 +255,16 @@ func (r *remote) Fsck(ctx context.Context) (repo.FsckReport, error) {
 	return rep, err
 }
 
+func (r *remote) GC(ctx context.Context, o repo.GCOptions) (repo.GCReport, error) {
+	var rep repo.GCReport
+	req := server.GCRequest{PruneSeconds: int64(o.Prune / time.Second), DryRun: o.DryRun}
+	if o.Prune < 0 {
+		req.PruneSeconds = -1 // no reflog entry keeps anything
+	}
+	err := r.do(ctx, http.MethodPost, "/v1/admin/gc", nil, req, &rep)
+	return rep, err
+}
+
 func (r *remote) AddUser(ctx context.Context, name string, admin bool) (issued, error) {
 	var res server.IssuedResponse
 	err := r.do(ctx, http.MethodPost, "/v1/users", nil, server.UserRequest{Name: name, Admin: admin}, &res)

@@ -2,7 +2,6 @@ package repo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -14,8 +13,9 @@ import (
 // DefaultPrune is how long a reflog entry keeps the versions it names.
 const DefaultPrune = 14 * 24 * time.Hour
 
-// ErrGCRunning is returned when a collection is already running.
-var ErrGCRunning = errors.New("repo: a gc is already running")
+// ErrGCRunning is returned when a collection is already running; it is
+// an ErrConflict.
+var ErrGCRunning = fmt.Errorf("%w: a gc is already running", ErrConflict)
 
 // GCOptions tune GC.
 type GCOptions struct {

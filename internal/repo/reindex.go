@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
 	"github.com/foliodev/folio/refs"
@@ -25,6 +26,20 @@ func (r *Repo) Reindex(ctx context.Context, doc, owner string) error {
 	if err != nil {
 		return err
 	}
+	b := r.db.NewBatch()
+	defer b.Close()
+	if err := r.IndexInto(ctx, b, doc, head, owner); err != nil {
+		return err
+	}
+	return b.Commit(kv.Sync)
+}
+
+// IndexInto adds to b what Reindex writes, for head as the document's
+// head: the caller moves the head ref to head in the same batch (through
+// refs.Update, whose compare-and-swap refuses the batch if another writer
+// moved it meanwhile), so that a document's head and its projections
+// never disagree, even across a crash. Pack imports use it.
+func (r *Repo) IndexInto(ctx context.Context, b *pebble.Batch, doc string, head objstore.ID, owner string) error {
 	// Walk first parents back to the first version.
 	var chain []*objstore.Version
 	var ids []objstore.ID
@@ -48,8 +63,6 @@ func (r *Repo) Reindex(ctx context.Context, doc, owner string) error {
 	if err != nil {
 		return err
 	}
-	b := r.db.NewBatch()
-	defer b.Close()
 	for _, p := range [][]byte{vlogPrefix(doc), append(kv.TableKey("vlabel", doc), 0), append(kv.TableKey("bidx", doc), 0)} {
 		if err := b.DeleteRange(p, kv.PrefixEnd(p), nil); err != nil {
 			return err
@@ -114,8 +127,5 @@ func (r *Repo) Reindex(ctx context.Context, doc, owner string) error {
 		size, count, nested := blockMeta(body.Blocks[i])
 		dr.Blocks = append(dr.Blocks, draftBlock{ID: e.ID, Content: e.Content, Seq: dr.Seq, Size: size, Count: count, Nested: nested})
 	}
-	if err := setRec(b, draftKey(doc), dr); err != nil {
-		return err
-	}
-	return b.Commit(kv.Sync)
+	return setRec(b, draftKey(doc), dr)
 }

@@ -119,6 +119,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/docs/{id}/blocks/{block}/history", s.authed(anyUser, s.doc(s.history)))
 	mux.HandleFunc("POST /v1/docs/{id}/restore", s.authed(anyUser, s.doc(s.restore)))
 	mux.HandleFunc("GET /v1/fsck", s.authed(adminOnly, s.fsck))
+	mux.HandleFunc("POST /v1/admin/gc", s.authed(adminOnly, s.gc))
 	if s.cfg.Usage != nil {
 		mux.HandleFunc("GET /v1/admin/usage", s.authed(adminOnly, s.cfg.Usage.ServeHTTP))
 	}
@@ -446,6 +447,32 @@ func (s *Server) restore(w http.ResponseWriter, r *http.Request, p auth.Principa
 
 func (s *Server) fsck(w http.ResponseWriter, r *http.Request) {
 	rep, err := s.repo.Fsck(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+// GCRequest is the body of POST /v1/admin/gc.
+type GCRequest struct {
+	// PruneSeconds: reflog entries younger than this keep what they name
+	// (0: the default, 14 days; negative: none do).
+	PruneSeconds int64 `json:"pruneSeconds,omitempty"`
+	DryRun       bool  `json:"dryRun,omitempty"`
+}
+
+// gc collects garbage while the daemon keeps serving: writers hold write
+// passes, so nothing they reuse is removed (repo.GC).
+func (s *Server) gc(w http.ResponseWriter, r *http.Request) {
+	var req GCRequest
+	if r.ContentLength != 0 { // an empty body takes the defaults
+		if err := decode(r, &req); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	rep, err := s.repo.GC(r.Context(), repo.GCOptions{Prune: time.Duration(req.PruneSeconds) * time.Second, DryRun: req.DryRun})
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -1,11 +1,14 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/quota"
+	"github.com/foliodev/folio/internal/repo"
 )
 
 // Admins read the token usage report; authors are refused; a booking
@@ -27,4 +30,36 @@ func TestAdminUsageEndpoint(t *testing.T) {
 	}
 	e.wantErr(http.MethodGet, "/v1/admin/usage", e.ann, nil, http.StatusForbidden, "forbidden")
 	e.wantErr(http.MethodGet, "/v1/admin/usage", "", nil, http.StatusUnauthorized, "unauthorized")
+}
+
+// An admin collects garbage through the daemon while it serves; authors
+// may not.
+func TestAdminGC(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	v, err := e.repo.CreateDoc(ctx, repo.CreateParams{ID: "g", Owner: "ann", Attrs: flowdoc.Attributes{Title: "g"},
+		Body: flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{para("p", "kept")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range []string{"typed and thrown away", "kept in the end"} {
+		blk := para("p", text)
+		if _, err := e.repo.SaveDraft(ctx, repo.SaveParams{Doc: v.Doc, BaseSeq: uint64(1 + i),
+			Changes: []repo.DraftChange{{Op: repo.ChangeUpsert, Block: &blk}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.wantErr(http.MethodPost, "/v1/admin/gc", e.ann, GCRequest{}, http.StatusForbidden, "forbidden")
+	var rep repo.GCReport
+	e.ok(http.MethodPost, "/v1/admin/gc", e.admin, GCRequest{DryRun: true}, &rep)
+	if rep.Removed != 1 || !rep.DryRun {
+		t.Fatalf("dry run = %+v, want 1 object to remove", rep)
+	}
+	e.ok(http.MethodPost, "/v1/admin/gc", e.admin, nil, &rep)
+	if rep.Removed != 1 {
+		t.Fatalf("gc = %+v, want the thrown-away block removed", rep)
+	}
+	if f, err := e.repo.Fsck(ctx); err != nil || !f.OK {
+		t.Fatalf("fsck after gc through the daemon: %+v %v", f.Problems, err)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
 	"github.com/foliodev/folio/refs"
@@ -24,14 +25,22 @@ var backupName = regexp.MustCompile(`^backup/[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 // calls it for every document whose head it moved.
 type Reindexer func(ctx context.Context, doc string) error
 
+// Indexer adds to b the projections of document doc at head.
+type Indexer func(ctx context.Context, b *pebble.Batch, doc string, head objstore.ID) error
+
 // ImportOptions tune Import.
 type ImportOptions struct {
 	// Into, when set ("backup/NAME"), stores the pack's refs under that
 	// namespace instead of moving document heads; they are set to the
 	// pack's values whatever they were, and no projection is rebuilt.
 	Into string
-	// Reindex is called for each document whose head moved. Nil skips
-	// it and ImportResult.NotReindexed lists those documents.
+	// Index, when set, adds the projections of each document whose head
+	// moves to the batch that moves the heads, so heads and projections
+	// change together or not at all (repo.IndexInto).
+	Index Indexer
+	// Reindex is called after the move for each document whose head moved,
+	// when Index is nil. Nil skips it and ImportResult.NotReindexed lists
+	// those documents.
 	Reindex Reindexer
 	// Message is recorded in the reflog of every moved ref.
 	Message string
@@ -152,6 +161,9 @@ func Import(ctx context.Context, s Stores, r io.Reader, o ImportOptions) (Import
 	}
 	// Reindex takes its own write pass; ours is released by now.
 	for _, doc := range moved {
+		if o.Index != nil {
+			break // indexed in the batch that moved the heads
+		}
 		if o.Reindex == nil {
 			res.NotReindexed = append(res.NotReindexed, doc)
 			continue
@@ -185,21 +197,30 @@ func stageAndMove(ctx context.Context, s Stores, pr *Reader, o ImportOptions, re
 	}
 	var ups []refs.Update
 	var moved []string
+	b := s.DB.NewBatch()
 	for _, p := range plan {
 		res.Refs = append(res.Refs, p.RefResult)
 		if p.Action == RefCreated || p.Action == RefForwarded || p.Action == RefSet {
 			ups = append(ups, refs.Update{Name: p.Name, Old: p.Old, New: p.New})
 			if o.Into == "" {
 				moved = append(moved, p.doc)
+				if o.Index != nil {
+					if err := o.Index(ctx, b, p.doc, p.New); err != nil {
+						b.Close()
+						return nil, fmt.Errorf("pack: index document %s: %w; nothing moved", p.doc, err)
+					}
+				}
 			}
 		}
 	}
-	if len(ups) > 0 {
+	if len(ups) == 0 {
+		b.Close()
+	} else {
 		msg := o.Message
 		if msg == "" {
 			msg = "pack import"
 		}
-		if err := s.Refs.Update(s.DB.NewBatch(), ups, msg); err != nil {
+		if err := s.Refs.Update(b, ups, msg); err != nil {
 			if errors.Is(err, refs.ErrConflict) {
 				return nil, fmt.Errorf("pack: a head moved while importing (is a daemon writing to this store?); nothing moved, run the import again: %w", err)
 			}
