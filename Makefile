@@ -6,7 +6,7 @@ BIN      := bin/folio
 DATA     ?= ./folio-data
 PKGS     := ./...
 
-.PHONY: build run test testrace testlong fuzz bench lint clean
+.PHONY: build run test testrace fuzz bench lint clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/folio
