@@ -359,7 +359,7 @@ func protectLineEnds(s string) string {
 func inlineMarkdown(runs []Run, inTable bool) string {
 	// Runs that look alike are written as one, so that what a line starts
 	// with ("10." …) is seen whole when it is escaped.
-	runs = mergeRuns(runs)
+	runs = sanitizeRuns(runs)
 	w := inlineWriter{inTable: inTable}
 	for i := 0; i < len(runs); {
 		j := i + 1

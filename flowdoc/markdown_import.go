@@ -440,7 +440,7 @@ func (im *importer) quote(q *ast.Blockquote, depth int) []Block {
 // quoteOrCallout makes a quote, or a callout when the text starts with an
 // emoji or symbol and a blank ("> 💡 Tip"), the way callouts are written.
 func quoteOrCallout(id string, runs []Run) Block {
-	runs = mergeRuns(runs)
+	runs = sanitizeRuns(runs)
 	first := runs[0]
 	if first.Equation == "" && len(first.Marks) == 0 && first.Link == "" {
 		icon := leadingSymbol(first.Text)
@@ -505,7 +505,7 @@ func (im *importer) items(l *ast.List, ordered bool, depth int) []ListItem {
 				text = append(text, Run{Text: raw})
 			}
 		}
-		item.RichText = mergeRuns(text)
+		item.RichText = sanitizeRuns(text)
 		out = append(out, item)
 		out = append(out, lifted...)
 	}
@@ -590,7 +590,7 @@ func (im *importer) inlines(n ast.Node) []Run {
 	st := &inlineState{marks: map[Mark]int{}}
 	var out []Run
 	im.walkInline(n, st, &out)
-	return mergeRuns(out)
+	return sanitizeRuns(out)
 }
 
 func (st *inlineState) run(text string) Run {
@@ -739,36 +739,6 @@ func (im *importer) rawHTML(c *ast.RawHTML, st *inlineState, out *[]Run) {
 		}
 	}
 	im.report(c, UnsupportedInlineHTML, raw, "tag dropped, the text around it kept")
-}
-
-// mergeRuns joins adjacent runs with equal marks and link and drops empty
-// ones.
-func mergeRuns(rs []Run) []Run {
-	var out []Run
-	for _, r := range rs {
-		if r.Text == "" && r.Equation == "" {
-			continue
-		}
-		if n := len(out); n > 0 && r.Equation == "" && out[n-1].Equation == "" &&
-			out[n-1].Link == r.Link && sameMarks(out[n-1].Marks, r.Marks) {
-			out[n-1].Text += r.Text
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-func sameMarks(a, b []Mark) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // decodeMarkdown resolves backslash escapes and character references in

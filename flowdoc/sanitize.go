@@ -1,5 +1,7 @@
 package flowdoc
 
+import "slices"
+
 // Sanitize returns a normalized copy of d; d is not modified. It
 //
 //   - drops unknown marks, removes duplicate marks and orders them as in
@@ -99,7 +101,7 @@ func sanitizeRuns(rs []Run) []Run {
 			continue
 		}
 		if n := len(out); n > 0 && r.Equation == "" && out[n-1].Equation == "" &&
-			out[n-1].Link == r.Link && equalMarks(out[n-1].Marks, r.Marks) {
+			out[n-1].Link == r.Link && slices.Equal(out[n-1].Marks, r.Marks) {
 			out[n-1].Text += r.Text
 			continue
 		}
@@ -124,18 +126,6 @@ func canonicalMarks(ms []Mark) []Mark {
 		}
 	}
 	return out
-}
-
-func equalMarks(a, b []Mark) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func knownMark(m Mark) bool {
