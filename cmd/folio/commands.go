@@ -571,19 +571,27 @@ var cmdGC = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _ []st
 })
 
 // withBackend makes the action of a verb that takes n arguments and one
-// of formats (the first is the default) and works on a backend: it checks
-// both, opens the backend (direct or --server) and closes it afterwards.
+// of formats and works on a backend (direct or --server): see verb.
 func withBackend(n int, formats []string, fn func(c *cli.Context, a []string, format string, b backend) error) cli.ActionFunc {
+	return verb(openBackend, n, formats, fn)
+}
+
+// verb makes the action of a verb that takes n arguments and one of
+// formats (none: the verb has no --format) and works on what open opens:
+// it checks both, opens, and closes afterwards.
+func verb[B interface{ Close() error }](open func(*cli.Context) (B, error), n int, formats []string, fn func(c *cli.Context, a []string, format string, b B) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		a, err := args(c, n)
 		if err != nil {
 			return err
 		}
-		format, err := checkFormat(c, formats...)
-		if err != nil {
-			return err
+		format := ""
+		if len(formats) > 0 {
+			if format, err = checkFormat(c, formats...); err != nil {
+				return err
+			}
 		}
-		b, err := openBackend(c)
+		b, err := open(c)
 		if err != nil {
 			return err
 		}

@@ -172,40 +172,15 @@ func printIssued(c *cli.Context, format string, it issued, what string) error {
 	return nil
 }
 
-func cmdUserAdd(c *cli.Context) error {
-	a, err := args(c, 1)
-	if err != nil {
-		return err
-	}
-	format, err := checkFormat(c, "text", "json")
-	if err != nil {
-		return err
-	}
-	b, err := openAuth(c)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
+var cmdUserAdd = verb(openAuth, 1, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b authBackend) error {
 	it, err := b.AddUser(c.Context, a[0], c.Bool("admin"))
 	if err != nil {
 		return err
 	}
 	return printIssued(c, format, it, "created user")
-}
+})
 
-func cmdUserList(c *cli.Context) error {
-	if _, err := args(c, 0); err != nil {
-		return err
-	}
-	format, err := checkFormat(c, "text", "json")
-	if err != nil {
-		return err
-	}
-	b, err := openAuth(c)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
+var cmdUserList = verb(openAuth, 0, []string{"text", "json"}, func(c *cli.Context, _ []string, format string, b authBackend) error {
 	us, err := b.ListUsers(c.Context)
 	if err != nil {
 		return err
@@ -251,46 +226,24 @@ func cmdUserList(c *cli.Context) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", u.Name, u.Role, u.Created, strings.Join(ids, " "))
 	}
 	return tw.Flush()
-}
+})
 
-func cmdUserDelete(c *cli.Context) error {
-	a, err := args(c, 1)
-	if err != nil {
-		return err
-	}
-	b, err := openAuth(c)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
+var cmdUserDelete = verb(openAuth, 1, nil, func(c *cli.Context, a []string, _ string, b authBackend) error {
 	ts, err := b.DeleteUser(c.Context, a[0])
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "deleted user %s; %d token(s) revoked\n", a[0], len(ts))
 	return nil
-}
+})
 
-func cmdTokenAdd(c *cli.Context) error {
-	a, err := args(c, 1)
-	if err != nil {
-		return err
-	}
-	format, err := checkFormat(c, "text", "json")
-	if err != nil {
-		return err
-	}
-	b, err := openAuth(c)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
+var cmdTokenAdd = verb(openAuth, 1, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b authBackend) error {
 	it, err := b.AddToken(c.Context, a[0], c.String("kind"))
 	if err != nil {
 		return err
 	}
 	return printIssued(c, format, it, "new token for user")
-}
+})
 
 func cmdTokenList(c *cli.Context) error {
 	user := ""
@@ -336,20 +289,11 @@ func cmdTokenList(c *cli.Context) error {
 	return tw.Flush()
 }
 
-func cmdTokenRevoke(c *cli.Context) error {
-	a, err := args(c, 1)
-	if err != nil {
-		return err
-	}
-	b, err := openAuth(c)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
+var cmdTokenRevoke = verb(openAuth, 1, nil, func(c *cli.Context, a []string, _ string, b authBackend) error {
 	t, err := b.RevokeToken(c.Context, a[0])
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "revoked token %s of user %s\n", t.Prefix(), t.User)
 	return nil
-}
+})
