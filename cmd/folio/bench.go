@@ -2,12 +2,15 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -283,6 +286,10 @@ func cmdBenchSync(c *cli.Context) error {
 		if len(o.Docs) == 0 {
 			return exitf(exitUsage, "folio bench sync --server needs the documents to edit: --doc ID (repeat)")
 		}
+		// The daemon's own resident memory, from its /metrics (the process
+		// collector), so that idle-connection memory is the server's alone.
+		metricsURL := strings.TrimRight(server, "/") + "/metrics"
+		o.Memory = func() (uint64, error) { return scrapeRSS(c.Context, metricsURL) }
 		rep, err = loadgen.Run(c.Context, o)
 	} else {
 		rep, err = loadgen.RunLocal(c.Context, loadgen.LocalOptions{Options: o})
@@ -301,4 +308,33 @@ func cmdBenchSync(c *cli.Context) error {
 	}
 	_, err = fmt.Fprint(c.App.Writer, rep.String())
 	return err
+}
+
+// scrapeRSS reads process_resident_memory_bytes from a Prometheus text
+// endpoint.
+func scrapeRSS(ctx context.Context, url string) (uint64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "process_resident_memory_bytes "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return 0, fmt.Errorf("%s: process_resident_memory_bytes %q: %w", url, v, err)
+			}
+			return uint64(f), nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("%s has no process_resident_memory_bytes", url)
 }
