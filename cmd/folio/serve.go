@@ -100,7 +100,7 @@ func cmdServe(c *cli.Context) error {
 	cfg := server.Config{Logger: log, Version: version,
 		CheckpointIdle: fc.Checkpoint.Idle, CheckpointMax: fc.Checkpoint.Max,
 		MaxFrame: fc.Limits.FrameBytes, MessagesPerSecond: float64(fc.Limits.MessagesPerSecond),
-		MaxSubscriptions: fc.Limits.Subscriptions}
+		MaxSubscriptions: fc.Limits.Subscriptions, AllowedOrigins: fc.Server.AllowedOrigins}
 	ro := repo.Options{Limits: flowdoc.Limits{MaxBlocks: fc.Limits.DocMaxBlocks, MaxBytes: int(fc.Limits.DocMaxBytes)}}
 	if c.Bool("init") {
 		if err := repo.Init(dir); err != nil {

@@ -34,6 +34,12 @@ type Config struct {
 type Server struct {
 	// Listen is the HTTP/WebSocket address.
 	Listen string `toml:"listen"`
+	// AllowedOrigins are the browser origins (e.g. "https://blog.example")
+	// of editors served from elsewhere: the HTTP API answers them with CORS
+	// headers and the sync endpoint accepts their WebSocket handshakes.
+	// "*" allows any origin. Empty: same-origin browsers and non-browser
+	// clients only.
+	AllowedOrigins []string `toml:"allowed_origins"`
 }
 
 // Checkpoint configures when a draft is sealed into a version.

@@ -137,7 +137,7 @@ func (s *Server) routes() http.Handler {
 		s.writeError(w, Error{Code: CodeNotFound, What: "endpoint", Name: r.Method + " " + r.URL.Path,
 			Message: "no endpoint " + r.Method + " " + r.URL.Path + "; docs/api.md lists them"})
 	})
-	return s.observe(mux)
+	return s.observe(s.cors(mux))
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

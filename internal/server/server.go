@@ -48,6 +48,9 @@ type Config struct {
 
 	// NewSync builds the service mounted at /v1/sync; nil: MountSync.
 	NewSync SyncFactory
+	// AllowedOrigins are the browser origins ("https://blog.example", or
+	// "*") whose editors may call the API (CORS) and open /v1/sync.
+	AllowedOrigins []string
 	// Usage serves the token usage report (package quota) to admins at
 	// GET /v1/admin/usage; nil: the endpoint answers not_found.
 	Usage http.Handler

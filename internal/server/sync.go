@@ -60,6 +60,7 @@ func MountSync(d SyncDeps) (SyncService, error) {
 		MaxSubscriptions:  cfg.MaxSubscriptions,
 		CheckpointIdle:    cfg.CheckpointIdle,
 		CheckpointMax:     cfg.CheckpointMax,
+		OriginPatterns:    originPatterns(cfg.AllowedOrigins),
 	})
 }
 
