@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strings"
 
 	"github.com/foliodev/folio/flowdoc"
@@ -115,7 +116,7 @@ func storeError(dir string, err error) error {
 
 // daemonAddress reads the address a running daemon recorded in dir.
 func daemonAddress(dir string) string {
-	b, err := os.ReadFile(dir + "/daemon.addr")
+	b, err := os.ReadFile(filepath.Join(dir, addrFile))
 	if err != nil {
 		return ""
 	}

@@ -298,33 +298,11 @@ func packImport(c *cli.Context) error {
 	return nil
 }
 
-// ownerAt is the owner a document restored from a pack gets when this
-// store has no record of it: packs carry history, not document records, so
-// the author of its first version (of the history ending at head), else
-// the user running the import.
-func ownerAt(objs *objstore.Store, head objstore.ID) string {
-	id := head
-	for n := 0; n < 1_000_000; n++ {
-		v, err := objs.GetVersion(id)
-		if err != nil {
-			break
-		}
-		if len(v.Parents) == 0 {
-			if v.Author != "" {
-				return v.Author
-			}
-			break
-		}
-		id = v.Parents[0]
-	}
-	return actor()
-}
-
 // indexWith makes the pack.Indexer that indexes moved documents of r in
 // the batch that moves their heads.
 func indexWith(r *repo.Repo) pack.Indexer {
 	return func(ctx context.Context, b *pebble.Batch, doc string, head objstore.ID) error {
-		return r.IndexInto(ctx, b, doc, head, ownerAt(r.Objects(), head))
+		return r.IndexInto(ctx, b, doc, head, actor())
 	}
 }
 

@@ -220,27 +220,7 @@ func bootstrapAdmin(c *cli.Context, as *auth.Store) error {
 // writeAddr records url in dir/daemon.addr durably (temp file, sync,
 // rename, sync the directory).
 func writeAddr(dir, url string) error {
-	p := filepath.Join(dir, addrFile)
-	tmp := p + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(url + "\n"); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		return err
-	}
-	return kv.SyncDir(dir)
+	return kv.WriteFileSync(filepath.Join(dir, addrFile), []byte(url+"\n"))
 }
 
 // removeAddr removes dir/daemon.addr when it still names url.

@@ -142,26 +142,36 @@ func writeMarker(dir string) error {
 	if _, err := os.Stat(p); err == nil {
 		return nil
 	}
-	tmp := p + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
+	if err := WriteFileSync(p, []byte("folio store format 1\n")); err != nil {
 		return fmt.Errorf("kv: write marker: %w", err)
 	}
-	if _, err := f.WriteString("folio store format 1\n"); err != nil {
+	return nil
+}
+
+// WriteFileSync replaces the file at path with data durably: a temporary
+// file, synced, renamed over path, then the directory synced. A crash
+// leaves either the old file or the new one, never a torn one.
+func WriteFileSync(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
 		f.Close()
-		return fmt.Errorf("kv: write marker: %w", err)
+		return err
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return fmt.Errorf("kv: write marker: %w", err)
+		return err
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("kv: write marker: %w", err)
+		return err
 	}
-	if err := os.Rename(tmp, p); err != nil {
-		return fmt.Errorf("kv: write marker: %w", err)
+	if err := os.Rename(tmp, path); err != nil {
+		return err
 	}
-	return SyncDir(dir)
+	return SyncDir(filepath.Dir(path))
 }
 
 // SyncDir fsyncs a directory so that a rename inside it is durable.

@@ -131,7 +131,7 @@ func (r *Repo) fsckDoc(ctx context.Context, doc string, rep *FsckReport, add fun
 		if v.Label != e.Label || v.Seq != e.Seq || v.Doc != doc {
 			add(e.Hash.String(), doc, "version %s: object says %s seq %d of %s", e.Label, v.Label, v.Seq, v.Doc)
 		}
-		if seq, _, err := r.resolve(doc, e.Label); err != nil || seq != e.Seq {
+		if v, err := kv.Get(r.db.DB, vlabelKey(doc, e.Label)); err != nil || kv.ParseUint64(v) != e.Seq {
 			add(e.Hash.String(), doc, "label index of %s is wrong", e.Label)
 		}
 		if prev != nil && (len(v.Parents) == 0 || v.Parents[0] != prevID) {

@@ -15,8 +15,9 @@ import (
 // the versions it reaches: the document record, log and label indexes, the
 // block-revision index, and a clean draft at the head. It is how a
 // document restored from objects and refs (packs, backups) becomes usable,
-// and how fsck problems in projections are repaired. owner is used when no
-// document record exists.
+// and how fsck problems in projections are repaired. A document without a
+// record is owned by the author of its first version (CreateDoc makes the
+// owner that author), or by owner when that version names none.
 func (r *Repo) Reindex(ctx context.Context, doc, owner string) error {
 	defer r.writing(doc)()
 	head, err := r.refs.Get(HeadRef(doc))
@@ -69,7 +70,10 @@ func (r *Repo) IndexInto(ctx context.Context, b *pebble.Batch, doc string, head 
 		}
 	}
 	first := chain[len(chain)-1]
-	d := docRec{ID: doc, Owner: owner, Created: first.Time}
+	d := docRec{ID: doc, Owner: first.Author, Created: first.Time}
+	if d.Owner == "" {
+		d.Owner = owner
+	}
 	if hadRec {
 		d.Owner, d.Created = old.Owner, old.Created
 	}
