@@ -112,6 +112,36 @@ func (s *Store) Put(b *pebble.Batch, k Kind, data []byte) (ID, error) {
 	return s.put(b, k, data, nil)
 }
 
+// Encoded is an object hashed and encoded for storage ahead of its Put,
+// so that a writer can do that work (proportional to the object's size)
+// before it takes any lock. Only objects stored whole (not versions, which
+// may be stored as deltas, nor transactions) can be Encoded.
+type Encoded struct {
+	ID     ID
+	kind   Kind
+	stored []byte
+}
+
+// Encode hashes data, canonical bytes of kind k, and encodes its stored
+// form. k must not be KindVersion or KindTxn.
+func Encode(k Kind, data []byte) Encoded {
+	return Encoded{ID: Sum(k, data), kind: k, stored: EncodeStored(k, data)}
+}
+
+// PutEncoded is Put of an object made by Encode: it adds the object to b
+// unless the store already has it.
+func (s *Store) PutEncoded(b *pebble.Batch, e Encoded) error {
+	if e.kind == KindVersion || e.kind == KindTxn || e.stored == nil {
+		return fmt.Errorf("objstore: PutEncoded of a %s object", e.kind)
+	}
+	s.db.Touch(Key(e.ID)) // a collection in progress must keep it (see kv.DB.WritePass)
+	has, err := s.Has(e.ID)
+	if err != nil || has {
+		return err
+	}
+	return b.Set(Key(e.ID), e.stored, nil)
+}
+
 // PutVersion encodes v and adds it to b; it returns the version's id. See
 // Put for how it is stored; put v's transaction first, in the same batch,
 // so that it can be stored compactly.

@@ -53,6 +53,17 @@ const (
 	// CodeReadOnly: the token may only read; saves, checkpoints and
 	// restores are refused.
 	CodeReadOnly Code = "read_only"
+	// CodeInvalid: a field of the request breaks a rule (a control
+	// character in a title, a message over its size, a checkpoint reason
+	// the server keeps for itself); the message names the field. The same
+	// request over HTTP gets the same code and message. Nothing was stored.
+	CodeInvalid Code = "invalid"
+	// CodeTooManyChanges, CodeTooManyBlocks, CodeTooManyRuns: a save over
+	// the request limits (changes per save, blocks, rich-text runs), refused
+	// before any work. Split it. Nothing was stored.
+	CodeTooManyChanges Code = "too_many_changes"
+	CodeTooManyBlocks  Code = "too_many_blocks"
+	CodeTooManyRuns    Code = "too_many_runs"
 )
 
 // Close codes (RFC 6455 §7.4: 4000-4999 are the application's). A

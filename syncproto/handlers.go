@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
@@ -211,40 +212,14 @@ func (c *conn) leave(m *Leave) {
 	c.send(&Left{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Version: v})
 }
 
-var changeOps = map[string]bool{"upsert": true, "delete": true, "move": true}
-
 func (c *conn) save(m *Save) {
 	start := time.Now()
 	if !c.isOpen(m.Doc) {
 		c.replyError(m.ID, CodeNotOpen, fmt.Sprintf("open document %q before saving to it", m.Doc))
 		return
 	}
-	if m.Body == nil && len(m.Changes) == 0 && m.Attrs == nil {
-		c.replyError(m.ID, CodeBadRequest, "draft.save needs changes, a body or attrs")
-		return
-	}
-	if m.Body != nil && len(m.Changes) > 0 {
-		c.replyError(m.ID, CodeBadRequest, "draft.save carries either changes or a full body, not both")
-		return
-	}
-	for i, ch := range m.Changes {
-		if !changeOps[ch.Op] {
-			c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("changes[%d].op %q is not upsert, delete or move", i, ch.Op))
-			return
-		}
-		if ch.Op == "upsert" && ch.Block == nil {
-			c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("changes[%d]: upsert needs a block", i))
-			return
-		}
-		if ch.Op != "upsert" && ch.BlockID == "" {
-			c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("changes[%d]: %s needs blockId", i, ch.Op))
-			return
-		}
-		if ch.Op == "move" && ch.After == nil {
-			c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("changes[%d]: move needs after (\"\" for the start)", i))
-			return
-		}
-	}
+	// Everything else about the save (limits, fields, ops, blocks) is
+	// checked by the content service, as for every other way in.
 	who := c.principal()
 	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
 	res, err := c.srv.cfg.Docs.SaveDraft(ctx, repo.SaveParams{Doc: m.Doc, Actor: who.User, Session: c.session,
@@ -252,8 +227,13 @@ func (c *conn) save(m *Save) {
 	cancel()
 	var ce *repo.ConflictError
 	var ve *flowdoc.ValidationError
+	var ee *errs.Error
 	switch {
 	case err == nil:
+	case errors.As(err, &ee):
+		c.srv.cfg.Metrics.save("invalid", 0)
+		c.replyError(m.ID, Code(errs.CodeOf(err)), err.Error())
+		return
 	case errors.As(err, &ce):
 		c.srv.cfg.Metrics.save("conflict", 0)
 		blocks := ce.Blocks
@@ -289,22 +269,10 @@ func (c *conn) save(m *Save) {
 	}
 }
 
-// clientReasons are the checkpoint reasons a client may give; the others
-// (idle, max_duration, leave, recovery, restore) are the server's own.
-var clientReasons = map[string]bool{objstore.ReasonManual: true, objstore.ReasonPublish: true, objstore.ReasonAI: true}
-
 func (c *conn) checkpoint(m *Checkpoint) {
 	reason := m.Reason
 	if reason == "" {
 		reason = objstore.ReasonManual
-	}
-	if !clientReasons[reason] {
-		c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("checkpoint reason %q is not manual, publish or ai", reason))
-		return
-	}
-	if len(m.Message) > 4096 {
-		c.replyError(m.ID, CodeBadRequest, "checkpoint message is longer than 4096 bytes")
-		return
 	}
 	if !c.checkDoc(m.ID, m.Doc) {
 		return
@@ -329,10 +297,6 @@ func (c *conn) checkpoint(m *Checkpoint) {
 }
 
 func (c *conn) restore(m *Restore) {
-	if m.Label == "" || len(m.Label) > 64 {
-		c.replyError(m.ID, CodeBadRequest, "restore needs the label of a version, like v1.r2")
-		return
-	}
 	if !c.checkDoc(m.ID, m.Doc) {
 		return
 	}
@@ -351,7 +315,11 @@ func (c *conn) restore(m *Restore) {
 // repoError answers a repository error with its wire code.
 func (c *conn) repoError(id, doc, what string, err error) {
 	var nf *repo.NotFoundError
+	var ee *errs.Error
 	switch {
+	case errors.As(err, &ee):
+		// A classified error: its own code and message, as over HTTP.
+		c.replyError(id, Code(errs.CodeOf(err)), err.Error())
 	case errors.As(err, &nf):
 		c.replyError(id, CodeNotFound, nf.Error())
 	case isNotFound(err):

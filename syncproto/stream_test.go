@@ -435,7 +435,7 @@ func TestRequestErrors(t *testing.T) {
 	if _, err := a.Restore(ctx, "d1", "v9.r9"); code(err) != syncproto.CodeNotFound {
 		t.Errorf("restore of a missing label: %v", err)
 	}
-	if _, err := a.Checkpoint(ctx, "d1", "idle", ""); code(err) != syncproto.CodeBadRequest {
+	if _, err := a.Checkpoint(ctx, "d1", "idle", ""); code(err) != syncproto.CodeInvalid {
 		t.Errorf("checkpoint with a server-only reason: %v", err)
 	}
 }

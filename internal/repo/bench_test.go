@@ -23,7 +23,7 @@ func BenchmarkCheckpoint500(b *testing.B) {
 			b.Fatal(err)
 		}
 		seq = res.Seq
-		if _, _, err := r.Checkpoint(ctx, doc, objstore.ReasonIdle, "ana", ""); err != nil {
+		if _, _, err := r.Seal(ctx, doc, objstore.ReasonIdle, "ana"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -58,7 +58,7 @@ func BenchmarkLog10000(b *testing.B) {
 			b.Fatal(err)
 		}
 		seq = res.Seq
-		if _, _, err := r.Checkpoint(ctx, doc, objstore.ReasonIdle, "ana", ""); err != nil {
+		if _, _, err := r.Seal(ctx, doc, objstore.ReasonIdle, "ana"); err != nil {
 			b.Fatal(err)
 		}
 	}

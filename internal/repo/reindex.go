@@ -19,7 +19,11 @@ import (
 // record is owned by the author of its first version (CreateDoc makes the
 // owner that author), or by owner when that version names none.
 func (r *Repo) Reindex(ctx context.Context, doc, owner string) error {
-	defer r.writing(doc)()
+	release, err := r.writing(ctx, doc)
+	if err != nil {
+		return err
+	}
+	defer release()
 	head, err := r.refs.Get(HeadRef(doc))
 	if errors.Is(err, refs.ErrNotFound) {
 		return &NotFoundError{What: "document", Name: doc}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
 )
 
@@ -41,6 +42,8 @@ type Error struct {
 	Blocks []repo.ConflictBlock `json:"blocks,omitempty"`
 	// Problems are the paths and rules an invalid document breaks.
 	Problems []flowdoc.Problem `json:"problems,omitempty"`
+
+	status int // the HTTP status when the code alone does not say it (0: Status(Code))
 }
 
 // ErrorBody is the body of every error response.
@@ -72,6 +75,12 @@ func Status(code string) int {
 // toError maps an error to its wire form; ok is false for internal errors,
 // whose details are logged and not sent.
 func toError(err error) (Error, bool) {
+	var ee *errs.Error
+	if errors.As(err, &ee) && errs.KindOf(err) != errs.Internal {
+		// Classified where it was made: its code, status and message as
+		// they are (package errs).
+		return Error{Code: errs.CodeOf(err), Message: err.Error(), status: errs.KindOf(err).HTTPStatus()}, true
+	}
 	var ve *flowdoc.ValidationError
 	if errors.As(err, &ve) {
 		ps := make([]string, len(ve.Problems))

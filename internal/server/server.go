@@ -394,7 +394,11 @@ func (s *Server) writeError(w http.ResponseWriter, e Error) {
 	if e.Code == CodeConflict {
 		s.m.conflicts.Inc()
 	}
-	writeJSON(w, Status(e.Code), ErrorBody{Error: e})
+	status := e.status
+	if status == 0 {
+		status = Status(e.Code)
+	}
+	writeJSON(w, status, ErrorBody{Error: e})
 }
 
 // Access levels of a route.
