@@ -1,6 +1,7 @@
 package flowdoc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -228,7 +229,7 @@ func (r *Reader) object(t json.Token, path, what string, field FieldFunc) (bool,
 	if r.depth++; r.depth > maxJSONDepth {
 		return false, invalid("$", fmt.Sprintf("not JSON: nesting deeper than %d levels", maxJSONDepth))
 	}
-	var seen []string
+	var seen keySet
 	for r.dec.More() {
 		kt, err := r.token()
 		if err != nil {
@@ -236,7 +237,7 @@ func (r *Reader) object(t json.Token, path, what string, field FieldFunc) (bool,
 		}
 		key, _ := kt.(string)
 		p := joinPath(path, key)
-		if containsString(seen, key) {
+		if seen.has(key) {
 			if err := r.Problem(p, "duplicate field"); err != nil {
 				return false, err
 			}
@@ -258,7 +259,7 @@ func (r *Reader) object(t json.Token, path, what string, field FieldFunc) (bool,
 			}
 			continue
 		}
-		seen = append(seen, key)
+		seen.add(key)
 	}
 	if _, err := r.token(); err != nil { // '}'
 		return false, err
@@ -450,7 +451,7 @@ func (r *Reader) Block(path string) (*Block, error) {
 				if ok {
 					b.Cols = append(b.Cols, col)
 				} else if err == nil {
-					err = r.nullElement(ip, "column")
+					err = r.Required(ip, "column")
 				}
 				return err
 			})
@@ -468,9 +469,9 @@ func (r *Reader) Block(path string) (*Block, error) {
 	return &b, nil
 }
 
-// nullElement reports a null where an array needs an object (a value of
-// another type was reported already).
-func (r *Reader) nullElement(path, what string) error {
+// Required reports a null where an object is needed (at path, named
+// what); a value of another type was reported already when read.
+func (r *Reader) Required(path, what string) error {
 	if len(r.ps) > 0 && r.ps[len(r.ps)-1].Path == path {
 		return nil
 	}
@@ -586,7 +587,7 @@ func (r *Reader) runsTok(t json.Token, path string) ([]Run, error) {
 			return err
 		}
 		if !ok {
-			return r.nullElement(ip, "run")
+			return r.Required(ip, "run")
 		}
 		out = append(out, run)
 		return r.n.AddRun(r.lim)
@@ -614,7 +615,7 @@ func (r *Reader) items(path string) ([]ListItem, error) {
 			return err
 		}
 		if !ok {
-			return r.nullElement(ip, "list item")
+			return r.Required(ip, "list item")
 		}
 		out = append(out, it)
 		return r.n.AddRun(r.lim)
@@ -648,7 +649,7 @@ func (r *Reader) row(path string) (*TableRow, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, r.nullElement(path, "table row")
+		return nil, r.Required(path, "table row")
 	}
 	return &row, nil
 }
@@ -686,4 +687,62 @@ func (r *Reader) Attributes(path string) (*Attributes, error) {
 		return nil, err
 	}
 	return &a, nil
+}
+
+// keySet holds the member names of one object: a slice while small, a map
+// once an object has many (arbitrary JSON may).
+type keySet struct {
+	list []string
+	m    map[string]struct{}
+}
+
+func (k *keySet) has(key string) bool {
+	if k.m != nil {
+		_, ok := k.m[key]
+		return ok
+	}
+	return containsString(k.list, key)
+}
+
+func (k *keySet) add(key string) {
+	if k.m == nil && len(k.list) < 16 {
+		k.list = append(k.list, key)
+		return
+	}
+	if k.m == nil {
+		k.m = make(map[string]struct{}, 32)
+		for _, s := range k.list {
+			k.m[s] = struct{}{}
+		}
+	}
+	k.m[key] = struct{}{}
+}
+
+// CheckJSON checks that data is one JSON value that a Reader would accept
+// as text, whatever its schema: UTF-8 without lone surrogates, no member
+// given twice in one object (each named by its path), nesting at most 100
+// deep. Transports that decode with encoding/json run it first, so that
+// they refuse what the Reader refuses instead of keeping the last of two
+// members or turning bad text into U+FFFD. The error is a
+// *ValidationError.
+func CheckJSON(data []byte) error {
+	r := NewReader(bytes.NewReader(data), DecodeLimits{})
+	if err := r.anyValue(""); err != nil {
+		return err
+	}
+	return r.End("the JSON value")
+}
+
+func (r *Reader) anyValue(path string) error {
+	t, err := r.token()
+	if err != nil {
+		return err
+	}
+	switch t {
+	case json.Delim('{'):
+		_, err = r.object(t, path, "object", func(_, p string) (bool, error) { return true, r.anyValue(p) })
+	case json.Delim('['):
+		_, err = r.array(t, path, func(_ int, p string) error { return r.anyValue(p) })
+	}
+	return err
 }

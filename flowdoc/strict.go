@@ -1,7 +1,6 @@
 package flowdoc
 
 import (
-	"fmt"
 	"io"
 	"unicode/utf8"
 )
@@ -30,7 +29,9 @@ type textError struct {
 	msg string
 }
 
-func (e *textError) Error() string { return fmt.Sprintf("%s (at byte %d)", e.msg, e.off) }
+// Error is the message alone: the offset differs between two carriers of
+// the same value (an HTTP body, a WebSocket frame), the message must not.
+func (e *textError) Error() string { return e.msg }
 
 const (
 	stOut    = iota // between strings

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/repo"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -95,6 +98,13 @@ type jsonEvent struct {
 }
 
 func (jsonCodec) Decode(p []byte, allowEvents bool) (Message, error) {
+	// encoding/json keeps the last of two members and turns invalid text
+	// into U+FFFD; refuse both first, as the HTTP API does, with the same
+	// error (code invalid) naming the paths.
+	var ve *flowdoc.ValidationError
+	if err := flowdoc.CheckJSON(p); errors.As(err, &ve) && !notJSON(ve) {
+		return nil, &DecodeError{Code: CodeBadMessage, ID: peekJSONID(p), Err: repo.InvalidRequest(ve)}
+	}
 	if !utf8.Valid(p) {
 		return nil, &DecodeError{Code: CodeBadMessage, Err: errors.New("frame is not valid UTF-8 JSON")}
 	}
@@ -121,6 +131,17 @@ func (jsonCodec) Decode(p []byte, allowEvents bool) (Message, error) {
 		return nil, &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: fmt.Errorf("%s: %v", env.Type, err)}
 	}
 	return m, nil
+}
+
+// notJSON reports a frame that is no JSON value at all (as opposed to
+// JSON with duplicate members or bad text).
+func notJSON(ve *flowdoc.ValidationError) bool {
+	for _, p := range ve.Problems {
+		if strings.HasPrefix(p.Rule, "not JSON") || strings.HasPrefix(p.Rule, "unexpected data") {
+			return true
+		}
+	}
+	return false
 }
 
 // peekJSONID recovers a string "id" from an object whose other fields

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/foliodev/folio/internal/errs"
 )
 
 // conn is one WebSocket session.
@@ -167,6 +168,11 @@ func (c *conn) handleFrame(typ websocket.MessageType, data []byte) {
 		var de *DecodeError
 		if errors.As(err, &de) {
 			c.srv.cfg.Metrics.received("invalid")
+			var ee *errs.Error
+			if errors.As(de.Err, &ee) { // classified (e.g. invalid JSON text): as over HTTP
+				c.replyError(de.ID, Code(errs.CodeOf(ee)), ee.Error())
+				return
+			}
 			c.replyError(de.ID, de.Code, de.Err.Error())
 			return
 		}

@@ -235,3 +235,14 @@ func checkLabel(f *fieldErrors, path, label string) {
 	}
 	f.line(path, label, MaxLabelBytes)
 }
+
+// InvalidRequest is the error for a request whose JSON breaks the rules a
+// flowdoc.Reader checks (or flowdoc.CheckJSON, for WebSocket frames): one
+// message naming every problem, the same whatever carried the request.
+func InvalidRequest(ve *flowdoc.ValidationError) error {
+	ps := make([]string, len(ve.Problems))
+	for i, p := range ve.Problems {
+		ps[i] = p.String()
+	}
+	return &errs.Error{Kind: errs.Invalid, Msg: "invalid request: " + strings.Join(ps, "; "), Err: ve}
+}
