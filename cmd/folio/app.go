@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/config"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/urfave/cli/v2"
@@ -93,11 +95,26 @@ func actor() string {
 // openRepo opens the data directory for a direct-mode command.
 func openRepo(c *cli.Context) (*repo.Repo, error) {
 	dir := c.String("data")
-	r, err := repo.Open(dir, repo.Options{})
+	fc, err := config.Load(inherited(c, "config"), nil)
+	if err != nil {
+		return nil, exitf(exitUsage, "%v", err)
+	}
+	r, err := repo.Open(dir, repoOptions(fc))
 	if err != nil {
 		return nil, storeError(dir, err)
 	}
 	return r, nil
+}
+
+// repoOptions are the content service's limits from the configuration:
+// the daemon and direct mode enforce the same ones, so a request gets the
+// same answer whichever way it comes in.
+func repoOptions(fc *config.Config) repo.Options {
+	return repo.Options{
+		Limits:     flowdoc.Limits{MaxBlocks: fc.Limits.DocMaxBlocks, MaxBytes: int(fc.Limits.DocMaxBytes)},
+		MaxChanges: fc.Limits.SaveMaxChanges,
+		MaxRuns:    fc.Limits.RequestMaxRuns,
+	}
 }
 
 // storeError explains why a data directory could not be opened.
@@ -132,6 +149,10 @@ func userError(err error) error {
 	var ee *exitErr
 	if errors.As(err, &ee) {
 		return err
+	}
+	var ke *errs.Error
+	if errors.As(err, &ke) && errs.KindOf(err) != errs.Internal {
+		return exitf(errs.KindOf(err).ExitCode(), "%s", err.Error())
 	}
 	var ve *flowdoc.ValidationError
 	if errors.As(err, &ve) {

@@ -16,7 +16,7 @@ func main() {
 	err := app.RunContext(ctx, interspersed(app, os.Args))
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "folio:", err)
+		fmt.Fprintln(os.Stderr, "folio:", termText(err.Error()))
 		os.Exit(exitCode(err))
 	}
 }

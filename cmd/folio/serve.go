@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/kv"
@@ -101,7 +100,7 @@ func cmdServe(c *cli.Context) error {
 		CheckpointIdle: fc.Checkpoint.Idle, CheckpointMax: fc.Checkpoint.Max,
 		MaxFrame: fc.Limits.FrameBytes, MessagesPerSecond: float64(fc.Limits.MessagesPerSecond),
 		MaxSubscriptions: fc.Limits.Subscriptions, AllowedOrigins: fc.Server.AllowedOrigins}
-	ro := repo.Options{Limits: flowdoc.Limits{MaxBlocks: fc.Limits.DocMaxBlocks, MaxBytes: int(fc.Limits.DocMaxBytes)}}
+	ro := repoOptions(fc)
 	if c.Bool("init") {
 		if err := repo.Init(dir); err != nil {
 			return storeError(dir, err)

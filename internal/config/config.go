@@ -57,6 +57,11 @@ type Limits struct {
 	Subscriptions     int   `toml:"subscriptions"`
 	DocMaxBlocks      int   `toml:"doc_max_blocks"`
 	DocMaxBytes       int64 `toml:"doc_max_bytes"`
+	// SaveMaxChanges bounds the changes of one draft save; RequestMaxRuns
+	// the rich-text runs, list items and table cells of one request. Both
+	// are checked before any work, the HTTP decoder stops reading at them.
+	SaveMaxChanges int `toml:"save_max_changes"`
+	RequestMaxRuns int `toml:"request_max_runs"`
 }
 
 // Secret is a string never printed in clear (API keys).
@@ -128,6 +133,8 @@ func Default() *Config {
 			Subscriptions:     64,
 			DocMaxBlocks:      20000,
 			DocMaxBytes:       16 << 20,
+			SaveMaxChanges:    4000,
+			RequestMaxRuns:    250000,
 		},
 		AI:      AI{AISettings: DefaultAI()},
 		defined: map[string]string{},
@@ -226,7 +233,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: checkpoint.idle and checkpoint.max must be positive durations", ErrInvalid)
 	}
 	if c.Limits.FrameBytes <= 0 || c.Limits.MessagesPerSecond < 0 || c.Limits.Subscriptions < 0 ||
-		c.Limits.DocMaxBlocks < 0 || c.Limits.DocMaxBytes < 0 {
+		c.Limits.DocMaxBlocks < 0 || c.Limits.DocMaxBytes < 0 || c.Limits.SaveMaxChanges < 0 || c.Limits.RequestMaxRuns < 0 {
 		return fmt.Errorf("%w: [limits] values must not be negative (frame_bytes must be positive)", ErrInvalid)
 	}
 	for _, cat := range Categories {
