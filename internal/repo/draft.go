@@ -199,6 +199,9 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	return res, nil
 }
 
+// maxProblems bounds the problems one refused save lists.
+const maxProblems = 100
+
 // savePrep is a save checked and encoded ahead of the document lock.
 type savePrep struct {
 	body    []*newBlock // a full body (nil: none)
@@ -286,6 +289,11 @@ func (r *Repo) prepareSave(ctx context.Context, p SaveParams) (*savePrep, error)
 				for _, pr := range ve.Problems {
 					pr.Path = fmt.Sprintf("changes[%d].block", i) + strings.TrimPrefix(pr.Path, "blocks[0]")
 					problems = append(problems, pr)
+				}
+				if len(problems) >= maxProblems { // the answer stays small too
+					problems = append(problems[:maxProblems], flowdoc.Problem{Path: "changes",
+						Rule: fmt.Sprintf("more than %d problems; fix these first", maxProblems)})
+					return nil, invalid(problems)
 				}
 				continue
 			} else if err != nil {

@@ -50,7 +50,10 @@ func (l *docLocks) lock(ctx context.Context, doc string) (func(), error) {
 	case dl.token <- struct{}{}:
 	case <-cancel:
 		done()
-		return nil, ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, context.Canceled
 	}
 	return func() {
 		<-dl.token
