@@ -41,6 +41,7 @@ type Reader struct {
 	lim   DecodeLimits
 	n     Counts
 	depth int
+	read  bool // a token was read: EOF is then "unexpected end", not "empty"
 	ps    []Problem
 }
 
@@ -141,7 +142,7 @@ func (r *Reader) fatal(err error) error {
 	case errors.As(err, &se):
 		return invalid("$", "not JSON: "+jsonErr(err))
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		if r.depth == 0 && errors.Is(err, io.EOF) {
+		if !r.read && errors.Is(err, io.EOF) {
 			return invalid("$", "not JSON: empty input")
 		}
 		return invalid("$", "not JSON: unexpected end of input")
@@ -154,6 +155,7 @@ func (r *Reader) token() (json.Token, error) {
 	if err != nil {
 		return nil, r.fatal(err)
 	}
+	r.read = true
 	return t, nil
 }
 
