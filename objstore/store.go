@@ -516,6 +516,30 @@ func EncodeStored(k Kind, data []byte) []byte {
 	return append(out, data...)
 }
 
+// ReadDepth says what reading a stored value involves, so that a reader of
+// many objects (fsck) can order its reads to read each once: 0 for an
+// object stored whole, readable on its own; the chain depth (>= 1) for a
+// version stored as a delta, readable cheaply once its first parent was
+// read; -1 for a transaction stored by reference to its version, readable
+// cheaply once that version (and its first parent) were. A malformed
+// value is 0: reading it reports the problem.
+func ReadDepth(stored []byte) int {
+	if len(stored) < 2 {
+		return 0
+	}
+	switch stored[0] {
+	case codecDelta:
+		h, err := parseDeltaHeader(stored)
+		if err != nil {
+			return 0
+		}
+		return int(min(h.depth, maxChain))
+	case codecTxnOf:
+		return -1
+	}
+	return 0
+}
+
 // DecodeStored is the inverse of EncodeStored. It cannot decode codecs 2
 // and 3 (a version delta, a transaction by reference), which need the
 // object they are stored against: Store.Get reads every codec.
