@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/foliodev/folio/internal/repo"
 )
@@ -135,12 +136,15 @@ func TestHTTPMillionBlockBodyBoundedMemory(t *testing.T) {
 		runtime.GC()
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
+		start := time.Now()
 		rec := e.serve("POST", tt.path, e.ann, body)
+		took := time.Since(start)
 		runtime.ReadMemStats(&m1)
 		if rec.Code != http.StatusRequestEntityTooLarge || errOf(t, rec.Body.Bytes()).Code != repo.CodeTooManyBlocks {
 			t.Fatalf("POST %s with a million blocks: %d %s", tt.path, rec.Code, rec.Body)
 		}
-		t.Logf("POST %s: %d KiB allocated, %d KiB of the body read", tt.path, (m1.TotalAlloc-m0.TotalAlloc)>>10, body.read.Load()>>10)
+		t.Logf("POST %s: refused in %v, %d KiB allocated, %d KiB of the body read, process memory %d MiB",
+			tt.path, took, (m1.TotalAlloc-m0.TotalAlloc)>>10, body.read.Load()>>10, m1.Sys>>20)
 		if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 64<<20 {
 			t.Errorf("POST %s with a million blocks allocated %d MiB", tt.path, alloc>>20)
 		}
