@@ -319,6 +319,22 @@ func (r *Reader) String(path string) (string, error) {
 	return "", r.wrongType(t, path, "must be a string")
 }
 
+// OptString reads a string, or null (nil); a value of another type is a
+// problem (nil).
+func (r *Reader) OptString(path string) (*string, error) {
+	t, err := r.token()
+	if err != nil {
+		return nil, err
+	}
+	switch v := t.(type) {
+	case string:
+		return &v, nil
+	case nil:
+		return nil, nil
+	}
+	return nil, r.wrongType(t, path, "must be a string")
+}
+
 // Bool reads true or false (false for null).
 func (r *Reader) Bool(path string) (bool, error) {
 	t, err := r.token()

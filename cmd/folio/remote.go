@@ -15,6 +15,7 @@ import (
 
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/server"
 	"github.com/urfave/cli/v2"
@@ -151,6 +152,8 @@ func (r *remote) remoteError(status int, data []byte) error {
 		return exitf(exitError, "not allowed: %s", e.Message)
 	case server.CodeTooLarge:
 		return exitf(exitInvalid, "%s", e.Message)
+	case repo.CodeTooManyChanges, repo.CodeTooManyBlocks, repo.CodeTooManyRuns:
+		return exitf(errs.TooLarge.ExitCode(), "%s", e.Message) // as in direct mode
 	case server.CodeUnavailable:
 		return exitf(exitUnavailable, "the daemon at %s is unavailable: %s", r.base, e.Message)
 	}

@@ -128,10 +128,7 @@ func decodeChange(rd *flowdoc.Reader, path string) (repo.DraftChange, bool, erro
 			c.BlockID, err = rd.String(p)
 		case "after":
 			// null is absent (the end); "" is the start.
-			var after string
-			if after, err = rd.String(p); err == nil {
-				c.After = &after
-			}
+			c.After, err = rd.OptString(p)
 		default:
 			return false, nil
 		}
