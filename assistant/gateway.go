@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/internal/config"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/llm"
 	"github.com/foliodev/folio/internal/quota"
@@ -63,6 +64,32 @@ func (e *Error) Unwrap() error { return e.Err }
 // outages, rate and concurrency limits yes; bad credentials, bad requests,
 // exhausted budgets, invalid output and cancellation no.
 func (e *Error) Retryable() bool { return e.retryable }
+
+// ErrKind classifies the failure (DESIGN.md §11): quota and provider
+// rate limits are errs.RateLimited, a cancelled call errs.Canceled, a
+// category without a provider errs.Disabled, and every other provider or
+// output failure errs.Unavailable (retryable or not: see Retryable).
+func (e *Error) ErrKind() errs.Kind {
+	var k interface{ ErrKind() errs.Kind }
+	if errors.As(e.Err, &k) && k.ErrKind() == errs.RateLimited {
+		return errs.RateLimited
+	}
+	switch e.Code {
+	case CodeRateLimited:
+		return errs.RateLimited
+	case CodeCancelled:
+		return errs.Canceled
+	case CodeNotConfigured:
+		return errs.Disabled
+	}
+	return errs.Unavailable
+}
+
+// ErrCode is the gateway code (the quota codes pass through).
+func (e *Error) ErrCode() string { return e.Code }
+
+// ErrRetryAfter is when a retry may succeed, 0 when unknown.
+func (e *Error) ErrRetryAfter() time.Duration { return e.RetryAfter }
 
 // CodeOf returns err's gateway code, "" when err is not an *Error.
 func CodeOf(err error) string {
