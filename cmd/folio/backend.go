@@ -30,6 +30,7 @@ type backend interface {
 	Show(ctx context.Context, doc, label string) (repo.Snapshot, error)
 	Diff(ctx context.Context, doc, a, b string) ([]flowdoc.BlockChange, error)
 	Restore(ctx context.Context, doc, label, block string) (repo.VersionInfo, error)
+	// History is a block's revisions, oldest first.
 	History(ctx context.Context, doc, block string) ([]repo.BlockRevision, error)
 	Fsck(ctx context.Context, progress repo.Progress) (repo.FsckReport, error)
 	GC(ctx context.Context, o repo.GCOptions) (repo.GCReport, error)

@@ -594,7 +594,10 @@ func cmdReindex(c *cli.Context) error {
 		return err
 	}
 	defer r.Close()
-	if err := r.Reindex(c.Context, a[0], actor()); err != nil {
+	m := newMeter(c, "reindex")
+	err = r.ReindexWith(c.Context, a[0], actor(), m.Progress)
+	m.Done()
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "reindexed %s\n", a[0])

@@ -62,19 +62,16 @@ func (m *meter) Progress(what string, done, total int64) {
 		return
 	}
 	m.last = t
-	line := m.label + ": " + what + " " + count(done, what)
-	if total > 0 {
-		line = fmt.Sprintf("%s: %s %s of %s (%d%%)", m.label, what, count(done, what), count(total, what), done*100/total)
+	var line string
+	switch {
+	case strings.HasPrefix(what, "bytes "): // "bytes written": "1.2 MiB written"
+		line = fmt.Sprintf("%s: %s %s", m.label, size(done), strings.TrimPrefix(what, "bytes "))
+	case total > 0:
+		line = fmt.Sprintf("%s: %s %d of %d (%d%%)", m.label, what, done, total, done*100/total)
+	default:
+		line = fmt.Sprintf("%s: %s %d", m.label, what, done)
 	}
 	m.draw(line)
-}
-
-// count formats n; byte counts as sizes.
-func count(n int64, what string) string {
-	if strings.HasSuffix(what, "bytes") {
-		return size(n)
-	}
-	return fmt.Sprint(n)
 }
 
 func (m *meter) draw(line string) {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -266,6 +267,7 @@ func (r *remote) Restore(ctx context.Context, doc, label, block string) (repo.Ve
 func (r *remote) History(ctx context.Context, doc, block string) ([]repo.BlockRevision, error) {
 	var hs []repo.BlockRevision
 	err := r.do(ctx, http.MethodGet, docPath(doc, "blocks", url.PathEscape(block), "history"), nil, nil, &hs)
+	slices.Reverse(hs) // the API answers newest first; the backend's contract is oldest first
 	return hs, err
 }
 

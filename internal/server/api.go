@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -419,6 +420,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, _ auth.Principa
 	if hs == nil {
 		hs = []repo.BlockRevision{}
 	}
+	slices.Reverse(hs) // newest first, as the log
 	writeJSON(w, http.StatusOK, hs)
 }
 

@@ -325,6 +325,9 @@ func TestDocumentEndpoints(t *testing.T) {
 
 	var hist []repo.BlockRevision
 	e.ok("GET", "/v1/docs/d1/blocks/p1/history", tok, nil, &hist)
+	if len(hist) != 2 || hist[0].Seq < hist[1].Seq { // newest first, as the log
+		t.Fatalf("history %+v", hist)
+	}
 	if len(hist) != 2 {
 		t.Fatalf("history %+v", hist)
 	}
