@@ -48,5 +48,12 @@
 // provider_unauthorized, provider_rate_limited, provider_bad_request,
 // provider_error, provider_stream_cut, provider_timeout, output_not_json,
 // output_invalid, cancelled and ai_not_configured. Error.Retryable and
-// Error.RetryAfter tell a task runner whether and when to retry.
+// Error.RetryAfter tell a task runner whether and when to retry. Each
+// error also has a kind (package errs): rate limits are rate_limited, a
+// cancelled call canceled, ai_not_configured disabled, every other
+// provider or output failure unavailable.
+//
+// Gateway.Check is `folio ai check`: one small request through a
+// category's route, with a report and, on failure, one line that names
+// the provider and what to change; the CLI and the daemon share it.
 package assistant
