@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sort"
 	"strconv"
@@ -147,7 +148,12 @@ func (s *Server) servePack(w http.ResponseWriter, r *http.Request, what string) 
 	p := principal(r)
 	haves, err := pack.ReadHaves(r.Body)
 	if err != nil {
-		s.fail(w, r, errs.E(errs.Invalid, "have-file: %v", err))
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			s.fail(w, r, tooLarge(mb))
+			return
+		}
+		s.fail(w, r, errs.Wrap(errs.Invalid, err))
 		return
 	}
 	docs, err := s.visibleDocs(r.Context(), p, r.URL.Query()["doc"])
