@@ -28,7 +28,7 @@ type CheckReport struct {
 	Describe     string            `json:"settings"` // config.Resolved.Describe
 	Origins      map[string]string `json:"origins"`
 	LatencyMS    int64             `json:"latency_ms"`
-	FirstTextMS  int64             `json:"first_text_ms,omitempty"`
+	FirstTextMS  int64             `json:"first_text_ms"`
 	Text         string            `json:"text"`
 	FinishReason string            `json:"finish_reason,omitempty"`
 	Usage        llm.Usage         `json:"usage"`
