@@ -19,6 +19,7 @@ import (
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/config"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
@@ -262,7 +263,11 @@ func bootstrapAdmin(c *cli.Context, as *auth.Store) error {
 	}
 	_, it, err := as.AddUser(c.Context, "admin", true)
 	if err != nil {
-		return exitf(exitError, "create the first admin user: %v", err)
+		code := exitError
+		if k := errs.KindOf(err); k == errs.StorageFull || k == errs.Storage {
+			code = exitUnavailable // a disk below [storage] min_free, say
+		}
+		return exitf(code, "create the first admin user: %v", err)
 	}
 	w := c.App.Writer
 	fmt.Fprintln(w, "created the first user: admin (an admin). Its token is shown only now; store it:")
