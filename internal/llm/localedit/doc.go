@@ -1,0 +1,3 @@
+// Package localedit is the local provider's deterministic editor for
+// Chinese and English text.
+package localedit
