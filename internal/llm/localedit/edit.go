@@ -208,17 +208,21 @@ func (e *engine) segment(text string) (string, []Change) {
 	orig := []rune(text)
 	pcs := []piece{{from: 0, to: len(orig), text: orig}}
 	cur := orig
+	var a *analysis // of cur; nil once cur changed
 	for pass := 0; pass < maxPasses; pass++ {
 		changed := false
 		for _, id := range applyOrder {
 			if !e.rules[id] {
 				continue
 			}
-			a := e.analyse(cur, e.force)
+			if a == nil {
+				a = e.analyse(cur, e.force)
+			}
 			props := e.find(a, id)
 			if len(props) == 0 {
 				continue
 			}
+			a = nil
 			for i := len(props) - 1; i >= 0; i-- {
 				p := props[i]
 				pcs = applyPiece(pcs, orig, p.from, p.to, []rune(p.repl), ruleBit(id))
@@ -278,11 +282,16 @@ func (e *engine) find(a *analysis, id RuleID) []proposal {
 			}
 			continue
 		}
-		rows := e.d.rows[id][s.lang]
+		ix := e.d.index[id][s.lang]
+		if ix == nil {
+			continue
+		}
 		m := matcher{a: a, d: e.d, idx: s.words}
+		var buf []*row
 		for i := 0; i < len(s.words); {
 			next := i + 1
-			for _, r := range rows {
+			buf = ix.candidates(s.lang, a.toks[s.words[i]].lower, buf)
+			for _, r := range buf {
 				end, ok := m.matchAt(r, i)
 				if !ok || (r.start && !clauseStart(a, s, i)) || (r.verbOnly && !e.verbContext(a, s, i, r, &m)) {
 					continue

@@ -72,18 +72,6 @@ func regularForms(b string) verbForms {
 	return verbForms{b, third, past, past, ing}
 }
 
-// formIs reports whether word is a form of base, and which (past before
-// participle when they are the same word).
-func (d *data) formIs(base, word string) (verbForm, bool) {
-	f := d.verbFormsOf(base)
-	for i, w := range f {
-		if w == word {
-			return verbForm(i), true
-		}
-	}
-	return 0, false
-}
-
 // inflect returns base in form f.
 func (d *data) inflect(base string, f verbForm) string {
 	return d.verbFormsOf(base)[f]

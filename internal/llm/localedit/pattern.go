@@ -34,7 +34,10 @@ type elem struct {
 	kind elemKind
 	alts []string // lower-cased literals (elLit)
 	verb string   // base form (elVerb)
-	opt  bool
+	// forms are the verb's forms (elVerb), filled in once forms.en.tsv is
+	// read.
+	forms verbForms
+	opt   bool
 }
 
 // part of a replacement: literal text, the text an element matched (ref),
@@ -251,8 +254,10 @@ func (m *matcher) candidates(r *row, e elem, ti int) []cand {
 		}
 		return out
 	case elVerb:
-		if f, ok := m.d.formIs(e.verb, t.lower); ok {
-			return []cand{{len: 1, form: f}}
+		for f, w := range e.forms {
+			if w == t.lower {
+				return []cand{{len: 1, form: verbForm(f)}}
+			}
 		}
 	case elSlotV:
 		if strings.HasPrefix(t.pos, "v") && t.kind == tokWord && utf8.RuneCountInString(t.text) >= 2 && !weakVerbs[t.text] {
@@ -301,4 +306,67 @@ func notModifier(pos string) bool {
 		return true
 	}
 	return false
+}
+
+// rowIndex finds the rows that can match at a word by the word's first key
+// (an English word, or a Chinese word's first character), keeping file
+// order.
+type rowIndex struct {
+	rows  []*row
+	byKey map[string][]int
+	wild  []int // rows whose first element is a slot
+}
+
+func newRowIndex(rows []*row) *rowIndex {
+	ix := &rowIndex{rows: rows, byKey: map[string][]int{}}
+	for i, r := range rows {
+		e := r.elems[0]
+		var keys []string
+		switch e.kind {
+		case elLit:
+			for _, a := range e.alts {
+				keys = append(keys, firstKey(r.lang, a))
+			}
+		case elVerb:
+			keys = e.forms[:]
+		default:
+			ix.wild = append(ix.wild, i)
+			continue
+		}
+		seen := map[string]bool{}
+		for _, k := range keys {
+			if !seen[k] {
+				seen[k] = true
+				ix.byKey[k] = append(ix.byKey[k], i)
+			}
+		}
+	}
+	return ix
+}
+
+func firstKey(lg lang, word string) string {
+	if lg == langZH {
+		r, n := utf8.DecodeRuneInString(word)
+		if r == utf8.RuneError {
+			return ""
+		}
+		return word[:n]
+	}
+	return word
+}
+
+// candidates returns the rows to try at a word, in file order.
+func (ix *rowIndex) candidates(lg lang, word string, buf []*row) []*row {
+	buf = buf[:0]
+	a, b := ix.byKey[firstKey(lg, word)], ix.wild
+	for len(a) > 0 || len(b) > 0 {
+		if len(b) == 0 || len(a) > 0 && a[0] < b[0] {
+			buf = append(buf, ix.rows[a[0]])
+			a = a[1:]
+		} else {
+			buf = append(buf, ix.rows[b[0]])
+			b = b[1:]
+		}
+	}
+	return buf
 }

@@ -86,7 +86,8 @@ const (
 
 // data is every rule file, compiled.
 type data struct {
-	rows map[RuleID]map[lang][]*row
+	rows  map[RuleID]map[lang][]*row
+	index map[RuleID]map[lang]*rowIndex
 
 	forms    map[string]verbForms // base -> forms (forms.en.tsv)
 	formOf   map[string]formRef   // any irregular form -> its verb and form
@@ -198,6 +199,20 @@ func parseData(fsys fs.FS) (*data, error) {
 		return nil, err
 	}
 	sort.Strings(d.zhWords)
+	d.index = map[RuleID]map[lang]*rowIndex{}
+	for id, byLang := range d.rows {
+		d.index[id] = map[lang]*rowIndex{}
+		for lg, rows := range byLang {
+			for _, r := range rows {
+				for i := range r.elems {
+					if r.elems[i].kind == elVerb {
+						r.elems[i].forms = d.verbFormsOf(r.elems[i].verb)
+					}
+				}
+			}
+			d.index[id][lg] = newRowIndex(rows)
+		}
+	}
 	return d, nil
 }
 

@@ -22,7 +22,9 @@ var zhDict string
 // and 40 MB of heap), adding the literal words of the Chinese rules so that
 // they segment as words. The segmenter is read-only afterwards and safe for
 // concurrent use.
-var zhSegmenter = sync.OnceValues(func() (*gse.Segmenter, error) {
+var zhSegmenter = sync.OnceValues(newZHSegmenter)
+
+func newZHSegmenter() (*gse.Segmenter, error) {
 	d, err := loadData()
 	if err != nil {
 		return nil, err
@@ -40,7 +42,7 @@ var zhSegmenter = sync.OnceValues(func() (*gse.Segmenter, error) {
 		return nil, fmt.Errorf("localedit: load the Chinese dictionary: %w", err)
 	}
 	return seg, nil
-})
+}
 
 // tokenizeZH segments text[from:to] into words with their part of speech.
 func (e *engine) tokenizeZH(text []rune, from, to int, out []token) []token {
