@@ -22,7 +22,21 @@ var zhDict string
 // and 40 MB of heap), adding the literal words of the Chinese rules so that
 // they segment as words. The segmenter is read-only afterwards and safe for
 // concurrent use.
-var zhSegmenter = sync.OnceValues(newZHSegmenter)
+//
+// It deliberately avoids sync.OnceValues: instantiating a generic with
+// *gse.Segmenter marks the type as used in an interface, which makes the
+// linker keep all its exported methods, LoadDictEmbed among them, and with
+// it the 38 MB of dictionaries gse embeds (see dict/README.md).
+func zhSegmenter() (*gse.Segmenter, error) {
+	zhOnce.Do(func() { zhSeg, zhErr = newZHSegmenter() })
+	return zhSeg, zhErr
+}
+
+var (
+	zhOnce sync.Once
+	zhSeg  *gse.Segmenter // valid after zhOnce, when zhErr is nil
+	zhErr  error
+)
 
 func newZHSegmenter() (*gse.Segmenter, error) {
 	d, err := loadData()
