@@ -1,8 +1,10 @@
 package localedit
 
 import (
-	_ "embed"
+	"embed"
 	"fmt"
+	"io/fs"
+	"sort"
 	"strings"
 	"sync"
 	"unicode"
@@ -15,8 +17,29 @@ import (
 // Chinese dictionary (itself from jieba) with a frequency of at least 5,
 // as "word frequency part-of-speech" lines. See dict/README.md.
 //
-//go:embed dict/zh.txt
-var zhDict string
+// It is kept in files of under 1 MB each (the repository's rule for
+// reviewable files), split at line boundaries; zhDictText joins them in
+// name order.
+//
+//go:embed dict/zh-*.txt
+var zhDictFS embed.FS
+
+func zhDictText() (string, error) {
+	parts, err := fs.Glob(zhDictFS, "dict/zh-*.txt")
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(parts)
+	var b strings.Builder
+	for _, p := range parts {
+		data, err := zhDictFS.ReadFile(p)
+		if err != nil {
+			return "", err
+		}
+		b.Write(data)
+	}
+	return b.String(), nil
+}
 
 // zhSegmenter loads the dictionary once, on first use (about half a second
 // and 40 MB of heap), adding the literal words of the Chinese rules so that
@@ -42,6 +65,10 @@ func newZHSegmenter() (*gse.Segmenter, error) {
 	d, err := loadData()
 	if err != nil {
 		return nil, err
+	}
+	zhDict, err := zhDictText()
+	if err != nil {
+		return nil, fmt.Errorf("localedit: read the Chinese dictionary: %w", err)
 	}
 	var b strings.Builder
 	b.Grow(len(zhDict) + 32*len(d.zhWords))
