@@ -27,6 +27,9 @@ import (
 // tests start a real child process without building one.
 func TestMain(m *testing.M) {
 	if os.Getenv("FOLIO_TEST_MAIN") == "1" {
+		if trigger := os.Getenv("FOLIO_TEST_DISK_FAULT"); trigger != "" {
+			storeFS = syncFailsOnTrigger(trigger)
+		}
 		main()
 		os.Exit(0)
 	}

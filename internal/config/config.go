@@ -23,6 +23,7 @@ type Config struct {
 	Server     Server     `toml:"server"`
 	Checkpoint Checkpoint `toml:"checkpoint"`
 	Limits     Limits     `toml:"limits"`
+	Storage    Storage    `toml:"storage"`
 	AI         AI         `toml:"ai"`
 
 	// defined records which AI keys were set and by what: "ai.model" ->
@@ -57,6 +58,19 @@ type Limits struct {
 	Subscriptions     int   `toml:"subscriptions"`
 	DocMaxBlocks      int   `toml:"doc_max_blocks"`
 	DocMaxBytes       int64 `toml:"doc_max_bytes"`
+}
+
+// Storage configures how the daemon treats its disk (docs/config.md,
+// "storage failures" in docs/cli.md).
+type Storage struct {
+	// MinFree is the free space, in bytes, kept on the store's disk:
+	// below it writes are refused with storage_full (reads work) before
+	// the store's write-ahead log can run out of space, which would stop
+	// the daemon. 0 keeps no reserve.
+	MinFree int64 `toml:"min_free"`
+	// MaxStall is how long one disk write or sync may hang before the
+	// daemon treats the disk as failed and stops. 0 never does.
+	MaxStall time.Duration `toml:"max_stall"`
 }
 
 // Secret is a string never printed in clear (API keys).
@@ -129,6 +143,7 @@ func Default() *Config {
 			DocMaxBlocks:      20000,
 			DocMaxBytes:       16 << 20,
 		},
+		Storage: Storage{MinFree: 256 << 20, MaxStall: 20 * time.Second},
 		AI:      AI{AISettings: DefaultAI()},
 		defined: map[string]string{},
 	}
@@ -228,6 +243,9 @@ func (c *Config) validate() error {
 	if c.Limits.FrameBytes <= 0 || c.Limits.MessagesPerSecond < 0 || c.Limits.Subscriptions < 0 ||
 		c.Limits.DocMaxBlocks < 0 || c.Limits.DocMaxBytes < 0 {
 		return fmt.Errorf("%w: [limits] values must not be negative (frame_bytes must be positive)", ErrInvalid)
+	}
+	if c.Storage.MinFree < 0 || c.Storage.MaxStall < 0 {
+		return fmt.Errorf("%w: [storage] min_free and max_stall must not be negative (0 turns them off)", ErrInvalid)
 	}
 	for _, cat := range Categories {
 		if _, err := c.AICategory(cat); err != nil {

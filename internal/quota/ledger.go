@@ -86,7 +86,7 @@ func NewLedger(db *kv.DB, o LedgerOptions) *Ledger {
 	if l.now == nil {
 		l.now = time.Now
 	}
-	l.commit = func(b *pebble.Batch) error { return b.Commit(pebble.Sync) }
+	l.commit = func(b *pebble.Batch) error { return l.db.Apply(b, kv.Sync) }
 	return l
 }
 
@@ -164,7 +164,7 @@ func (l *Ledger) BookSafe(ev Event) bool {
 		_ = kv.Unmarshal(v, &persisted)
 	}
 	if v, err := kv.Marshal(max(persisted+1, n)); err == nil {
-		_ = l.db.Set(healthKey(day), v, pebble.Sync)
+		_ = l.db.Set(healthKey(day), v, kv.Sync)
 	}
 	return false
 }

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/kv"
 )
@@ -186,7 +185,7 @@ func (p *Policy) store(c counters) error {
 	if err != nil {
 		return err
 	}
-	if err := p.db.Set(counterKey(p.cat, p.day), v, pebble.Sync); err != nil {
+	if err := p.db.Set(counterKey(p.cat, p.day), v, kv.Sync); err != nil {
 		return fmt.Errorf("quota: write %s counters: %w", p.cat, err)
 	}
 	p.today = c

@@ -209,7 +209,7 @@ func TestBookingDedup(t *testing.T) {
 		if err := led.BookInBatch(b, ev); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Commit(pebble.Sync); err != nil {
+		if err := db.Apply(b, kv.Sync); err != nil {
 			t.Fatal(err)
 		}
 	}

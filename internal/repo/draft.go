@@ -203,7 +203,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	if !changedBody {
 		return res, nil // nothing changed: acknowledged without a new seq
 	}
-	if err := b.Commit(kv.Sync); err != nil {
+	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return SaveResult{}, fmt.Errorf("save draft %s: %w", p.Doc, err)
 	}
 	r.hub.Notify(Stream(p.Doc))

@@ -206,7 +206,7 @@ func (r *Runner) commit(old, t *Task, x *txn, isNew bool) error {
 	if err := writeTransition(b, old, t, x, isNew); err != nil {
 		return fmt.Errorf("task: %s: build transition: %w", t.ID, err)
 	}
-	if err := b.Commit(kv.Sync); err != nil {
+	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return fmt.Errorf("task: %s: commit %s -> %s: %w", t.ID, old.State, t.State, err)
 	}
 	r.observe(old, t, isNew)
@@ -292,7 +292,7 @@ func (r *Runner) create(s Spec, k *kind) (Task, error) {
 	if err := writeTransition(b, &Task{}, &t, x, true); err != nil {
 		return Task{}, fmt.Errorf("task: enqueue %s: %w", s.Kind, err)
 	}
-	if err := b.Commit(kv.Sync); err != nil {
+	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return Task{}, fmt.Errorf("task: enqueue %s: %w", s.Kind, err)
 	}
 	r.observe(&Task{}, &t, true)

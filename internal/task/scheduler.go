@@ -536,7 +536,7 @@ func (r *Runner) trimOne(id ID, key []byte) error {
 	if err := b.Delete(key, nil); err != nil {
 		return err
 	}
-	if err := b.Commit(kv.Sync); err != nil {
+	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return fmt.Errorf("task: trim %s: %w", id, err)
 	}
 	return nil
