@@ -3,13 +3,22 @@ GO       ?= go
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 BIN      := bin/folio
+# make install puts folio here: the first entry of GOPATH's bin, where
+# `go install` puts commands (put it on PATH). INSTALL_DIR=… overrides it.
+INSTALL_DIR ?= $(firstword $(subst :, ,$(shell $(GO) env GOPATH)))/bin
 DATA     ?= ./folio-data
 PKGS     := ./...
 
-.PHONY: build run test testrace fuzz bench lint clean
+.PHONY: build install run test testrace fuzz bench lint clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/folio
+
+install:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(INSTALL_DIR)/folio ./cmd/folio
+	@echo "installed $(INSTALL_DIR)/folio"
+	@case ":$$PATH:" in *":$(INSTALL_DIR):"*) ;; \
+	*) echo "note: $(INSTALL_DIR) is not on your PATH; add it, e.g. export PATH=\"$(INSTALL_DIR):\$$PATH\"" ;; esac
 
 run: build
 	./scripts/run.sh $(BIN) $(DATA)
