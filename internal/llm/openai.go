@@ -256,7 +256,6 @@ type openaiStream struct {
 	usage    Usage
 	hasUsage bool
 	finish   string
-	done     bool  // [DONE] seen or stream ended
 	err      error // terminal error, returned once pending text is drained
 }
 

@@ -136,12 +136,6 @@ func lastTaskID(db *kv.DB) (ID, error) {
 	return 0, it.Error()
 }
 
-// Hub returns the broadcaster the Runner notifies after every commit, for
-// readers that tail task streams themselves with stream.Read (Events does
-// this for you). Only the Runner appends to "task:" streams; handlers add
-// their events with Emit.
-func (r *Runner) Hub() *stream.Hub { return r.hub }
-
 // Register sets the handler of kind. Registering a kind twice replaces it.
 func (r *Runner) Register(kindName string, h Handler, o KindOptions) {
 	r.mu.Lock()

@@ -71,9 +71,6 @@ func (f *Server) BaseURL() string { return f.URL + "/v1" }
 // SetScenario changes how later requests are answered.
 func (f *Server) SetScenario(s Scenario) { f.mu.Lock(); f.scenario = s; f.mu.Unlock() }
 
-// SetReply changes the streamed answer text.
-func (f *Server) SetReply(r string) { f.mu.Lock(); f.reply = r; f.mu.Unlock() }
-
 // Requests returns the requests received so far.
 func (f *Server) Requests() []Request {
 	f.mu.Lock()
