@@ -87,7 +87,7 @@ type versionSpec struct {
 	entries                      []objstore.BlockEntry
 	fp                           flowdoc.Fingerprint // of entries, when the caller has it
 	attrs                        flowdoc.Attributes
-	restoreBlock                 string // the block a block restore brought back
+	restoreBlock                 string   // the block a block restore brought back
 	changed                      []string // blocks the change advanced in the draft (for the hook)
 	bodyChanged                  bool     // the draft's fingerprint moved in this change
 }
