@@ -24,6 +24,7 @@ type Config struct {
 	Checkpoint Checkpoint `toml:"checkpoint"`
 	Limits     Limits     `toml:"limits"`
 	AI         AI         `toml:"ai"`
+	Assistant  Assistant  `toml:"assistant"`
 
 	// defined records which AI keys were set and by what: "ai.model" ->
 	// "[ai]" or "env FOLIO_AI_MODEL".
@@ -57,6 +58,32 @@ type Limits struct {
 	Subscriptions     int   `toml:"subscriptions"`
 	DocMaxBlocks      int   `toml:"doc_max_blocks"`
 	DocMaxBytes       int64 `toml:"doc_max_bytes"`
+}
+
+// Assistant switches the writing assistant and each of its entries. With
+// Enabled off every request answers assistant_disabled; editing, saving,
+// checkpoints, history, restore and export do not depend on it.
+type Assistant struct {
+	// Enabled is the master switch.
+	Enabled bool `toml:"enabled"`
+	// Document, Block, Selection and Section switch the request scopes:
+	// the whole article (the editor's assistant panel), one block (the
+	// block menu), a selection in one text block (the floating toolbar)
+	// and a range of top-level blocks (the API only).
+	Document  bool `toml:"document"`
+	Block     bool `toml:"block"`
+	Selection bool `toml:"selection"`
+	Section   bool `toml:"section"`
+	// WritingPresets and EditingPresets switch requests that choose a
+	// preset of that type; requests without one are not affected.
+	WritingPresets bool `toml:"writing_presets"`
+	EditingPresets bool `toml:"editing_presets"`
+}
+
+// DefaultAssistant is every switch on.
+func DefaultAssistant() Assistant {
+	return Assistant{Enabled: true, Document: true, Block: true, Selection: true, Section: true,
+		WritingPresets: true, EditingPresets: true}
 }
 
 // Secret is a string never printed in clear (API keys).
@@ -129,8 +156,9 @@ func Default() *Config {
 			DocMaxBlocks:      20000,
 			DocMaxBytes:       16 << 20,
 		},
-		AI:      AI{AISettings: DefaultAI()},
-		defined: map[string]string{},
+		AI:        AI{AISettings: DefaultAI()},
+		Assistant: DefaultAssistant(),
+		defined:   map[string]string{},
 	}
 }
 
