@@ -134,6 +134,7 @@ func TestOnTransitionFollowsEveryTransition(t *testing.T) {
 				return err
 			}
 		}
+		tr.Wake("mirror")
 		return nil
 	}
 	calls := 0
@@ -145,7 +146,13 @@ func TestOnTransitionFollowsEveryTransition(t *testing.T) {
 		return nil
 	}, KindOptions{OnTransition: hook, BackoffBase: 1, BackoffCap: 1})
 	h.start()
+	woken := h.r.Hub().Wait("mirror")
 	tk := h.enqueue(Spec{Kind: "k"})
+	select {
+	case <-woken:
+	default:
+		t.Fatal("the stream the hook named was not woken after the commit")
+	}
 	// The refused start is retried by the scheduler a second later, the
 	// failed run after its backoff: move the clock until it is done.
 	h.waitFor("the task to succeed", func() bool {

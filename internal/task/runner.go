@@ -37,6 +37,11 @@ type Options struct {
 	// Logger receives errors no caller is waiting for (a failed outcome
 	// commit, a failed retention sweep); default slog.Default().
 	Logger *slog.Logger
+	// Hub is woken after every commit on the task's stream and on the
+	// streams an OnTransition hook names (Transition.Wake); nil means a
+	// private hub. Share one with the other writers of the store so that
+	// one reader serves every stream.
+	Hub *stream.Hub
 }
 
 // lockStripes is the number of task locks; transitions of tasks on
@@ -110,9 +115,12 @@ func Open(db *kv.DB, opts Options) (*Runner, error) {
 		}
 	}
 	r := &Runner{
-		db: db, opts: opts, clock: opts.Clock, hub: stream.NewHub(), seed: maphash.MakeSeed(),
+		db: db, opts: opts, clock: opts.Clock, hub: opts.Hub, seed: maphash.MakeSeed(),
 		kinds: map[string]*kind{}, queued: map[ID]*entry{}, parked: map[string][]*entry{}, active: map[ID]*activeRun{},
 		byKind: map[string]int{}, byUser: map[string]int{}, wake: make(chan struct{}, 1),
+	}
+	if r.hub == nil {
+		r.hub = stream.NewHub()
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	last, err := lastTaskID(db)
@@ -219,6 +227,9 @@ func (r *Runner) commit(old, t *Task, x *txn, isNew bool) error {
 	}
 	r.observe(old, t, isNew)
 	r.hub.Notify(t.ID.Stream())
+	for _, name := range x.wake {
+		r.hub.Notify(name)
+	}
 	if h := r.testHook; h != nil && len(x.events) > 0 {
 		h("commit:"+x.events[len(x.events)-1].typ, *t)
 	}
@@ -314,6 +325,9 @@ func (r *Runner) create(s Spec, k *kind) (Task, error) {
 	}
 	r.observe(&Task{}, &t, true)
 	r.hub.Notify(t.ID.Stream())
+	for _, name := range x.wake {
+		r.hub.Notify(name)
+	}
 	if h := r.testHook; h != nil {
 		h("commit:"+EventEnqueued, t)
 	}
@@ -418,6 +432,7 @@ func (r *Runner) hook(b *pebble.Batch, old, t *Task, x *txn) error {
 	if err := k.opts.OnTransition(b, tr); err != nil {
 		return fmt.Errorf("task: %s: %s hook: %w", t.ID, t.Kind, err)
 	}
+	x.wake = tr.wake
 	return nil
 }
 

@@ -116,6 +116,8 @@ type txn struct {
 	extra func(b *pebble.Batch) error
 	// appended are the events written, with their seqs (set by writeTransition).
 	appended []Appended
+	// wake are streams to notify after the commit (OnTransition's).
+	wake []string
 }
 
 type pendingEvent struct {

@@ -182,7 +182,13 @@ type Transition struct {
 	// outcome (retry_scheduled, rate_limited, failed, cancelled,
 	// interrupted); nil otherwise.
 	Err error
+
+	wake []string
 }
+
+// Wake asks the Runner to wake the readers of stream (on its Hub) once
+// the transition has committed: the hook appended events to it.
+func (tr *Transition) Wake(stream string) { tr.wake = append(tr.wake, stream) }
 
 // Appended is one event a transition appends to the task's stream.
 type Appended struct {
