@@ -186,6 +186,7 @@ type world struct {
 	gw     *Gateway
 	svc    *Service
 	logs   *syncBuffer
+	closed sync.Once
 }
 
 type worldOptions struct {
@@ -265,10 +266,12 @@ func (w *world) start() {
 }
 
 func (w *world) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	w.runner.Close(ctx)
-	w.repo.Close()
+	w.closed.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		w.runner.Close(ctx)
+		w.repo.Close()
+	})
 }
 
 var (
@@ -402,3 +405,5 @@ func mustJSON(v any) []byte {
 	}
 	return b
 }
+
+type llmRequest = llm.Request
