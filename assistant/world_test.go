@@ -407,3 +407,5 @@ func mustJSON(v any) []byte {
 }
 
 type llmRequest = llm.Request
+
+type llmContext = context.Context
