@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/foliodev/folio/internal/kv"
-	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/task"
 )
 
@@ -201,5 +200,3 @@ func (s *Service) mustLatestRun(t *testing.T, doc string) string {
 	}
 	return m.Run
 }
-
-var _ = repo.Stream

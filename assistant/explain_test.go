@@ -1,7 +1,6 @@
 package assistant
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -90,5 +89,3 @@ func TestExplainTheWholeChain(t *testing.T) {
 		t.Fatalf("missing label: %v", err)
 	}
 }
-
-var _ = errors.New

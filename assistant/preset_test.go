@@ -1,11 +1,8 @@
 package assistant
 
 import (
-	"context"
-	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -188,7 +185,3 @@ func TestQueuedRunKeepsItsPinnedPresetVersion(t *testing.T) {
 		t.Fatalf("a tampered pinned version: %v", err)
 	}
 }
-
-var _ = json.Marshal
-var _ = context.Background
-var _ = time.Second

@@ -1,18 +1,14 @@
 package assistant
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
-	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
 )
 
@@ -366,8 +362,3 @@ func TestNoChangeIsAnHonestOutcome(t *testing.T) {
 		t.Fatalf("identical text: %+v", run)
 	}
 }
-
-var _ = errors.New
-var _ = fmt.Sprint
-var _ = flowdoc.Paragraph
-var _ = stream.Event{}

@@ -2,8 +2,6 @@ package assistant
 
 import (
 	"context"
-	"errors"
-	"log/slog"
 	"strings"
 	"unicode/utf8"
 
@@ -403,11 +401,3 @@ func (s *Service) rebuild(ctx context.Context, doc string, m Message, cache map[
 	}
 	return MessageSource{Message: m, Text: r.text, Blocks: r.blocks}, nil
 }
-
-// errHistory reports whether err is a history_source_corrupt error.
-func errHistory(err error) bool {
-	var e *errs.Error
-	return errors.As(err, &e) && e.Code == CodeHistoryCorrupt
-}
-
-var _ = slog.LevelError

@@ -43,7 +43,6 @@ func runKey(id string) []byte                { return kv.TableKey(tableRun, id) 
 func runIdemKey(doc, key string) []byte      { return kv.TableKey(tableRunKey, doc, key) }
 func suggestionKey(id string) []byte         { return kv.TableKey(tableSuggestion, id) }
 func suggDocPrefix(doc string) []byte        { return append(kv.TableKey(tableSuggDoc, doc), 0) }
-func suggDocKey(doc, id string) []byte       { return kv.TableKey(tableSuggDoc, doc, id) }
 func suggPendPrefix(doc string) []byte       { return append(kv.TableKey(tableSuggPend, doc), 0) }
 func suggPendKey(doc, id string) []byte      { return kv.TableKey(tableSuggPend, doc, id) }
 func producedPrefix(doc string) []byte       { return append(kv.TableKey(tableProduced, doc), 0) }
@@ -54,11 +53,6 @@ func presetKey(id string) []byte             { return kv.TableKey(tablePreset, i
 func presetVerPrefix(id string) []byte       { return append(kv.TableKey(tablePresetVer, id), 0) }
 func presetVerKey(id string, n int) []byte   { return kv.Uint64(presetVerPrefix(id), uint64(n)) }
 func streamRun(id string) string             { return "run:" + id }
-func presetAllPrefix() []byte                { return kv.TableKey(tablePreset, "") }
-func suggPendAll() []byte                    { return kv.TableKey(tableSuggPend, "") }
-func idSuffix(key, prefix []byte) string     { return string(key[len(prefix):]) }
-func seqOf(key []byte) uint64                { return kv.ParseUint64(key) }
-func lastPart(key []byte) string             { return lastAfterZero(key) }
 func lastAfterZero(key []byte) string {
 	for i := len(key) - 1; i >= 0; i-- {
 		if key[i] == 0 {

@@ -1,7 +1,6 @@
 package assistant
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -376,5 +375,3 @@ func TestPreviewShowsBlockAndWordDiff(t *testing.T) {
 		t.Fatalf("preview after a change: current %v status %s", p.Current, p.Suggestion.Status)
 	}
 }
-
-var _ = errors.New

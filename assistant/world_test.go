@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -395,8 +394,6 @@ func types(evs []stream.Event) []string {
 	}
 	return out
 }
-
-var _ = errors.New
 
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
