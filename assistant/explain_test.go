@@ -1,7 +1,9 @@
 package assistant
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/foliodev/folio/internal/errs"
@@ -13,19 +15,17 @@ import (
 // flaky fails its first n streams with a retryable provider error.
 type flaky struct {
 	*fakeModel
-	mu    chanLock
+	mu    sync.Mutex
 	fails int
 }
 
-type chanLock chan struct{}
-
-func (f *flaky) Stream(ctx llmContext, req llm.Request) (llm.Stream, error) {
-	f.mu <- struct{}{}
+func (f *flaky) Stream(ctx context.Context, req llm.Request) (llm.Stream, error) {
+	f.mu.Lock()
 	fail := f.fails > 0
 	if fail {
 		f.fails--
 	}
-	<-f.mu
+	f.mu.Unlock()
 	if fail {
 		return nil, &llm.Error{Code: llm.CodeServerError, Provider: "fake", Status: 503, Msg: "overloaded"}
 	}
@@ -34,7 +34,7 @@ func (f *flaky) Stream(ctx llmContext, req llm.Request) (llm.Stream, error) {
 
 // Explain walks from a version to everything behind it.
 func TestExplainTheWholeChain(t *testing.T) {
-	fm := &flaky{fakeModel: &fakeModel{}, mu: make(chanLock, 1), fails: 1}
+	fm := &flaky{fakeModel: &fakeModel{}, fails: 1}
 	w := newWorld(t, func(o *worldOptions) { o.provider = fm })
 	doc := w.article(3, false)
 	q, run := w.assist(AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p2"}, Instruction: "clearer",

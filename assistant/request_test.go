@@ -1,6 +1,7 @@
 package assistant
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -360,5 +361,46 @@ func TestNoChangeIsAnHonestOutcome(t *testing.T) {
 	_, run = w.assist(AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p1"}, Instruction: "shorter"})
 	if run.Outcome != OutcomeNoChange || run.Suggestion != "" {
 		t.Fatalf("identical text: %+v", run)
+	}
+}
+
+// Cancelling a queued run ends it at once; cancelling a running one ends
+// it when the model call stops; neither leaves a suggestion.
+func TestCancelRun(t *testing.T) {
+	w := newWorld(t, stopped)
+	doc := w.article(2, false)
+	q, err := w.svc.Assist(ctx, authorA, AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p1"}, Instruction: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := w.svc.CancelRun(ctx, authorA, q.Run.ID)
+	if err != nil || run.State != RunCancelled {
+		t.Fatalf("cancel queued: %s %v", run.State, err)
+	}
+	w.model.hold = make(chan struct{})
+	w.model.started = make(chan struct{}, 1)
+	w.start()
+	q, err = w.svc.Assist(ctx, authorA, AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p2"}, Instruction: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-w.model.started
+	if _, err := w.svc.CancelRun(ctx, authorA, q.Run.ID); err != nil {
+		t.Fatal(err)
+	}
+	run = w.wait(q.Run.ID)
+	if run.State != RunCancelled || run.Suggestion != "" || !run.CancelRequested {
+		t.Fatalf("cancel running: %+v", run)
+	}
+	evs, _ := w.svc.RunEvents(ctx, run.ID, 0, 0)
+	ts := types(evs)
+	if ts[len(ts)-1] != EventCancelled || !slices.Contains(ts, EventCancelRequested) {
+		t.Fatalf("events %v", ts)
+	}
+	if sgs, _ := w.svc.Suggestions(ctx, authorA, doc, "", 0); len(sgs) != 0 {
+		t.Fatalf("suggestions %v", sgs)
+	}
+	if again, err := w.svc.CancelRun(ctx, authorA, run.ID); err != nil || again.State != RunCancelled {
+		t.Fatalf("cancel a finished run: %v", err)
 	}
 }

@@ -266,12 +266,14 @@ func (s *Service) onTransition(b *pebble.Batch, tr *task.Transition) error {
 				err = emit(EventRecovered, RunEvent{Attempt: d.Attempt})
 			}
 		case task.EventInterrupted:
+			s.takeErr(tr.New.ID, nil)
 			run.State, changed = RunQueued, true
 			err = emit(EventInterrupted, RunEvent{Attempt: d.Attempt})
 		case task.EventCancelRequested:
 			run.CancelRequested, changed = true, true
 			err = emit(EventCancelRequested, RunEvent{Attempt: d.Attempt})
 		case task.EventCancelled:
+			s.takeErr(tr.New.ID, nil)
 			if !run.State.Terminal() {
 				run.State, run.Finished, changed = RunCancelled, now, true
 				err = emit(EventCancelled, RunEvent{Attempt: d.Attempt})

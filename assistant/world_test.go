@@ -405,4 +405,6 @@ func mustJSON(v any) []byte {
 
 type llmRequest = llm.Request
 
-type llmContext = context.Context
+func repoCreate(d flowdoc.Document) repo.CreateParams {
+	return repo.CreateParams{Owner: "author-a", Attrs: flowdoc.Attributes{Title: "Benchmark"}, Body: d}
+}
