@@ -192,7 +192,8 @@ func (s *Service) writeSuccess(b *pebble.Batch, tx *repo.DocTx, pl payload, out 
 	if err := setRec(b, runKey(run.ID), run); err != nil {
 		return err
 	}
-	ev := RunEvent{Outcome: run.Outcome, Usage: &run.Usage, Attempt: run.Attempts}
+	ev := RunEvent{Outcome: run.Outcome, Attempt: run.Attempts,
+		Usage: &EventUsage{Input: run.Usage.Input, Output: run.Usage.Output, Total: run.Usage.Total}}
 	if sg != nil {
 		if err := setRec(b, suggestionKey(sg.ID), sg); err != nil {
 			return err

@@ -162,21 +162,30 @@ const (
 )
 
 // RunEvent is the payload of every run stream event; fields that do not
-// apply to a type are empty (docs/protocol.md lists them per type).
+// apply to a type are empty (docs/protocol.md lists them per type). The
+// msgpack names are the JSON names, so a transport that decodes stored
+// events generically puts them on the wire as specified.
 type RunEvent struct {
-	Run         string     `json:"run" msgpack:"run"`
-	Doc         string     `json:"doc,omitempty" msgpack:"doc,omitempty"`
-	Task        string     `json:"task,omitempty" msgpack:"task,omitempty"`
-	Attempt     int        `json:"attempt,omitempty" msgpack:"attempt,omitempty"`
-	Text        string     `json:"text,omitempty" msgpack:"text,omitempty"`
-	DelayMs     int64      `json:"delayMs,omitempty" msgpack:"delay,omitempty"`
-	RateLimited bool       `json:"rateLimited,omitempty" msgpack:"rl,omitempty"`
-	Code        string     `json:"code,omitempty" msgpack:"code,omitempty"`
-	Message     string     `json:"message,omitempty" msgpack:"msg,omitempty"`
-	Outcome     string     `json:"outcome,omitempty" msgpack:"outcome,omitempty"`
-	Suggestion  string     `json:"suggestion,omitempty" msgpack:"sugg,omitempty"`
-	Status      string     `json:"status,omitempty" msgpack:"status,omitempty"`
-	Usage       *llm.Usage `json:"usage,omitempty" msgpack:"usage,omitempty"`
+	Run         string      `json:"run" msgpack:"run"`
+	Doc         string      `json:"doc,omitempty" msgpack:"doc,omitempty"`
+	Task        string      `json:"task,omitempty" msgpack:"task,omitempty"`
+	Attempt     int         `json:"attempt,omitempty" msgpack:"attempt,omitempty"`
+	Text        string      `json:"text,omitempty" msgpack:"text,omitempty"`
+	DelayMs     int64       `json:"delayMs,omitempty" msgpack:"delayMs,omitempty"`
+	RateLimited bool        `json:"rateLimited,omitempty" msgpack:"rateLimited,omitempty"`
+	Code        string      `json:"code,omitempty" msgpack:"code,omitempty"`
+	Message     string      `json:"message,omitempty" msgpack:"message,omitempty"`
+	Outcome     string      `json:"outcome,omitempty" msgpack:"outcome,omitempty"`
+	Suggestion  string      `json:"suggestion,omitempty" msgpack:"suggestion,omitempty"`
+	Status      string      `json:"status,omitempty" msgpack:"status,omitempty"`
+	Usage       *EventUsage `json:"usage,omitempty" msgpack:"usage,omitempty"`
+}
+
+// EventUsage is a succeeded run's token usage in its event.
+type EventUsage struct {
+	Input  int64 `json:"input" msgpack:"input"`
+	Output int64 `json:"output" msgpack:"output"`
+	Total  int64 `json:"total" msgpack:"total"`
 }
 
 // runError is a handler's error kept for the transition that records it.

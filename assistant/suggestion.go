@@ -74,7 +74,8 @@ const (
 	EventSuggestionConflicted = "suggestion.conflicted"
 )
 
-// SuggestionEvent is the payload of the suggestion.* events.
+// SuggestionEvent is the payload of the suggestion.* events (msgpack
+// names are the JSON names, as for RunEvent).
 type SuggestionEvent struct {
 	ID      string           `json:"id" msgpack:"id"`
 	Doc     string           `json:"doc" msgpack:"doc"`
