@@ -29,6 +29,7 @@ bench: build
 	./bench/git_vs_folio.sh
 	./bench/packs.sh
 	$(GO) run ./bench/taskbench -n 10000
+	$(GO) test ./assistant -run '^$$' -bench 'RequestToSuggestion|Accept' -benchtime 200x -count 1 | tee bench/last-assistant.txt
 
 lint:
 	$(GO) vet $(PKGS)
