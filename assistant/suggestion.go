@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
@@ -347,7 +348,7 @@ func (s *Service) conflictIn(b *pebble.Batch, sg *Suggestion, c Conflict, emit f
 // Rejecting a rejected suggestion returns it; an accepted or conflicted
 // one is suggestion_decided / suggestion_conflicted.
 func (s *Service) Reject(ctx context.Context, a Actor, id, reason string) (Suggestion, error) {
-	if utf8Len(reason) > 500 {
+	if utf8.RuneCountInString(reason) > 500 {
 		return Suggestion{}, errs.E(errs.Invalid, "a rejection reason is at most 500 characters")
 	}
 	sg, err := s.loadSuggestion(s.db, id)
@@ -388,8 +389,6 @@ func (s *Service) Reject(ctx context.Context, a Actor, id, reason string) (Sugge
 	})
 	return sg, repoErr(err)
 }
-
-func utf8Len(s string) int { return len([]rune(s)) }
 
 // changeHook is the repo.ChangeHook of the service (see DocChanged).
 type changeHook struct{ s *Service }
