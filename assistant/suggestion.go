@@ -109,8 +109,8 @@ func (s *Service) loadSuggestion(r pebble.Reader, id string) (Suggestion, error)
 	return sg, nil
 }
 
-// SuggestionByID returns suggestion id.
-func (s *Service) SuggestionByID(ctx context.Context, a Actor, id string) (Suggestion, error) {
+// Suggestion returns suggestion id.
+func (s *Service) Suggestion(ctx context.Context, a Actor, id string) (Suggestion, error) {
 	if err := ctx.Err(); err != nil {
 		return Suggestion{}, err
 	}

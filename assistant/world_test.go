@@ -329,7 +329,7 @@ func (w *world) suggest(doc string, scope Scope) Suggestion {
 	if run.State != RunSucceeded || run.Suggestion == "" {
 		w.tb.Fatalf("run %s: %s outcome %q error %+v", run.ID, run.State, run.Outcome, run.Error)
 	}
-	sg, err := w.svc.SuggestionByID(ctx, authorA, run.Suggestion)
+	sg, err := w.svc.Suggestion(ctx, authorA, run.Suggestion)
 	if err != nil {
 		w.tb.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func (w *world) suggest(doc string, scope Scope) Suggestion {
 
 func (w *world) suggestion(id string) Suggestion {
 	w.tb.Helper()
-	sg, err := w.svc.SuggestionByID(ctx, authorA, id)
+	sg, err := w.svc.Suggestion(ctx, authorA, id)
 	if err != nil {
 		w.tb.Fatal(err)
 	}
