@@ -38,7 +38,7 @@ func TestExplainTheWholeChain(t *testing.T) {
 	w := newWorld(t, func(o *worldOptions) { o.provider = fm })
 	doc := w.article(3, false)
 	q, run := w.assist(AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p2"}, Instruction: "clearer",
-		WritingPreset: "w-clear-concise"})
+		WritingPreset: "clear-concise"})
 	if run.Attempts != 2 || run.Retries != 1 || run.State != RunSucceeded {
 		t.Fatalf("run attempts %d retries %d %s", run.Attempts, run.Retries, run.State)
 	}
@@ -62,7 +62,7 @@ func TestExplainTheWholeChain(t *testing.T) {
 	}
 	r := e.Run
 	if r.Provider != "fake" || r.Model != "fake-writer-1" || len(r.Prompt.Hash) != 64 || r.Prompt.Name != "writing/block" ||
-		r.Personalization.Preset == nil || r.Personalization.Preset.ID != "w-clear-concise" || r.Personalization.Preset.Number != 1 {
+		r.Personalization.Preset == nil || r.Personalization.Preset.ID != "clear-concise" || r.Personalization.Preset.Number != 1 {
 		t.Fatalf("run %+v", r)
 	}
 	if e.Context == nil || e.Task == nil || e.Task.Attempt != 2 || e.Task.Retries != 1 || e.Task.State != string(task.Succeeded) {

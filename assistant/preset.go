@@ -3,15 +3,14 @@ package assistant
 import (
 	"context"
 	"crypto/sha256"
-	"embed"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/assistant/presets"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 )
@@ -29,8 +28,19 @@ func (t PresetType) valid() bool { return t == WritingPreset || t == EditingPres
 
 // Source is where a preset's guidance comes from.
 type Source struct {
-	Title string `json:"title" msgpack:"title"`
-	Note  string `json:"note,omitempty" msgpack:"note,omitempty"`
+	Title  string `json:"title" msgpack:"title"`
+	Author string `json:"author,omitempty" msgpack:"author,omitempty"`
+	Year   string `json:"year,omitempty" msgpack:"year,omitempty"`
+	// Note says what the preset takes from the source.
+	Note string `json:"note,omitempty" msgpack:"note,omitempty"`
+}
+
+// Rule is one rule of an editing preset. ID, when set, names the local
+// provider's rule of that name (package localedit) so it can run it.
+type Rule struct {
+	ID          string `json:"id,omitempty" msgpack:"id,omitempty"`
+	Name        string `json:"name" msgpack:"name"`
+	Instruction string `json:"instruction" msgpack:"instr"`
 }
 
 // Preset is a preset's current state: what the selector lists. It never
@@ -65,7 +75,7 @@ type PresetVersion struct {
 	Name        string      `json:"name" msgpack:"name"`
 	Description string      `json:"description,omitempty" msgpack:"desc,omitempty"`
 	Prompt      string      `json:"prompt" msgpack:"prompt"`
-	Rules       []string    `json:"rules,omitempty" msgpack:"rules,omitempty"`
+	Rules       []Rule      `json:"rules,omitempty" msgpack:"rules,omitempty"`
 	Sources     []Source    `json:"sources,omitempty" msgpack:"sources,omitempty"`
 	// CopiedFrom names the preset version a copy started from.
 	CopiedFrom string `json:"copiedFrom,omitempty" msgpack:"from,omitempty"`
@@ -88,7 +98,7 @@ type PresetInput struct {
 	Name        string     `json:"name,omitempty"`
 	Description string     `json:"description,omitempty"`
 	Prompt      string     `json:"prompt,omitempty"`
-	Rules       []string   `json:"rules,omitempty"`
+	Rules       []Rule     `json:"rules,omitempty"`
 	Sources     []Source   `json:"sources,omitempty"`
 }
 
@@ -112,38 +122,22 @@ const (
 	maxPresetVers   = 10000 // versions per preset
 )
 
-//go:embed presets/*.json
-var presetFiles embed.FS
-
-// builtinFile is one embedded file of built-in presets.
-type builtinFile struct {
-	Type    PresetType `json:"type"`
-	Presets []struct {
-		ID          string   `json:"id"`
-		Name        string   `json:"name"`
-		Description string   `json:"description"`
-		Prompt      string   `json:"prompt"`
-		Rules       []string `json:"rules"`
-		Sources     []Source `json:"sources"`
-	} `json:"presets"`
-}
-
-// builtins reads the embedded presets, in file order per type.
+// builtins reads the built-in presets (package presets), in their order.
 func builtins() ([]PresetVersion, error) {
-	var out []PresetVersion
-	for _, name := range []string{"presets/writing.json", "presets/editing.json"} {
-		data, err := presetFiles.ReadFile(name)
-		if err != nil {
-			return nil, err
+	ps, err := presets.Builtin()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PresetVersion, len(ps))
+	for i, p := range ps {
+		v := PresetVersion{Preset: p.ID, Type: PresetType(p.Kind), Name: p.Name, Description: p.Description, Prompt: p.Prompt}
+		for _, r := range p.Rules {
+			v.Rules = append(v.Rules, Rule{ID: r.ID, Name: r.Name, Instruction: r.Instruction})
 		}
-		var f builtinFile
-		if err := json.Unmarshal(data, &f); err != nil {
-			return nil, fmt.Errorf("assistant: built-in presets %s: %w", name, err)
+		for _, src := range p.Sources {
+			v.Sources = append(v.Sources, Source{Title: src.Title, Author: src.Author, Year: src.Year, Note: src.Note})
 		}
-		for _, p := range f.Presets {
-			out = append(out, PresetVersion{Preset: p.ID, Type: f.Type, Name: p.Name, Description: p.Description,
-				Prompt: p.Prompt, Rules: p.Rules, Sources: p.Sources})
-		}
+		out[i] = v
 	}
 	return out, nil
 }
@@ -222,19 +216,27 @@ func (v *PresetVersion) check() error {
 		return bad("at most %d rules", maxPresetRules)
 	}
 	for i, r := range v.Rules {
-		if strings.TrimSpace(r) == "" || utf8.RuneCountInString(r) > maxPresetRule {
-			return bad("rules[%d] must be 1..%d characters", i, maxPresetRule)
+		if strings.TrimSpace(r.Instruction) == "" || utf8.RuneCountInString(r.Name)+utf8.RuneCountInString(r.Instruction) > maxPresetRule {
+			return bad("rules[%d] needs an instruction, and name and instruction at most %d characters", i, maxPresetRule)
+		}
+		if r.ID != "" && !validID(r.ID) {
+			return bad("rules[%d].id %q must be 1-64 of a-z 0-9 _ -", i, r.ID)
 		}
 	}
 	if len(v.Sources) > maxPresetSource {
 		return bad("at most %d sources", maxPresetSource)
 	}
+	texts := []string{v.Name, v.Description, v.Prompt}
 	for i, src := range v.Sources {
-		if strings.TrimSpace(src.Title) == "" || utf8.RuneCountInString(src.Title)+utf8.RuneCountInString(src.Note) > maxPresetDesc {
-			return bad("sources[%d] needs a title, and title and note at most %d characters", i, maxPresetDesc)
+		if strings.TrimSpace(src.Title) == "" || utf8.RuneCountInString(src.Title+src.Author+src.Year+src.Note) > maxPresetDesc {
+			return bad("sources[%d] needs a title, and all its fields at most %d characters", i, maxPresetDesc)
 		}
+		texts = append(texts, src.Title, src.Author, src.Year, src.Note)
 	}
-	for _, s := range append([]string{v.Name, v.Description, v.Prompt}, v.Rules...) {
+	for _, r := range v.Rules {
+		texts = append(texts, r.ID, r.Name, r.Instruction)
+	}
+	for _, s := range texts {
 		if !utf8.ValidString(s) {
 			return bad("text must be valid UTF-8")
 		}

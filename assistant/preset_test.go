@@ -30,28 +30,29 @@ func TestBuiltinPresetsAreSeededOnce(t *testing.T) {
 			t.Fatalf("preset %s: %+v", p.ID, d.Current)
 		}
 	}
-	for _, n := range []string{"清晰简洁", "自然口语", "深度分析", "技术教程", "新闻特写"} {
+	for _, n := range []string{"清晰简洁", "自然口语", "深度分析", "技术教程", "新闻特写"} { // the seed names these
 		if !names[n] {
 			t.Fatalf("built-in %s missing", n)
 		}
 	}
-	six, _ := w.svc.PresetAdmin(ctx, admin, "e-six-rules")
-	if six.Preset.Name != "六条文章强化规则" || len(six.Current.Rules) != 6 || len(six.Current.Sources) == 0 {
+	six, _ := w.svc.PresetAdmin(ctx, admin, "six-rules")
+	if six.Preset.Name != "六条文章强化规则" || len(six.Current.Rules) != 6 || len(six.Current.Sources) == 0 ||
+		six.Current.Rules[0].ID != "filler" || six.Current.Rules[5].ID != "keep" {
 		t.Fatalf("six rules: %+v", six.Current)
 	}
 	// The selector listing carries no prompt text.
 	raw := string(mustJSON(writing))
-	if strings.Contains(raw, "prompt") || strings.Contains(raw, "先给结论再给理由") {
+	if strings.Contains(raw, "prompt") || strings.Contains(raw, "先说结论，再给理由") {
 		t.Fatalf("the selector listing leaks prompt text: %s", raw)
 	}
 	// An edited built-in survives the next seeding untouched.
-	if _, err := w.svc.EditPreset(ctx, admin, "w-clear-concise", PresetInput{Prompt: "admin's own prompt"}); err != nil {
+	if _, err := w.svc.EditPreset(ctx, admin, "clear-concise", PresetInput{Prompt: "admin's own prompt"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.svc.seedPresets(ctx); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := w.svc.PresetAdmin(ctx, admin, "w-clear-concise")
+	d, _ := w.svc.PresetAdmin(ctx, admin, "clear-concise")
 	if d.Preset.Version.Number != 2 || d.Current.Prompt != "admin's own prompt" || len(d.Versions) != 2 {
 		t.Fatalf("after reseeding: %+v", d.Preset.Version)
 	}
@@ -66,11 +67,11 @@ func TestPresetAdminLifecycle(t *testing.T) {
 	if _, err := w.svc.CreatePreset(ctx, authorA, PresetInput{Type: WritingPreset, Name: "x", Prompt: "y"}); errs.KindOf(err) != errs.Forbidden {
 		t.Fatalf("a non-admin created a preset: %v", err)
 	}
-	if _, err := w.svc.PresetAdmin(ctx, authorA, "w-clear-concise"); errs.KindOf(err) != errs.Forbidden {
+	if _, err := w.svc.PresetAdmin(ctx, authorA, "clear-concise"); errs.KindOf(err) != errs.Forbidden {
 		t.Fatalf("a non-admin read a prompt: %v", err)
 	}
 	p, err := w.svc.CreatePreset(ctx, admin, PresetInput{Type: EditingPreset, Name: "术语统一", Description: "统一术语",
-		Rules: []string{"同一概念用同一个词"}, Sources: []Source{{Title: "house style"}}})
+		Rules: []Rule{{Name: "统一术语", Instruction: "同一概念用同一个词"}}, Sources: []Source{{Title: "house style"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,23 +84,23 @@ func TestPresetAdminLifecycle(t *testing.T) {
 	if _, err := w.svc.EditPreset(ctx, admin, p.ID, PresetInput{Type: WritingPreset}); errs.KindOf(err) != errs.Invalid {
 		t.Fatalf("a type change: %v", err)
 	}
-	cp, err := w.svc.CopyPreset(ctx, admin, "e-six-rules", "")
+	cp, err := w.svc.CopyPreset(ctx, admin, "six-rules", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cv, _ := w.svc.PresetAdmin(ctx, admin, cp.ID)
-	if cp.Type != EditingPreset || cv.Current.CopiedFrom != "e-six-rules@1" || len(cv.Current.Rules) != 6 || cp.Builtin {
+	if cp.Type != EditingPreset || cv.Current.CopiedFrom != "six-rules@1" || len(cv.Current.Rules) != 6 || cp.Builtin {
 		t.Fatalf("copy %+v %+v", cp, cv.Current)
 	}
 	order, err := w.svc.ReorderPresets(ctx, admin, EditingPreset, []string{cp.ID, p.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if order[0].ID != cp.ID || order[1].ID != p.ID || order[2].ID != "e-six-rules" {
+	if order[0].ID != cp.ID || order[1].ID != p.ID || order[2].ID != "six-rules" {
 		t.Fatalf("order %v", []string{order[0].ID, order[1].ID, order[2].ID})
 	}
 	listed, _ := w.svc.Presets(ctx, EditingPreset, false)
-	if listed[0].ID != cp.ID || listed[2].ID != "e-six-rules" {
+	if listed[0].ID != cp.ID || listed[2].ID != "six-rules" {
 		t.Fatal("the listing does not follow the order")
 	}
 	if _, err := w.svc.ArchivePreset(ctx, admin, p.ID); err != nil {
@@ -116,7 +117,7 @@ func TestPresetAdminLifecycle(t *testing.T) {
 	if codeOf(err) != CodePresetArchived {
 		t.Fatalf("a request with an archived preset: %v", err)
 	}
-	if v, err := w.svc.PresetVersionAdmin(ctx, admin, p.ID, 1); err != nil || v.Rules[0] != "同一概念用同一个词" {
+	if v, err := w.svc.PresetVersionAdmin(ctx, admin, p.ID, 1); err != nil || v.Rules[0].Instruction != "同一概念用同一个词" {
 		t.Fatalf("an archived version must stay readable: %+v %v", v, err)
 	}
 	if _, err := w.svc.RestorePreset(ctx, admin, p.ID); err != nil {
@@ -133,12 +134,12 @@ func TestQueuedRunKeepsItsPinnedPresetVersion(t *testing.T) {
 	w := newWorld(t, func(o *worldOptions) { o.noStart = true })
 	doc := w.article(2, false)
 	q, err := w.svc.Assist(ctx, authorA, AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p1"},
-		Instruction: "tighten", WritingPreset: "w-news-feature"})
+		Instruction: "tighten", WritingPreset: "news-feature"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pin := *q.Run.Personalization.Preset
-	if pin.Type != WritingPreset || pin.ID != "w-news-feature" || pin.Number != 1 || pin.VersionID == "" || pin.Name != "新闻特写" {
+	if pin.Type != WritingPreset || pin.ID != "news-feature" || pin.Number != 1 || pin.VersionID == "" || pin.Name != "新闻特写" {
 		t.Fatalf("pin %+v", pin)
 	}
 	// The pin is in the task payload too.
@@ -152,13 +153,13 @@ func TestQueuedRunKeepsItsPinnedPresetVersion(t *testing.T) {
 		t.Fatalf("payload pin %+v %v", pl.Personalization.Preset, err)
 	}
 	// While it waits, the admin edits the preset twice and archives it.
-	if _, err := w.svc.EditPreset(ctx, admin, "w-news-feature", PresetInput{Prompt: "EDITED PROMPT v2"}); err != nil {
+	if _, err := w.svc.EditPreset(ctx, admin, "news-feature", PresetInput{Prompt: "EDITED PROMPT v2"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.svc.EditPreset(ctx, admin, "w-news-feature", PresetInput{Prompt: "EDITED PROMPT v3"}); err != nil {
+	if _, err := w.svc.EditPreset(ctx, admin, "news-feature", PresetInput{Prompt: "EDITED PROMPT v3"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.svc.ArchivePreset(ctx, admin, "w-news-feature"); err != nil {
+	if _, err := w.svc.ArchivePreset(ctx, admin, "news-feature"); err != nil {
 		t.Fatal(err)
 	}
 	w.start()
@@ -171,14 +172,14 @@ func TestQueuedRunKeepsItsPinnedPresetVersion(t *testing.T) {
 	for _, m := range reqs[0].Messages {
 		prompt += m.Content
 	}
-	if !strings.Contains(prompt, "按“新闻特写”写作") || strings.Contains(prompt, "EDITED PROMPT") || !strings.Contains(prompt, "(version 1)") {
+	if !strings.Contains(prompt, "用新闻特写的风格写作") || strings.Contains(prompt, "EDITED PROMPT") || !strings.Contains(prompt, "(version 1)") {
 		t.Fatalf("the run did not use its pinned version:\n%s", prompt)
 	}
 	// A pin that no longer matches its version fails the run loudly.
-	v1, _ := w.svc.loadPresetVersion(w.db, "w-news-feature", 1)
+	v1, _ := w.svc.loadPresetVersion(w.db, "news-feature", 1)
 	v1.Prompt = "tampered"
 	b := w.db.NewBatch()
-	setRec(b, presetVerKey("w-news-feature", 1), v1)
+	setRec(b, presetVerKey("news-feature", 1), v1)
 	b.Commit(kv.Sync)
 	b.Close()
 	if _, err := w.svc.pinned(pin); errs.KindOf(err) != errs.Corrupt {

@@ -97,7 +97,11 @@ func messages(p prompt, pl payload, pv *PresetVersion, r resolved) []llm.Message
 		}
 		fmt.Fprintf(&b, "%s «%s» (version %d). Follow it for this request:\n\n%s", kind, pv.Name, pv.Meta.Number, strings.TrimSpace(pv.Prompt))
 		for i, rule := range pv.Rules {
-			fmt.Fprintf(&b, "\n%d. %s", i+1, rule)
+			if rule.Name != "" {
+				fmt.Fprintf(&b, "\n%d. %s：%s", i+1, rule.Name, rule.Instruction)
+			} else {
+				fmt.Fprintf(&b, "\n%d. %s", i+1, rule.Instruction)
+			}
 		}
 		out = append(out, llm.Message{Role: llm.System, Content: b.String()})
 	}

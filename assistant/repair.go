@@ -29,8 +29,8 @@ type candidate struct {
 // The answer as models write it: lenient about run and block shapes,
 // which domain repair then makes exact.
 type rawAnswer struct {
-	Summary string  `json:"summary"`
-	Ops     []rawOp `json:"ops"`
+	Summary string   `json:"summary"`
+	Ops     *[]rawOp `json:"ops"` // nil: the answer has no "ops" at all
 }
 
 type rawOp struct {
@@ -197,12 +197,16 @@ func parseAnswer(obj json.RawMessage, base flowdoc.Document, r resolved, l flowd
 	if err := json.Unmarshal(obj, &a); err != nil {
 		return candidate{}, invalidAnswer("%v", err)
 	}
-	if len(a.Ops) > maxAnswerOps {
-		return candidate{}, invalidAnswer("%d operations, at most %d", len(a.Ops), maxAnswerOps)
+	if a.Ops == nil {
+		return candidate{}, invalidAnswer(`it has no "ops" (an empty list says there is nothing to change)`)
+	}
+	ops := *a.Ops
+	if len(ops) > maxAnswerOps {
+		return candidate{}, invalidAnswer("%d operations, at most %d", len(ops), maxAnswerOps)
 	}
 	c := candidate{summary: strings.TrimSpace(a.Summary)}
 	c.summary, _ = clipRunes(c.summary, 500)
-	if len(a.Ops) == 0 {
+	if len(ops) == 0 {
 		c.noChange, c.result = true, base
 		return c, nil
 	}
@@ -210,13 +214,13 @@ func parseAnswer(obj json.RawMessage, base flowdoc.Document, r resolved, l flowd
 	var err error
 	switch r.scope.Kind {
 	case ScopeSelection:
-		c.ops, err = rp.selection(a.Ops, r.scope)
+		c.ops, err = rp.selection(ops, r.scope)
 	case ScopeBlock:
-		c.ops, err = rp.block(a.Ops, r)
+		c.ops, err = rp.block(ops, r)
 	case ScopeSection:
-		c.ops, err = rp.section(a.Ops, r)
+		c.ops, err = rp.section(ops, r)
 	case ScopeDocument:
-		c.ops, err = rp.document(a.Ops, base, seed)
+		c.ops, err = rp.document(ops, base, seed)
 	default:
 		err = invalidAnswer("unknown scope %q", r.scope.Kind)
 	}

@@ -129,6 +129,9 @@ func TestDomainRepair(t *testing.T) {
 		{name: "a selection in a code block is refused upstream; ops on a complex block keep its type", scope: Scope{Kind: ScopeBlock, Block: "c1"},
 			answer: `{"ops":[{"op":"replace_block","blockId":"c1","block":{"type":"paragraph","text":"prose"}}]}`,
 			err:    "must stay a code"},
+		{name: "an answer without ops is not an answer", scope: Scope{Kind: ScopeBlock, Block: "p1"},
+			answer: `{"outcome":"edited","segments":["x"]}`,
+			err:    `no "ops"`},
 		{name: "no ops is no change", scope: Scope{Kind: ScopeBlock, Block: "p1"},
 			answer: `{"summary":"fine as it is","ops":[]}`,
 			check: func(t *testing.T, c candidate) {

@@ -40,10 +40,10 @@ func TestPersonalizationIsExclusive(t *testing.T) {
 	w.save(doc, para("p1", "unsealed typing"))
 	base := AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p1"}, Instruction: "shorter"}
 	combos := []struct{ persona, writing, editing string }{
-		{"me", "w-clear-concise", ""},
-		{"me", "", "e-six-rules"},
-		{"", "w-clear-concise", "e-six-rules"},
-		{"me", "w-clear-concise", "e-six-rules"},
+		{"me", "clear-concise", ""},
+		{"me", "", "six-rules"},
+		{"", "clear-concise", "six-rules"},
+		{"me", "clear-concise", "six-rules"},
 	}
 	for _, c := range combos {
 		req := base
@@ -62,7 +62,7 @@ func TestPersonalizationIsExclusive(t *testing.T) {
 		t.Fatalf("persona alone: %v, want persona_unavailable", err)
 	}
 	req = base
-	req.WritingPreset = "e-six-rules"
+	req.WritingPreset = "six-rules"
 	if _, err := w.svc.Assist(ctx, authorA, req); errs.KindOf(err) != errs.Invalid || !strings.Contains(err.Error(), "editing preset") {
 		t.Fatalf("an editing preset passed as a writing preset: %v", err)
 	}
@@ -72,12 +72,12 @@ func TestPersonalizationIsExclusive(t *testing.T) {
 func TestEditingPresetGetsTheDefaultInstruction(t *testing.T) {
 	w := newWorld(t)
 	doc := w.article(2, false)
-	_, run := w.assist(AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p1"}, EditingPreset: "e-six-rules"})
+	_, run := w.assist(AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p1"}, EditingPreset: "six-rules"})
 	if run.Instruction != DefaultEditingInstruction || !run.DefaultInstruction {
 		t.Fatalf("instruction %q (default %v)", run.Instruction, run.DefaultInstruction)
 	}
 	pin := run.Personalization.Preset
-	if run.Personalization.Kind != PersonalizeEditing || pin == nil || pin.ID != "e-six-rules" || pin.Number != 1 || pin.VersionID == "" {
+	if run.Personalization.Kind != PersonalizeEditing || pin == nil || pin.ID != "six-rules" || pin.Number != 1 || pin.VersionID == "" {
 		t.Fatalf("personalization %+v", run.Personalization)
 	}
 	// The model saw the instruction and the preset's six rules.
@@ -86,7 +86,7 @@ func TestEditingPresetGetsTheDefaultInstruction(t *testing.T) {
 	for _, m := range reqs[len(reqs)-1].Messages {
 		all += m.Content + "\n"
 	}
-	for _, want := range []string{DefaultEditingInstruction, "六条文章强化规则", "6. 保留作者的事实、观点和声音"} {
+	for _, want := range []string{DefaultEditingInstruction, "六条文章强化规则", "2. 用有力的动词：", "6. 保留事实、观点和作者声音："} {
 		if !strings.Contains(all, want) {
 			t.Fatalf("the prompt lacks %q", want)
 		}
@@ -95,7 +95,7 @@ func TestEditingPresetGetsTheDefaultInstruction(t *testing.T) {
 	if _, err := w.svc.Assist(ctx, authorA, AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p1"}}); errs.KindOf(err) != errs.Invalid {
 		t.Fatalf("empty instruction without an editing preset: %v", err)
 	}
-	if _, err := w.svc.Assist(ctx, authorA, AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p1"}, WritingPreset: "w-clear-concise"}); errs.KindOf(err) != errs.Invalid {
+	if _, err := w.svc.Assist(ctx, authorA, AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p1"}, WritingPreset: "clear-concise"}); errs.KindOf(err) != errs.Invalid {
 		t.Fatalf("empty instruction with a writing preset: %v", err)
 	}
 }
@@ -242,8 +242,8 @@ func TestSwitchesOffKeepEverythingElseWorking(t *testing.T) {
 		{func(a *config.Assistant) { a.Section = false }, Scope{Kind: ScopeSection, From: "p1", To: "p2"}, nil},
 		{func(a *config.Assistant) { a.Document = false }, Scope{Kind: ScopeDocument}, nil},
 		{func(a *config.Assistant) { a.Block = false }, Scope{Kind: ScopeBlock, Block: "p1"}, nil},
-		{func(a *config.Assistant) { a.WritingPresets = false }, Scope{Kind: ScopeBlock, Block: "p1"}, func(r *AssistRequest) { r.WritingPreset = "w-clear-concise" }},
-		{func(a *config.Assistant) { a.EditingPresets = false }, Scope{Kind: ScopeBlock, Block: "p1"}, func(r *AssistRequest) { r.EditingPreset = "e-six-rules" }},
+		{func(a *config.Assistant) { a.WritingPresets = false }, Scope{Kind: ScopeBlock, Block: "p1"}, func(r *AssistRequest) { r.WritingPreset = "clear-concise" }},
+		{func(a *config.Assistant) { a.EditingPresets = false }, Scope{Kind: ScopeBlock, Block: "p1"}, func(r *AssistRequest) { r.EditingPreset = "six-rules" }},
 	} {
 		sw := config.DefaultAssistant()
 		c.sw(&sw)

@@ -44,6 +44,29 @@ type Request struct {
 	// where the server refuses it); the others ignore it. The prompt must
 	// still describe the answer: the schema only constrains it.
 	Schema *Schema
+	// Task, when not nil, is the same request in structured form for
+	// providers that work on it directly rather than on a prompt: the local
+	// provider edits Task's segments and answers a localedit.Result as JSON
+	// (see Local and docs/ai.md). Remote providers ignore it; the caller
+	// still puts the text and the instruction into Messages for them.
+	Task *EditTask
+}
+
+// EditTask is an editing request in structured form.
+type EditTask struct {
+	// Segments are the texts to edit: one per text block, rich-text runs
+	// concatenated, each inline equation as one U+FFFC.
+	Segments []string `json:"segments"`
+	// Lang is "zh", "en" or "" (detected per sentence).
+	Lang string `json:"lang,omitempty"`
+	// Personalization is "editing" (an editing preset), "writing" (a
+	// writing preset), "persona", or "" (none).
+	Personalization string `json:"personalization,omitempty"`
+	// Instruction is the author's instruction.
+	Instruction string `json:"instruction,omitempty"`
+	// Rules are the ids of the editing preset's enabled rules (filler,
+	// strong-verbs, active-voice, jargon, cliche, keep); empty means all.
+	Rules []string `json:"rules,omitempty"`
 }
 
 // Schema is a named JSON Schema for a structured answer.
@@ -80,7 +103,8 @@ type Usage struct {
 
 // Provider generates text. Implementations are safe for concurrent use.
 type Provider interface {
-	// Name is the provider kind: "openai" or "local".
+	// Name is the provider kind: "openai" or "local" ("echo" for the
+	// llmtest double).
 	Name() string
 	// Model is the model the provider asks for.
 	Model() string
