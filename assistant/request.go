@@ -164,16 +164,17 @@ func (s *Service) Assist(ctx context.Context, a Actor, req AssistRequest) (Queue
 	if q, ok, err := s.seenKey(req.Doc, req.IdempotencyKey); err != nil || ok {
 		return q, err
 	}
-	if err := s.checkQuota(a.User, instr); err != nil {
-		return Queued{}, err
-	}
 	// The scope must make sense on what the author sees before anything
 	// is sealed.
 	dr, err := s.repo.Draft(ctx, req.Doc)
 	if err != nil {
 		return Queued{}, repoErr(err)
 	}
-	if _, err := resolveScope(dr.Body, req.Scope); err != nil {
+	in, err := resolveScope(dr.Body, req.Scope)
+	if err != nil {
+		return Queued{}, err
+	}
+	if err := s.checkQuota(a.User, instr+"\n"+in.text); err != nil {
 		return Queued{}, err
 	}
 	var q Queued
@@ -333,9 +334,11 @@ func (s *Service) sessionFor(doc, id, actor string) (Session, error) {
 }
 
 // checkQuota refuses a request the writing policy would refuse now for
-// its budget, its daily cap or its per-minute window (quota.Policy.Check).
-// Concurrency is left to run time: the task waits for a slot.
-func (s *Service) checkQuota(user, instruction string) error {
+// its budget, its daily cap or its per-minute window (quota.Policy.Check),
+// estimating its tokens from its text (instruction and scope) and the
+// answer budget. Concurrency is left to run time: the task waits for a
+// slot.
+func (s *Service) checkQuota(user, text string) error {
 	rt, ok := s.gw.Route(quota.Writing)
 	if !ok || rt.Policy == nil {
 		return nil // the run fails with ai_not_configured and says so
@@ -344,7 +347,7 @@ func (s *Service) checkQuota(user, instruction string) error {
 	if reserve <= 0 {
 		reserve = DefaultReserve
 	}
-	err := rt.Policy.Check(user, llm.CountTokens(instruction)+reserve)
+	err := rt.Policy.Check(user, llm.CountTokens(text)+reserve)
 	var qe *quota.Error
 	if errors.As(err, &qe) {
 		return &errs.Error{Kind: errs.RateLimited, Code: qe.Code(), Msg: qe.Error(), Err: qe, RetryAfter: qe.RetryAfter,
