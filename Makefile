@@ -38,6 +38,7 @@ bench: build
 	./bench/git_vs_folio.sh
 	./bench/packs.sh
 	$(GO) run ./bench/taskbench -n 10000
+	$(GO) test ./assistant -run '^$$' -bench 'RequestToSuggestion|Accept' -benchtime 200x -count 1 | tee bench/last-assistant.txt
 
 # go vet, gofmt, staticcheck (pinned by the tool directive in go.mod, built
 # by `go tool` on first use), and no binaries or files over 1 MiB in git.

@@ -31,6 +31,11 @@ func DecodeContent(data []byte) (Block, error) {
 	return b, nil
 }
 
+// EncodeBody returns the canonical msgpack encoding of a document.
+func EncodeBody(d Document) []byte {
+	return mustMarshal(normalizeDoc(d))
+}
+
 // ContentHash is the id of a block's content object: SHA-256 over
 // "folio/content\x00" and EncodeContent(b). It equals the object id the
 // store gives the block's content.

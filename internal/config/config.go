@@ -25,6 +25,7 @@ type Config struct {
 	Limits     Limits     `toml:"limits"`
 	Storage    Storage    `toml:"storage"`
 	AI         AI         `toml:"ai"`
+	Assistant  Assistant  `toml:"assistant"`
 
 	// defined records which AI keys were set and by what: "ai.model" ->
 	// "[ai]" or "env FOLIO_AI_MODEL".
@@ -71,6 +72,32 @@ type Storage struct {
 	// MaxStall is how long one disk write or sync may hang before the
 	// daemon treats the disk as failed and stops. 0 never does.
 	MaxStall time.Duration `toml:"max_stall"`
+}
+
+// Assistant switches the writing assistant and each of its entries. With
+// Enabled off every request answers assistant_disabled; editing, saving,
+// checkpoints, history, restore and export do not depend on it.
+type Assistant struct {
+	// Enabled is the master switch.
+	Enabled bool `toml:"enabled"`
+	// Document, Block, Selection and Section switch the request scopes:
+	// the whole article (the editor's assistant panel), one block (the
+	// block menu), a selection in one text block (the floating toolbar)
+	// and a range of top-level blocks (the API only).
+	Document  bool `toml:"document"`
+	Block     bool `toml:"block"`
+	Selection bool `toml:"selection"`
+	Section   bool `toml:"section"`
+	// WritingPresets and EditingPresets switch requests that choose a
+	// preset of that type; requests without one are not affected.
+	WritingPresets bool `toml:"writing_presets"`
+	EditingPresets bool `toml:"editing_presets"`
+}
+
+// DefaultAssistant is every switch on.
+func DefaultAssistant() Assistant {
+	return Assistant{Enabled: true, Document: true, Block: true, Selection: true, Section: true,
+		WritingPresets: true, EditingPresets: true}
 }
 
 // Secret is a string never printed in clear (API keys).
@@ -143,9 +170,10 @@ func Default() *Config {
 			DocMaxBlocks:      20000,
 			DocMaxBytes:       16 << 20,
 		},
-		Storage: Storage{MinFree: 256 << 20, MaxStall: 20 * time.Second},
-		AI:      AI{AISettings: DefaultAI()},
-		defined: map[string]string{},
+		Storage:   Storage{MinFree: 256 << 20, MaxStall: 20 * time.Second},
+		AI:        AI{AISettings: DefaultAI()},
+		Assistant: DefaultAssistant(),
+		defined:   map[string]string{},
 	}
 }
 

@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -167,6 +168,25 @@ func (l *Ledger) BookSafe(ev Event) bool {
 		_ = l.db.Set(healthKey(day), v, kv.Sync)
 	}
 	return false
+}
+
+// Event returns the booked event with id; ok is false when none is booked.
+func (l *Ledger) Event(id string) (ev Event, ok bool, err error) {
+	day, err := kv.Get(l.db, idKey(id))
+	if errors.Is(err, kv.ErrNotFound) {
+		return Event{}, false, nil
+	}
+	if err != nil {
+		return Event{}, false, fmt.Errorf("quota: read usage event %s: %w", id, err)
+	}
+	v, err := kv.Get(l.db, eventKey(string(day), id))
+	if err != nil {
+		return Event{}, false, fmt.Errorf("quota: read usage event %s of %s: %w", id, day, err)
+	}
+	if err := kv.Unmarshal(v, &ev); err != nil {
+		return Event{}, false, fmt.Errorf("quota: decode usage event %s: %w", id, err)
+	}
+	return ev, true, nil
 }
 
 // Failures is the number of failed BookSafe calls since NewLedger.

@@ -375,6 +375,7 @@ func (r *Runner) finish(t Task, k *kind, herr error, closing bool) {
 			return err
 		}
 		d := EventDetail{Attempt: cur.Attempt}
+		x.err = herr
 		if herr != nil {
 			d.Error = herr.Error()
 			cur.LastError = herr.Error()
