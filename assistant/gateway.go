@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/internal/config"
-	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/llm"
 	"github.com/foliodev/folio/internal/quota"
@@ -64,29 +63,6 @@ func (e *Error) Unwrap() error { return e.Err }
 // outages, rate and concurrency limits yes; bad credentials, bad requests,
 // exhausted budgets, invalid output and cancellation no.
 func (e *Error) Retryable() bool { return e.retryable }
-
-// ErrKind classifies the failure (DESIGN.md §11): quota and provider
-// rate limits are errs.RateLimited, a cancelled call errs.Canceled, a
-// category without a provider errs.Disabled, and every other provider or
-// output failure errs.Unavailable (retryable or not: see Retryable).
-func (e *Error) ErrKind() errs.Kind {
-	var k interface{ ErrKind() errs.Kind }
-	if errors.As(e.Err, &k) && k.ErrKind() == errs.RateLimited {
-		return errs.RateLimited
-	}
-	switch e.Code {
-	case CodeRateLimited:
-		return errs.RateLimited
-	case CodeCancelled:
-		return errs.Canceled
-	case CodeNotConfigured:
-		return errs.Disabled
-	}
-	return errs.Unavailable
-}
-
-// ErrCode is the gateway code (the quota codes pass through).
-func (e *Error) ErrCode() string { return e.Code }
 
 // ErrRetryAfter is when a retry may succeed, 0 when unknown.
 func (e *Error) ErrRetryAfter() time.Duration { return e.RetryAfter }
@@ -214,6 +190,9 @@ type Request struct {
 	// instead of booking them; the caller books them with
 	// quota.Ledger.BookInBatch in the batch that records its result.
 	DeferBooking bool
+	// Schema describes the object Structured asks for; providers that
+	// can constrain their answer to it do (see llm.Request.Schema).
+	Schema *llm.Schema
 }
 
 // Result is a finished generation.
@@ -226,7 +205,10 @@ type Result struct {
 	Provider   string
 	Model      string
 	Source     string
-	Latency    time.Duration
+	// ResponseFormat is how the last call asked for JSON (llm.Format*),
+	// "" for text.
+	ResponseFormat string
+	Latency        time.Duration
 	// Events are the usage events of the calls; Booked says whether the
 	// gateway booked them (false with DeferBooking).
 	Events []quota.Event
@@ -346,12 +328,23 @@ func (g *Gateway) call(ctx context.Context, req Request, asJSON bool, n int, res
 	if err != nil {
 		return "", g.mapErr(req.Category, rt.Provider.Name(), err)
 	}
-	s, err := rt.Provider.Stream(ctx, llm.Request{Messages: req.Messages, MaxTokens: maxTokens, Temperature: req.Temperature, JSON: asJSON})
+	lreq := llm.Request{Messages: req.Messages, MaxTokens: maxTokens, Temperature: req.Temperature, JSON: asJSON}
+	if asJSON {
+		lreq.Schema = req.Schema
+	}
+	s, err := rt.Provider.Stream(ctx, lreq)
 	if err != nil {
 		lease.Release() // the model never answered: nothing to charge
 		return "", g.mapErr(req.Category, rt.Provider.Name(), err)
 	}
 	defer s.Close()
+	res.ResponseFormat = ""
+	if asJSON {
+		res.ResponseFormat = llm.FormatPrompt
+		if fr, ok := s.(llm.FormatReporter); ok && fr.ResponseFormat() != "" {
+			res.ResponseFormat = fr.ResponseFormat()
+		}
+	}
 	var text strings.Builder
 	var streamErr error
 	for {

@@ -1,12 +1,14 @@
 package syncproto_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/coder/websocket"
 	"github.com/foliodev/folio/syncproto"
 )
 
@@ -49,9 +51,15 @@ func TestProtocolDocExamples(t *testing.T) {
 	}
 	// The shared codes are their kinds' default codes.
 	for _, code := range []syncproto.Code{syncproto.CodeInvalid, syncproto.CodeNotFound, syncproto.CodeConflict,
-		syncproto.CodeRateLimited, syncproto.CodeUnavailable, syncproto.CodeInternal} {
+		syncproto.CodeRateLimited, syncproto.CodeUnavailable, syncproto.CodeInternal, syncproto.CodeStorageFailed, syncproto.CodeStorageFull} {
 		if code.Kind().String() != string(code) {
 			t.Errorf("shared code %s is not the default code of a kind", code)
+		}
+	}
+	for _, code := range []websocket.StatusCode{syncproto.CloseAuthFailed, syncproto.CloseTokenRevoked, syncproto.CloseSlowConsumer,
+		syncproto.CloseShutdown, syncproto.CloseProtocolError, syncproto.CloseStorageFailed} {
+		if !strings.Contains(string(doc), fmt.Sprintf("| %d |", code)) {
+			t.Errorf("close code %d is not in the table of docs/protocol.md", code)
 		}
 	}
 }

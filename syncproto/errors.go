@@ -40,6 +40,14 @@ const (
 	CodeUnavailable Code = "unavailable"
 	// CodeInternal: the server failed; the request may be retried.
 	CodeInternal Code = "internal"
+	// CodeStorageFailed: the server's store failed; nothing was written
+	// and the server is stopping (the connection closes with
+	// CloseStorageFailed). Resend after it restarts.
+	CodeStorageFailed Code = "storage_failed"
+	// CodeStorageFull: the server's disk is full; nothing was written.
+	// Reads work; retry the save later (RetryAfterMs), the server accepts
+	// writes again by itself once space is freed.
+	CodeStorageFull Code = "storage_full"
 )
 
 // The protocol's specific codes, each with its kind (Code.Kind).
@@ -104,16 +112,6 @@ func SpecificCodes() map[Code]errs.Kind {
 	return out
 }
 
-// Fail makes the error a code stands for, with a message for people: a
-// specific code keeps its name, a shared one is its kind's default.
-func Fail(code Code, format string, args ...any) error {
-	k := code.Kind()
-	if string(code) == k.String() {
-		return errs.E(k, format, args...)
-	}
-	return errs.C(k, string(code), format, args...)
-}
-
 // Close codes (RFC 6455 §7.4: 4000-4999 are the application's). A
 // resumable close means: reconnect, hello, open again and subscribe from
 // the last cursor seen.
@@ -136,6 +134,11 @@ const (
 	// CloseProtocolError: no usable subprotocol, or the connection broke
 	// the protocol in a way an error reply cannot fix.
 	CloseProtocolError websocket.StatusCode = 4005
+	// CloseStorageFailed: the server's store failed and the server is
+	// stopping (fail-stop); a supervisor restarts it. Not resumable on
+	// this server process: reconnect with backoff once it is back, open
+	// the documents again and resend the saves never acknowledged.
+	CloseStorageFailed websocket.StatusCode = 4006
 )
 
 // Resumable reports whether a close code invites the client to reconnect

@@ -110,8 +110,9 @@ func TestAICheckSuccess(t *testing.T) {
 		t.Errorf("report %+v", rep)
 	}
 
-	// JSON output, and the local default for another category.
-	out, err = e.run("ai", "check", "--category", "reading", "--prompt", "hello   there", "--format", "json")
+	// JSON output, and the local default (the rule-based editor) for
+	// another category.
+	out, err = e.run("ai", "check", "--category", "reading", "--prompt", "In order to win, utilize the data.", "--format", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestAICheckSuccess(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &cr); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if cr.Provider != "local" || cr.Source != "compat" || cr.Text != "Hello there." || !cr.UsageKnown || !cr.Booked || cr.Usage.Total == 0 ||
+	if cr.Provider != "local" || cr.Source != "compat" || cr.Text != "To win, use the data." || !cr.UsageKnown || !cr.Booked || cr.Usage.Total == 0 ||
 		!strings.Contains(cr.About, "offline local provider") {
 		t.Errorf("json check %+v", cr)
 	}
@@ -153,8 +154,8 @@ func TestAICheckErrors(t *testing.T) {
 		exit     int
 	}{
 		{name: "unreachable", baseURL: closed, exit: exitUnavailable, want: []string{"provider_unreachable", "base_url (set in [ai.writing]; or override with FOLIO_AI_WRITING_BASE_URL)"}},
-		{name: "401", sc: llmtest.Unauthorized, exit: exitUnavailable, want: []string{"provider_unauthorized", "401", "api_key (set in [ai.writing]", "FOLIO_AI_WRITING_API_KEY"}},
-		{name: "429", sc: llmtest.RateLimited, exit: exitLimited, want: []string{"provider_rate_limited", "429", "retry in 7s"}},
+		{name: "401", sc: llmtest.Unauthorized, exit: exitDenied, want: []string{"provider_unauthorized", "401", "api_key (set in [ai.writing]", "FOLIO_AI_WRITING_API_KEY"}},
+		{name: "429", sc: llmtest.RateLimited, exit: exitUnavailable, want: []string{"provider_rate_limited", "429", "retry in 7s"}},
 		{name: "stream cut", sc: llmtest.CutMidStream, exit: exitUnavailable, want: []string{"provider_stream_cut", "reservation", "charged"}, charged: true, partText: "Hello \n"},
 		{name: "budget", sc: llmtest.OK, extra: "daily_tokens = 10\n", exit: exitLimited, want: []string{"writing_token_budget_exhausted", "daily budget of 10 tokens", "[ai.writing]"}},
 	}

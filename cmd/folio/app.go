@@ -228,6 +228,8 @@ func storeError(dir string, err error) error {
 			return errs.E(errs.Unavailable, "data directory %s is held by a running folio daemon at %s: use --server %s (with --token / FOLIO_TOKEN)", dir, addr, addr)
 		}
 		return errs.E(errs.Unavailable, "data directory %s is locked by another folio process; stop it or use --server URL", dir)
+	case errs.KindOf(err) == errs.StorageFull, errs.KindOf(err) == errs.Storage:
+		return err // one line naming the directory, the free space and what to do
 	}
 	if fi, serr := os.Stat(dir); serr == nil && !fi.IsDir() {
 		return unusable("data directory %s is a file, not a directory: give --data (or FOLIO_DATA) a directory", dir)

@@ -37,7 +37,7 @@ func (r *Repo) ReindexWith(ctx context.Context, doc, owner string, progress Prog
 	if err := r.indexInto(ctx, b, doc, head, owner, progress.orNop()); err != nil {
 		return err
 	}
-	return b.Commit(kv.Sync)
+	return r.db.Apply(b, kv.Sync)
 }
 
 // IndexInto adds to b what Reindex writes, for head as the document's
