@@ -45,8 +45,8 @@ type CheckError struct {
 }
 
 // aboutLocal explains the default provider in one sentence.
-const aboutLocal = "the offline local provider (the default): no model is called; it answers by tidying the prompt " +
-	"(whitespace, capitals, a final period) so that Folio works without a model server; " +
+const aboutLocal = "the offline local provider (the default): no model is called; a rule-based Chinese and English " +
+	"editor answers (it returns the prompt edited by fixed rules), so that Folio works without a model server; " +
 	"set provider = \"openai\" in [ai] (docs/ai.md) to use a real model"
 
 // Check sends prompt as one small streamed request through category cat's
