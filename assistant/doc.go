@@ -153,5 +153,10 @@
 // provider_error, provider_stream_cut, provider_timeout, output_not_json,
 // output_invalid, cancelled and ai_not_configured; Error.Retryable and
 // Error.RetryAfter tell the task runner whether and when to retry, and a
-// failed run records the code.
+// failed run records the code. Each error also has a kind (package errs,
+// see errors.go).
+//
+// Gateway.Check is `folio ai check`: one small request through a
+// category's route, with a report and, on failure, one line that names
+// the provider and what to change; the CLI and the daemon share it.
 package assistant

@@ -64,6 +64,9 @@ func (e *Error) Unwrap() error { return e.Err }
 // exhausted budgets, invalid output and cancellation no.
 func (e *Error) Retryable() bool { return e.retryable }
 
+// ErrRetryAfter is when a retry may succeed, 0 when unknown.
+func (e *Error) ErrRetryAfter() time.Duration { return e.RetryAfter }
+
 // CodeOf returns err's gateway code, "" when err is not an *Error.
 func CodeOf(err error) string {
 	var e *Error

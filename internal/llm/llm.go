@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/foliodev/folio/internal/errs"
 )
 
 // Role is who speaks a message.
@@ -187,6 +189,19 @@ func (e *Error) Retryable() bool {
 	}
 	return false
 }
+
+// ErrKind classifies a provider failure for the caller: a rate limit is
+// errs.RateLimited; everything else makes the model unavailable (for now,
+// or until the configuration is fixed: see Retryable).
+func (e *Error) ErrKind() errs.Kind {
+	if e.Code == CodeRateLimited {
+		return errs.RateLimited
+	}
+	return errs.Unavailable
+}
+
+// ErrRetryAfter is the provider's Retry-After.
+func (e *Error) ErrRetryAfter() time.Duration { return e.RetryAfter }
 
 // CodeOf returns the Code of err when it is (or wraps) an *Error, else "".
 func CodeOf(err error) Code {
