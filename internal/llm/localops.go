@@ -90,7 +90,8 @@ func answerOps(t *EditTask) (string, error) {
 	if res.Outcome != localedit.Edited {
 		return marshalOps(strings.TrimPrefix(res.Reason, "no change proposed: "), nil)
 	}
-	edited := make([][]flowdoc.Run, len(targets))
+	edited := make([][]flowdoc.Run, len(targets)) // new runs of the targets that changed
+	changed := make([]bool, len(targets))
 	for i, tg := range targets {
 		var changes []localedit.Change
 		for _, c := range res.Edits {
@@ -114,13 +115,13 @@ func answerOps(t *EditTask) (string, error) {
 			}
 			cells = cells[tg.within.From:end]
 		}
-		edited[i] = runsOfCells(cells, tg.runs)
+		edited[i], changed[i] = runsOfCells(cells, tg.runs), true
 	}
 	var op map[string]any
 	blocks := func() []flowdoc.Block {
 		out := slices.Clone(sc.Blocks)
 		for i, tg := range targets {
-			if edited[i] != nil {
+			if changed[i] {
 				out[tg.block] = withRuns(out[tg.block], edited[i])
 			}
 		}
