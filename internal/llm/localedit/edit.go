@@ -195,6 +195,9 @@ func Edit(req Request) (Result, error) {
 	case e.blocked > 0:
 		res.Outcome, res.Code = NoChange, CodeProtected
 		res.Reason = "no change proposed: the only candidate edits touch protected text (quotes, names, numbers, dates, code, links, equations or first-person facts), which the rules never change"
+		if e.blockedFormat > 0 {
+			res.Reason = "no change proposed: the only candidate edits touch protected text (quotes, names, numbers, dates, code, links, equations or first-person facts) or would join differently formatted text, which the rules never do"
+		}
 	default:
 		res.Outcome, res.Code = NoChange, CodeNothingFound
 		res.Reason = "no change proposed: " + e.nothingFound()
@@ -329,6 +332,8 @@ type engine struct {
 	rules   map[RuleID]bool
 	force   lang
 	blocked int // candidate edits refused for touching protected text
+	// blockedFormat counts those of them refused for spanning a break.
+	blockedFormat int
 }
 
 // proposal is a candidate edit in the current text's code points.
@@ -663,6 +668,7 @@ func (e *engine) accept(a *analysis, from, to int, repl string) bool {
 		for i := from + pre + 1; i < to-suf; i++ {
 			if a.cls[i] != a.cls[i-1] {
 				e.blocked++
+				e.blockedFormat++
 				return false
 			}
 		}

@@ -2,6 +2,7 @@ package localedit
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -137,6 +138,9 @@ func TestBreaks(t *testing.T) {
 		}
 		if res.Segments[0] != tt.out || res.Code != tt.code {
 			t.Errorf("%q with breaks %v: %q (%s), want %q (%s)", tt.in, tt.breaks, res.Segments[0], res.Code, tt.out, tt.code)
+		}
+		if tt.code == CodeProtected && !strings.Contains(res.Reason, "would join differently formatted text") {
+			t.Errorf("%q with breaks %v: the reason does not say formatting stopped it: %q", tt.in, tt.breaks, res.Reason)
 		}
 	}
 	for _, b := range []int{0, 5, -1} {
