@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/llm"
@@ -227,7 +226,7 @@ func TestDeferredBooking(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := e.db.Apply(b, kv.Sync); err != nil {
 		t.Fatal(err)
 	}
 	if e.report(t).Totals[quota.Writing].Events != 1 {

@@ -14,6 +14,17 @@
 // The test double that echoes prompts is llmtest.Echo; it cannot be
 // configured.
 //
+// # Structured answers
+//
+// A Request with JSON asks for one JSON object; with a Schema too, a
+// provider that can constrain its answer to a JSON Schema does. The
+// OpenAI-compatible provider sends response_format json_schema, falls back
+// to json_object when the server refuses that (HTTP 400/422 naming the
+// response format) and to the prompt alone when it refuses both; the
+// downgrade is remembered per provider, logged once, and each stream
+// reports the format it used (FormatReporter). Callers extract and check
+// the object whatever the format (see package assistant).
+//
 // # Errors
 //
 // Every failure a provider reports is an *Error carrying a stable Code

@@ -35,12 +35,6 @@ const (
 	atomEquation
 )
 
-// SpanKind names the kind of a protected span, as Protected reports it.
-var spanKinds = map[atomKind]string{
-	atomNumber: "number", atomDate: "date", atomName: "name", atomCode: "code",
-	atomLink: "link", atomEquation: "equation",
-}
-
 type span struct {
 	start, end int
 	kind       atomKind
