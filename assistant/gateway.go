@@ -64,6 +64,9 @@ func (e *Error) Unwrap() error { return e.Err }
 // exhausted budgets, invalid output and cancellation no.
 func (e *Error) Retryable() bool { return e.retryable }
 
+// ErrRetryAfter is when a retry may succeed, 0 when unknown.
+func (e *Error) ErrRetryAfter() time.Duration { return e.RetryAfter }
+
 // CodeOf returns err's gateway code, "" when err is not an *Error.
 func CodeOf(err error) string {
 	var e *Error
@@ -187,6 +190,13 @@ type Request struct {
 	// instead of booking them; the caller books them with
 	// quota.Ledger.BookInBatch in the batch that records its result.
 	DeferBooking bool
+	// Schema describes the object Structured asks for; providers that
+	// can constrain their answer to it do (see llm.Request.Schema).
+	Schema *llm.Schema
+	// Task is the request in structured form, for providers that work on
+	// it rather than on the messages (the local provider); the others
+	// ignore it (see llm.Request.Task).
+	Task *llm.EditTask
 }
 
 // Result is a finished generation.
@@ -199,7 +209,10 @@ type Result struct {
 	Provider   string
 	Model      string
 	Source     string
-	Latency    time.Duration
+	// ResponseFormat is how the last call asked for JSON (llm.Format*),
+	// "" for text.
+	ResponseFormat string
+	Latency        time.Duration
 	// Events are the usage events of the calls; Booked says whether the
 	// gateway booked them (false with DeferBooking).
 	Events []quota.Event
@@ -319,12 +332,23 @@ func (g *Gateway) call(ctx context.Context, req Request, asJSON bool, n int, res
 	if err != nil {
 		return "", g.mapErr(req.Category, rt.Provider.Name(), err)
 	}
-	s, err := rt.Provider.Stream(ctx, llm.Request{Messages: req.Messages, MaxTokens: maxTokens, Temperature: req.Temperature, JSON: asJSON})
+	lreq := llm.Request{Messages: req.Messages, MaxTokens: maxTokens, Temperature: req.Temperature, JSON: asJSON, Task: req.Task}
+	if asJSON {
+		lreq.Schema = req.Schema
+	}
+	s, err := rt.Provider.Stream(ctx, lreq)
 	if err != nil {
 		lease.Release() // the model never answered: nothing to charge
 		return "", g.mapErr(req.Category, rt.Provider.Name(), err)
 	}
 	defer s.Close()
+	res.ResponseFormat = ""
+	if asJSON {
+		res.ResponseFormat = llm.FormatPrompt
+		if fr, ok := s.(llm.FormatReporter); ok && fr.ResponseFormat() != "" {
+			res.ResponseFormat = fr.ResponseFormat()
+		}
+	}
 	var text strings.Builder
 	var streamErr error
 	for {

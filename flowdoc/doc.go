@@ -3,11 +3,19 @@
 // validation and sanitizing, canonical encoding and the body fingerprint,
 // the structured operations of an edit (Apply), the complex-block guard for
 // whole-document candidates, block diffs, and plain-text and Markdown
-// rendering and import.
+// rendering and import (docs/markdown.md: each Markdown construct's block;
+// import -> render -> import is stable and loses no text silently).
 //
 // A FlowDocument in JSON:
 //
 //	{"schemaVersion":1,"blocks":[{"id":"p1","type":"paragraph","richText":[{"text":"Hello"}]}]}
+//
+// The format is specified for implementers — every block type, rich text,
+// the URL policy, limits, sanitizing, the canonical encodings and the body
+// fingerprint byte by byte, offsets, operations, problem paths and rules —
+// in docs/flowdoc.md at the repository root. Its examples, defaults and
+// rule list are checked against this package by go test ./docs, so a
+// change here that the spec does not follow fails there.
 //
 // # Reading outside input
 //

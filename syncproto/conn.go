@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 )
 
@@ -170,7 +171,7 @@ func (c *conn) handleFrame(typ websocket.MessageType, data []byte) {
 			c.srv.cfg.Metrics.received("invalid")
 			var ee *errs.Error
 			if errors.As(de.Err, &ee) { // classified (e.g. invalid JSON text): as over HTTP
-				c.replyError(de.ID, Code(errs.CodeOf(ee)), ee.Error())
+				c.replyErr(de.ID, ee)
 				return
 			}
 			c.replyError(de.ID, de.Code, de.Err.Error())
@@ -191,7 +192,7 @@ func (c *conn) handleFrame(typ websocket.MessageType, data []byte) {
 	authed := c.authed
 	c.mu.Unlock()
 	if !ok {
-		c.send(&Error{Envelope: Envelope{ID: env.ID}, Code: CodeRateLimited,
+		c.send(&Error{Envelope: Envelope{ID: env.ID}, Code: CodeRateLimited, Kind: CodeRateLimited.Kind().String(),
 			Message:      fmt.Sprintf("more than %g messages per second; %s was dropped", c.srv.cfg.MessagesPerSecond, env.Type),
 			RetryAfterMs: max((wait + time.Millisecond - 1).Milliseconds(), 1)})
 		return
@@ -207,9 +208,23 @@ func (c *conn) handleFrame(typ websocket.MessageType, data []byte) {
 	c.handle(m)
 }
 
-// replyError queues an error reply.
+// replyError queues an error reply with code and its kind.
 func (c *conn) replyError(id string, code Code, msg string) {
-	c.send(&Error{Envelope: Envelope{ID: id}, Code: code, Message: msg})
+	c.send(&Error{Envelope: Envelope{ID: id}, Code: code, Kind: code.Kind().String(), Message: msg})
+}
+
+// replyErr queues the error reply of err: its code, kind and message
+// (package errs), and the problems of an invalid document.
+func (c *conn) replyErr(id string, err error) {
+	e := &Error{Envelope: Envelope{ID: id}, Code: Code(errs.CodeOf(err)), Kind: errs.KindOf(err).String(), Message: errs.Message(err)}
+	var ve *flowdoc.ValidationError
+	if errors.As(err, &ve) {
+		e.Problems = ve.Problems
+	}
+	if d := errs.RetryAfterOf(err); d > 0 {
+		e.RetryAfterMs = max(d.Milliseconds(), 1)
+	}
+	c.send(e)
 }
 
 // encode sets the message's type and encodes it.
@@ -348,6 +363,24 @@ func (c *conn) shutdown(ctx context.Context) {
 	c.stopAllSubs()
 	c.sealLeaves(ctx)
 	c.closeWithResume(CloseShutdown, "server shutting down", true)
+}
+
+// failStop ends the connection after its store failed: the request in
+// progress finishes (its reply is queued), nothing is sealed, and the
+// socket closes with CloseStorageFailed after the queued frames.
+func (c *conn) failStop(reason string) {
+	c.proc.Lock()
+	c.stopped = true
+	c.proc.Unlock()
+	c.stopAllSubs()
+	c.mu.Lock()
+	docs := c.open
+	c.open = map[string]*openDoc{}
+	c.mu.Unlock()
+	for doc := range docs {
+		c.srv.leaveRoom(doc)
+	}
+	c.closeWith(CloseStorageFailed, reason, true)
 }
 
 // sealLeaves seals a leave checkpoint for every open document this

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/config"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 )
 
@@ -91,6 +91,15 @@ func (e *Error) Is(target error) bool {
 // Retryable reports whether waiting can help: rate and concurrency limits
 // pass; an exhausted daily budget does not retry (the task fails).
 func (e *Error) Retryable() bool { return e.Kind != KindBudgetExhausted }
+
+// ErrKind: every refusal is errs.RateLimited; its code names the case.
+func (e *Error) ErrKind() errs.Kind { return errs.RateLimited }
+
+// ErrCode is the specific wire code, e.g. "writing_rate_limited".
+func (e *Error) ErrCode() string { return e.Code() }
+
+// ErrRetryAfter is when a retry may succeed.
+func (e *Error) ErrRetryAfter() time.Duration { return e.RetryAfter }
 
 // Limits are a category's limits; zero means unlimited.
 type Limits struct {
@@ -186,7 +195,7 @@ func (p *Policy) store(c counters) error {
 	if err != nil {
 		return err
 	}
-	if err := p.db.Set(counterKey(p.cat, p.day), v, pebble.Sync); err != nil {
+	if err := p.db.Set(counterKey(p.cat, p.day), v, kv.Sync); err != nil {
 		return fmt.Errorf("quota: write %s counters: %w", p.cat, err)
 	}
 	p.today = c
@@ -251,6 +260,46 @@ func (p *Policy) Acquire(ctx context.Context, user string, estimate int64) (*Lea
 		p.perUser[user]++
 	}
 	return &Lease{p: p, user: user, estimate: estimate}, nil
+}
+
+// Check reports whether Acquire would refuse a request by user expected to
+// use about estimate tokens for a reason that waiting a little cannot
+// cure: the daily token budget, the daily request cap or the per-minute
+// window. It reserves and counts nothing. Concurrency limits are not
+// checked: they clear as running requests end. A queue in front of the
+// model (the writing assistant) refuses at request time with Check and
+// acquires at run time.
+func (p *Policy) Check(user string, estimate int64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	if err := p.loadDay(now); err != nil {
+		return err
+	}
+	if b := p.lim.DailyTokens; b > 0 && p.today.Tokens+p.reserved+max(estimate, 0) > b {
+		left := max(b-p.today.Tokens-p.reserved, 0)
+		return &Error{Category: p.cat, Kind: KindBudgetExhausted, RetryAfter: untilTomorrow(now),
+			Limit: fmt.Sprintf("daily budget of %d tokens (%d left, request needs about %d)", b, left, estimate)}
+	}
+	if n := p.lim.RequestsPerDay; n > 0 && p.today.Requests >= int64(n) {
+		return &Error{Category: p.cat, Kind: KindRateLimited, Limit: fmt.Sprintf("%d requests per day", n), RetryAfter: untilTomorrow(now)}
+	}
+	if n := p.lim.RequestsPerMinute; n > 0 {
+		recent := 0
+		var first time.Time
+		for _, t := range p.minute {
+			if now.Sub(t) < time.Minute {
+				if recent == 0 {
+					first = t
+				}
+				recent++
+			}
+		}
+		if recent >= n {
+			return &Error{Category: p.cat, Kind: KindRateLimited, Limit: fmt.Sprintf("%d requests per minute", n), RetryAfter: first.Add(time.Minute).Sub(now)}
+		}
+	}
+	return nil
 }
 
 // Status is a policy's state right now.

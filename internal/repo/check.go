@@ -80,7 +80,7 @@ func TooMany(what string, limit int) error {
 		code = CodeTooManyRuns
 		msg = fmt.Sprintf("a request may carry at most %d rich-text runs, list items and table cells and this one has more ([limits] request_max_runs)", limit)
 	}
-	return &errs.Error{Kind: errs.TooLarge, Code: code, Msg: msg, Err: ErrInvalid}
+	return errs.C(errs.TooLarge, code, "%s", msg)
 }
 
 // LimitError turns a decoder's *flowdoc.LimitError into TooMany's error;
@@ -107,19 +107,27 @@ func (l RequestLimits) checkCounts(blocks ...*flowdoc.Block) error {
 	return nil
 }
 
-// fieldErrors collects problems with a request's fields.
-type fieldErrors []string
+// fieldErrors collects problems with a request's fields, each a path and
+// a rule as for documents.
+type fieldErrors []flowdoc.Problem
 
 func (f *fieldErrors) add(path, format string, args ...any) {
-	*f = append(*f, path+": "+fmt.Sprintf(format, args...))
+	*f = append(*f, flowdoc.Problem{Path: path, Rule: fmt.Sprintf(format, args...)})
 }
 
-// err is nil without problems, else an errs.Invalid error naming each.
+// err is nil without problems, else an errs.Invalid error naming each
+// ("attrs.title: title must not be empty; message: …") whose chain holds
+// a *flowdoc.ValidationError with the problems, which the wire carries as
+// "problems".
 func (f fieldErrors) err() error {
 	if len(f) == 0 {
 		return nil
 	}
-	return &errs.Error{Kind: errs.Invalid, Msg: strings.Join(f, "; "), Err: ErrInvalid}
+	ps := make([]string, len(f))
+	for i, p := range f {
+		ps[i] = p.String()
+	}
+	return &errs.Error{Kind: errs.Invalid, Msg: strings.Join(ps, "; "), Err: &flowdoc.ValidationError{Problems: f}}
 }
 
 // line checks a one-line field: valid UTF-8, at most max bytes, no control
@@ -128,14 +136,20 @@ func (f *fieldErrors) line(path, v string, max int) {
 	f.text(path, v, max, false)
 }
 
-// text checks a free-text field; multiline allows tabs and newlines.
+// text checks a free-text field (multiline allows tabs and newlines).
 func (f *fieldErrors) text(path, v string, max int, multiline bool) {
-	if !utf8.ValidString(v) {
-		f.add(path, "is not valid UTF-8")
-		return
-	}
 	if len(v) > max {
 		f.add(path, "is %d bytes; the limit is %d", len(v), max)
+		return
+	}
+	f.chars(path, v, multiline)
+}
+
+// chars refuses invalid UTF-8 and control characters (tabs and newlines
+// too unless multiline): they could rewrite an operator's terminal.
+func (f *fieldErrors) chars(path, v string, multiline bool) {
+	if !utf8.ValidString(v) {
+		f.add(path, "text must be valid UTF-8")
 		return
 	}
 	for i, c := range v {
@@ -149,54 +163,56 @@ func (f *fieldErrors) text(path, v string, max int, multiline bool) {
 	}
 }
 
-// checkAttrs checks article attributes.
+// checkAttrs checks article attributes. The rules are those of
+// docs/flowdoc.md ("Article attributes"), whose tests keep them equal.
 func checkAttrs(f *fieldErrors, a flowdoc.Attributes) {
-	f.line("attrs.title", a.Title, MaxTitleBytes)
 	if strings.TrimSpace(a.Title) == "" {
-		f.add("attrs.title", "must not be empty")
+		f.add("attrs.title", "title must not be empty")
 	}
-	f.text("attrs.summary", a.Summary, MaxSummaryBytes, true)
+	if len(a.Title) > MaxTitleBytes {
+		f.add("attrs.title", "title must be at most %d bytes", MaxTitleBytes)
+	}
+	f.chars("attrs.title", a.Title, false)
+	if len(a.Summary) > MaxSummaryBytes {
+		f.add("attrs.summary", "summary must be at most %d bytes", MaxSummaryBytes)
+	}
+	f.chars("attrs.summary", a.Summary, true)
 	if a.Slug != "" {
 		if len(a.Slug) > MaxSlugBytes {
-			f.add("attrs.slug", "is %d bytes; the limit is %d", len(a.Slug), MaxSlugBytes)
-		} else {
-			for _, c := range a.Slug {
-				if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-					f.add("attrs.slug", "must be lowercase letters, digits and '-'")
-					break
-				}
+			f.add("attrs.slug", "slug must be at most %d bytes", MaxSlugBytes)
+		}
+		for _, c := range a.Slug {
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				f.add("attrs.slug", "slug must be lowercase letters, digits and '-'")
+				break
 			}
 		}
 	}
-	f.line("attrs.category", a.Category, MaxCategoryBytes)
+	if len(a.Category) > MaxCategoryBytes {
+		f.add("attrs.category", "category must be at most %d bytes", MaxCategoryBytes)
+	}
+	f.chars("attrs.category", a.Category, false)
 	switch a.Status {
 	case "", "draft", "published":
 	default:
-		f.add("attrs.status", "must be draft or published")
+		f.add("attrs.status", "status must be draft or published")
 	}
 	switch a.Visibility {
 	case "", "public", "private", "password":
 	default:
-		f.add("attrs.visibility", "must be public, private or password")
+		f.add("attrs.visibility", "visibility must be public, private or password")
 	}
 	if len(a.Tags) > MaxTags {
-		f.add("attrs.tags", "has %d tags; the limit is %d", len(a.Tags), MaxTags)
-		return
+		f.add("attrs.tags", "at most %d tags", MaxTags)
+		return // the answer stays small
 	}
 	for i, t := range a.Tags {
 		p := fmt.Sprintf("attrs.tags[%d]", i)
-		f.line(p, t, MaxTagBytes)
-		if strings.TrimSpace(t) == "" {
-			f.add(p, "must not be empty")
+		if strings.TrimSpace(t) == "" || len(t) > MaxTagBytes {
+			f.add(p, "tag must be 1..%d bytes", MaxTagBytes)
 		}
+		f.chars(p, t, false)
 	}
-}
-
-// validateAttrs checks article attributes; nil when they are valid.
-func validateAttrs(a flowdoc.Attributes) error {
-	var f fieldErrors
-	checkAttrs(&f, a)
-	return f.err()
 }
 
 // clientReasons are the checkpoint reasons a request may give. The

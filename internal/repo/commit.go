@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
@@ -88,7 +89,9 @@ type versionSpec struct {
 	entries                      []objstore.BlockEntry
 	fp                           flowdoc.Fingerprint // of entries, when the caller has it
 	attrs                        flowdoc.Attributes
-	restoreBlock                 string // the block a block restore brought back
+	restoreBlock                 string   // the block a block restore brought back
+	changed                      []string // blocks the change advanced in the draft (for the hook)
+	bodyChanged                  bool     // the draft's fingerprint moved in this change
 }
 
 // writeVersion seals spec as the document's next version, under the
@@ -190,6 +193,12 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 	info := infoOf(d.ID, v.Seq, lr)
 	if err := ev.add(b, EventVersionCreated, now, VersionEvent{Label: label, Seq: v.Seq, Kind: v.Kind,
 		Reason: v.Reason, Hash: vid, Author: v.Author, Fingerprint: v.Fingerprint, RestoredFrom: v.RestoredFrom}); err != nil {
+		b.Close()
+		return VersionInfo{}, err
+	}
+	if err := r.callHook(b, ev, &Change{Doc: d.ID, Actor: spec.actor, Kind: spec.kind, Changed: spec.changed,
+		BodyChanged: spec.bodyChanged, Version: &info, SuggestionID: spec.suggestionID, Blocks: spec.entries,
+		Time: now}); err != nil {
 		b.Close()
 		return VersionInfo{}, err
 	}
@@ -338,7 +347,7 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 		p.ID = newID(8)
 	}
 	if !ValidDocID(p.ID) {
-		return VersionInfo{}, fmt.Errorf("%w: document id %q must be 1-64 characters of A-Z a-z 0-9 _ -", ErrInvalid, p.ID)
+		return VersionInfo{}, errs.E(errs.Invalid, "document id %q must be 1-64 characters of A-Z a-z 0-9 _ -", p.ID)
 	}
 	var f fieldErrors
 	checkAttrs(&f, p.Attrs)
@@ -366,7 +375,7 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 	if ok, err := kv.Has(r.db.DB, docKey(p.ID)); err != nil {
 		return VersionInfo{}, err
 	} else if ok {
-		return VersionInfo{}, fmt.Errorf("%w: document %s already exists", ErrInvalid, p.ID)
+		return VersionInfo{}, errs.E(errs.Conflict, "document %s already exists; choose another id", p.ID)
 	}
 	now := r.now().UnixMilli()
 	b := r.db.NewBatch()
@@ -382,8 +391,12 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 		dr.Blocks = append(dr.Blocks, s.draftBlock)
 	}
 	ev := &events{doc: p.ID, next: 1, keep: r.keep}
+	ids := make([]string, len(entries))
+	for i, e := range entries {
+		ids[i] = e.ID
+	}
 	return r.writeVersion(d, dr, versionSpec{kind: objstore.KindCreate, actor: p.Owner,
-		message: p.Message, entries: entries, attrs: p.Attrs}, b, ev)
+		message: p.Message, entries: entries, attrs: p.Attrs, changed: ids, bodyChanged: true}, b, ev)
 }
 
 // Checkpoint seals the draft into a new revision when it is unsealed, at
@@ -415,7 +428,7 @@ func (r *Repo) Seal(ctx context.Context, doc, reason, actor string) (VersionInfo
 		return VersionInfo{}, false, err
 	}
 	if !slices.Contains(serverReasons, reason) {
-		return VersionInfo{}, false, fmt.Errorf("%w: seal reason %q (want idle, max_duration or leave)", ErrInvalid, reason)
+		return VersionInfo{}, false, errs.E(errs.Invalid, "seal reason %q (want idle, max_duration or leave)", reason)
 	}
 	release, err := r.writing(ctx, doc)
 	if err != nil {
@@ -473,10 +486,10 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	case "":
 		p.Kind = objstore.KindAcceptSuggestion
 	default:
-		return VersionInfo{}, fmt.Errorf("%w: change kind %q (want accept_suggestion, restore or import)", ErrInvalid, p.Kind)
+		return VersionInfo{}, errs.E(errs.Invalid, "change kind %q (want accept_suggestion, restore or import)", p.Kind)
 	}
 	if len(p.Ops) == 0 {
-		return VersionInfo{}, fmt.Errorf("%w: a change needs at least one operation", ErrInvalid)
+		return VersionInfo{}, errs.E(errs.Invalid, "a change needs at least one operation")
 	}
 	release, err := r.writing(ctx, p.Doc)
 	if err != nil {
@@ -539,7 +552,7 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	}
 	next, err := flowdoc.Apply(body, p.Ops, r.limits)
 	if err != nil {
-		return VersionInfo{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return VersionInfo{}, errs.E(errs.Invalid, "%w", err)
 	}
 	major := false
 	for _, op := range p.Ops {
@@ -580,12 +593,14 @@ func (r *Repo) commitBody(doc string, d *docRec, dr *draftRec, body flowdoc.Docu
 		return VersionInfo{}, err
 	}
 	now := r.now().UnixMilli()
+	fp := dr.Fingerprint
 	de := r.advanceDraft(dr, slots, attrs, now, spec.actor, "")
 	de.Unsealed = false // sealed by the version written in this same batch
 	if err := ev.add(b, EventDraftUpdated, now, de); err != nil {
 		b.Close()
 		return VersionInfo{}, err
 	}
+	spec.changed, spec.bodyChanged = eventBlockIDs(de), dr.Fingerprint != fp
 	spec.entries, spec.attrs = entries, attrs
 	return r.writeVersion(d, dr, spec, b, ev)
 }
@@ -690,6 +705,15 @@ func (r *Repo) advanceDraft(dr *draftRec, slots []slot, attrs flowdoc.Attributes
 	return de
 }
 
+// eventBlockIDs lists the ids of a draft event's blocks.
+func eventBlockIDs(de DraftEvent) []string {
+	out := make([]string, len(de.Blocks))
+	for i, eb := range de.Blocks {
+		out[i] = eb.ID
+	}
+	return out
+}
+
 func attrsEqual(a, b flowdoc.Attributes) bool {
 	if a.Title != b.Title || a.Summary != b.Summary || a.Slug != b.Slug || a.Category != b.Category ||
 		a.Status != b.Status || a.Visibility != b.Visibility || len(a.Tags) != len(b.Tags) {
@@ -782,7 +806,7 @@ func (r *Repo) RestoreBlock(ctx context.Context, doc, label, blockID, actor stri
 		}
 	}
 	if at < 0 {
-		return VersionInfo{}, &NotFoundError{What: "block", Name: blockID + "@" + label}
+		return VersionInfo{}, &NotFoundError{What: "block", Doc: doc, Name: blockID, Label: label}
 	}
 	d, dr, err := r.sealForRestore(doc, actor)
 	if err != nil {
@@ -794,7 +818,7 @@ func (r *Repo) RestoreBlock(ctx context.Context, doc, label, blockID, actor stri
 	for i, e := range entries {
 		if e.ID == blockID {
 			if e.Content == target.Content {
-				return VersionInfo{}, fmt.Errorf("%w: block %s already has its content of %s", ErrInvalid, blockID, label)
+				return VersionInfo{}, errs.E(errs.Invalid, "block %s already has its content of %s", blockID, label)
 			}
 			entries[i].Content, found = target.Content, true
 		}

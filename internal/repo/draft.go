@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
 )
@@ -112,7 +113,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		return SaveResult{}, err
 	}
 	if p.BaseSeq > dr.Seq {
-		return SaveResult{}, fmt.Errorf("%w: baseSeq %d is ahead of the draft (seq %d); reopen the document", ErrInvalid, p.BaseSeq, dr.Seq)
+		return SaveResult{}, errs.E(errs.Invalid, "baseSeq %d is ahead of the draft (seq %d); reopen the document", p.BaseSeq, dr.Seq)
 	}
 	var slots []slot
 	var touched []string
@@ -163,8 +164,12 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		return SaveResult{}, err
 	}
 	now := r.now().UnixMilli()
+	var changed []string
+	bodyChanged := false
 	if changedBody {
+		fp := dr.Fingerprint
 		de := r.advanceDraft(dr, slots, attrs, now, p.Actor, p.Session)
+		changed, bodyChanged = eventBlockIDs(de), dr.Fingerprint != fp
 		if err := setRec(b, draftKey(p.Doc), dr); err != nil {
 			return SaveResult{}, err
 		}
@@ -182,7 +187,8 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	if p.Seal != "" && dr.Unsealed {
 		owned = false
 		info, err := r.writeVersion(d, dr, versionSpec{kind: objstore.KindCheckpoint, reason: p.Seal, actor: p.Actor,
-			message: p.Message, baseFP: dr.BaseFP, entries: draftEntries(dr), fp: dr.Fingerprint, attrs: dr.Attrs}, b, ev)
+			message: p.Message, baseFP: dr.BaseFP, entries: draftEntries(dr), fp: dr.Fingerprint, attrs: dr.Attrs,
+			changed: changed, bodyChanged: bodyChanged}, b, ev)
 		if err != nil {
 			return SaveResult{}, err
 		}
@@ -192,7 +198,13 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	if !changedBody {
 		return res, nil // nothing changed: acknowledged without a new seq
 	}
-	if err := b.Commit(kv.Sync); err != nil {
+	if r.changeHook() != nil {
+		if err := r.callHook(b, ev, &Change{Doc: p.Doc, Actor: p.Actor, Kind: ChangeDraft, Changed: changed,
+			BodyChanged: bodyChanged, Blocks: draftEntries(dr), Time: now}); err != nil {
+			return SaveResult{}, err
+		}
+	}
+	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return SaveResult{}, fmt.Errorf("save draft %s: %w", p.Doc, err)
 	}
 	r.hub.Notify(Stream(p.Doc))
@@ -220,10 +232,10 @@ type preparedChange struct {
 // validated, encoded and hashed, checking ctx as it goes.
 func (r *Repo) prepareSave(ctx context.Context, p SaveParams) (*savePrep, error) {
 	if p.Body == nil && len(p.Changes) == 0 && p.Attrs == nil {
-		return nil, fmt.Errorf("%w: a save needs a body, changes or attributes", ErrInvalid)
+		return nil, errs.E(errs.Invalid, "a save needs a body, changes or attributes")
 	}
 	if p.Body != nil && len(p.Changes) > 0 {
-		return nil, fmt.Errorf("%w: a save carries a full body or changes, not both", ErrInvalid)
+		return nil, errs.E(errs.Invalid, "a save carries a full body or changes, not both")
 	}
 	if len(p.Changes) > r.req.MaxChanges {
 		return nil, TooMany("changes", r.req.MaxChanges)
@@ -281,7 +293,7 @@ func (r *Repo) prepareSave(ctx context.Context, p SaveParams) (*savePrep, error)
 		switch c.Op {
 		case ChangeUpsert:
 			if c.Block == nil {
-				return nil, fmt.Errorf("%w: changes[%d]: upsert needs a block", ErrInvalid, i)
+				return nil, errs.E(errs.Invalid, "changes[%d]: upsert needs a block", i)
 			}
 			one, err := flowdoc.Normalize(flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion, Blocks: []flowdoc.Block{*c.Block}}, r.limits)
 			var ve *flowdoc.ValidationError
@@ -297,18 +309,18 @@ func (r *Repo) prepareSave(ctx context.Context, p SaveParams) (*savePrep, error)
 				}
 				continue
 			} else if err != nil {
-				return nil, fmt.Errorf("%w: changes[%d]: %w", ErrInvalid, i, err)
+				return nil, errs.E(errs.Invalid, "changes[%d]: %w", i, err)
 			}
 			prep.changes[i].nb = encodeBlock(one.Blocks[0])
 		case ChangeDelete, ChangeMove:
 			if c.BlockID == "" {
-				return nil, fmt.Errorf("%w: changes[%d]: %s needs blockId", ErrInvalid, i, c.Op)
+				return nil, errs.E(errs.Invalid, "changes[%d]: %s needs blockId", i, c.Op)
 			}
 			if c.Op == ChangeMove && c.After == nil {
-				return nil, fmt.Errorf("%w: changes[%d]: move needs after (\"\" for the start)", ErrInvalid, i)
+				return nil, errs.E(errs.Invalid, "changes[%d]: move needs after (\"\" for the start)", i)
 			}
 		default:
-			return nil, fmt.Errorf("%w: changes[%d].op %q (want upsert, delete or move)", ErrInvalid, i, c.Op)
+			return nil, errs.E(errs.Invalid, "changes[%d].op %q (want upsert, delete or move)", i, c.Op)
 		}
 	}
 	if len(problems) > 0 {
@@ -397,7 +409,7 @@ func applyChanges(dr *draftRec, changes []preparedChange) ([]slot, []string, err
 			} else {
 				touched = append(touched, *after)
 				if at = l.byID[*after]; at == nil {
-					return fmt.Errorf("%w: changes[%d].after: block %q is not in the draft", ErrConflict, i, *after)
+					return errs.E(errs.Conflict, "changes[%d].after: block %q is not in the draft", i, *after)
 				}
 			}
 		}
@@ -435,7 +447,7 @@ func applyChanges(dr *draftRec, changes []preparedChange) ([]slot, []string, err
 			touched = append(touched, c.BlockID)
 			n := l.byID[c.BlockID]
 			if n == nil {
-				return nil, touched, fmt.Errorf("%w: changes[%d]: block %q is not in the draft", ErrConflict, i, c.BlockID)
+				return nil, touched, errs.E(errs.Conflict, "changes[%d]: block %q is not in the draft", i, c.BlockID)
 			}
 			l.remove(n)
 			if err := place(n, c.After, i); err != nil {

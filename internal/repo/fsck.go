@@ -28,6 +28,12 @@ type FsckReport struct {
 	Problems []FsckProblem `json:"problems"`
 }
 
+// FsckOptions tune Fsck.
+type FsckOptions struct {
+	// Progress, when set, is told of every object and document checked.
+	Progress Progress
+}
+
 // Fsck checks the whole store: every object's hash and references; for
 // every document its head ref, records, every version in its log (object
 // present, label index, parents, block contents, txn), the block-revision
@@ -40,7 +46,8 @@ type FsckReport struct {
 // then costs one delta against its parent, just read), and whatever no
 // document reaches in delta-chain order afterwards. Each content object is
 // looked up once however many versions name it.
-func (r *Repo) Fsck(ctx context.Context) (FsckReport, error) {
+func (r *Repo) Fsck(ctx context.Context, o FsckOptions) (FsckReport, error) {
+	progress := o.Progress.orNop()
 	rep := FsckReport{Problems: []FsckProblem{}}
 	add := func(obj, doc, format string, args ...any) {
 		rep.Problems = append(rep.Problems, FsckProblem{Object: obj, Doc: doc, Problem: fmt.Sprintf(format, args...)})
@@ -63,6 +70,7 @@ func (r *Repo) Fsck(ctx context.Context) (FsckReport, error) {
 			}
 		}
 		rep.Objects++
+		progress("objects", int64(rep.Objects), 0)
 		var id objstore.ID
 		if len(it.Key()) != len(p)+len(id) {
 			add("", "", "malformed object key %x", it.Key())
@@ -94,6 +102,7 @@ func (r *Repo) Fsck(ctx context.Context) (FsckReport, error) {
 		known[di.ID] = true
 		rep.Docs++
 		r.fsckDoc(ctx, di.ID, &rep, add, f)
+		progress("documents", int64(rep.Docs), int64(len(docs)))
 	}
 	// Refs that name documents without records.
 	_, names, err := r.refs.List("docs/")
@@ -133,6 +142,7 @@ func (r *Repo) Fsck(ctx context.Context) (FsckReport, error) {
 		if _, err := r.objs.Verify(id); err != nil {
 			add(id.String(), "", "%v", err)
 		}
+		progress("objects outside histories", int64(i+1), int64(len(rest)))
 	}
 	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Doc < rep.Problems[j].Doc })
 	rep.OK = len(rep.Problems) == 0

@@ -47,12 +47,12 @@ func benchFsck(b *testing.B, docs, versions int) {
 	b.ResetTimer()
 	cpu := cpuTime()
 	for i := 0; i < b.N; i++ {
-		rep, err := r.Fsck(ctx)
+		rep, err := r.Fsck(ctx, FsckOptions{})
 		if err != nil || !rep.OK {
 			b.Fatal(err, rep.Problems)
 		}
 	}
-	b.ReportMetric((cpuTime() - cpu).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 }
 
 // BenchmarkGC measures a collection that removes the content of 30,000

@@ -15,7 +15,7 @@ import (
 func TestFsckFindsDamagedDeltasAndTxns(t *testing.T) {
 	r := newRepo(t)
 	buildHistory(t, r, 2, 40)
-	if rep, err := r.Fsck(ctx); err != nil || !rep.OK || rep.Versions != 80 {
+	if rep, err := r.Fsck(ctx, FsckOptions{}); err != nil || !rep.OK || rep.Versions != 80 {
 		t.Fatalf("clean store: %+v %v", rep, err)
 	}
 	// Pick a version stored as a delta and a transaction stored by
@@ -44,12 +44,12 @@ func TestFsckFindsDamagedDeltasAndTxns(t *testing.T) {
 			t.Fatal(err)
 		}
 		v[len(v)-1] ^= 0x55
-		if err := r.db.Set(k, v, pebble.Sync); err != nil {
+		if err := r.db.Set(k, v, kv.Sync); err != nil {
 			t.Fatal(err)
 		}
 	}
 	r.objs = objstore.New(r.db) // forget what the caches hold
-	rep, err := r.Fsck(ctx)
+	rep, err := r.Fsck(ctx, FsckOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

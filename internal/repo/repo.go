@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
@@ -58,6 +60,8 @@ type Repo struct {
 
 	headsMu sync.Mutex
 	heads   map[string]headVersion // last head read or written per document
+
+	hook atomic.Pointer[hookBox] // the ChangeHook (SetHook); nil box: none
 }
 
 // headVersion is a decoded version and its id.
@@ -514,14 +518,14 @@ func fingerprintOf(entries []objstore.BlockEntry) flowdoc.Fingerprint {
 }
 
 func invalid(ps []flowdoc.Problem) error {
-	return fmt.Errorf("%w: %w", ErrInvalid, &flowdoc.ValidationError{Problems: ps})
+	return &flowdoc.ValidationError{Problems: ps}
 }
 
 // normalize sanitizes and validates a body.
 func (r *Repo) normalize(d flowdoc.Document) (flowdoc.Document, error) {
 	n, err := flowdoc.Normalize(d, r.limits)
 	if err != nil {
-		return flowdoc.Document{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return flowdoc.Document{}, errs.Wrap(errs.Invalid, err)
 	}
 	return n, nil
 }

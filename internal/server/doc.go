@@ -8,15 +8,29 @@
 // (404, code not_found, the same message), so ids do not leak. Admins see
 // every document and manage users and tokens. Backup tokens may only read.
 //
-// Errors are JSON objects {"error": {"code": ..., "message": ...}} with the
-// stable codes listed in docs/api.md; repository errors keep their fields
-// (the latest label of a missing version, the problems of an invalid
-// document, the server's side of a conflict) so that a client can rebuild
-// them exactly, as the CLI's --server mode does.
+// Errors are JSON objects {"error": {"code": ..., "kind": ..., "message":
+// ...}}: the kind, the status and the code come from package errs (the
+// table in docs/api.md), the same as the sync protocol's, and a client
+// rebuilds the error with errs.Remote, as the CLI's --server mode does.
+// Repository errors keep their fields (the latest label of a missing
+// version, the problems of an invalid document, the server's side of a
+// conflict). Internal errors are logged with the request id and answered
+// without their details.
+//
+// The read side of the CLI goes through here too: exports of packs, heads
+// and git streams (statistics in HTTP trailers), the usage report and the
+// AI check, which the daemon runs with its own configuration.
 //
 // Lifecycle: New wires the handlers; Serve runs on a listener; Shutdown
 // stops accepting, lets requests in flight finish (a draft save that began
 // is committed and answered), shuts the sync server down (it seals leave
 // checkpoints and closes sockets with a resumable close code) and returns.
 // The caller closes the repository afterwards.
+//
+// Storage: writes refused for lack of space answer 507 storage_full (reads
+// go on; /healthz stays 200 and says "storage":"full"). Once the store has
+// failed (kv.DB.Failure), every request is answered 503 storage_failed and
+// /healthz 503 with the cause; FailStop then closes the sync sessions with
+// syncproto.CloseStorageFailed, and the caller exits after a grace period
+// without closing the repository.
 package server

@@ -51,7 +51,7 @@ func (s *Server) decodeRequest(r *http.Request, emptyOK bool, field func(rd *flo
 		if emptyOK {
 			return nil // an empty body takes the defaults
 		}
-		return &errs.Error{Kind: errs.Invalid, Msg: "the request needs a JSON body", Err: repo.ErrInvalid}
+		return errs.E(errs.Invalid, "the request needs a JSON body")
 	}
 	return requestError(err)
 }
@@ -67,7 +67,7 @@ func requestError(err error) error {
 	case errors.As(err, &le):
 		return repo.LimitError(le)
 	case errors.As(err, &mb):
-		return errs.C(errs.TooLarge, "too_large", "request body is larger than the limit of %s", sizeText(mb.Limit))
+		return tooLarge(mb)
 	case errors.As(err, &ve):
 		return repo.InvalidRequest(ve)
 	case errors.Is(err, io.ErrUnexpectedEOF):

@@ -16,7 +16,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/foliodev/folio/assistant"
 	"github.com/foliodev/folio/internal/auth"
+	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -51,9 +54,14 @@ type Config struct {
 	// AllowedOrigins are the browser origins ("https://blog.example", or
 	// "*") whose editors may call the API (CORS) and open /v1/sync.
 	AllowedOrigins []string
-	// Usage serves the token usage report (package quota) to admins at
-	// GET /v1/admin/usage; nil: the endpoint answers not_found.
-	Usage http.Handler
+	// Usage reports token usage over the last days with the settings
+	// source of each category (package quota), for admins at GET
+	// /v1/admin/usage; nil: the endpoint answers disabled.
+	Usage func(days int) (*quota.Report, error)
+	// AICheck runs `folio ai check` in the daemon with its configuration
+	// (assistant.Gateway.Check), for admins at POST /v1/admin/ai/check;
+	// nil: the endpoint answers disabled.
+	AICheck func(ctx context.Context, cat quota.Category, prompt string, onText func(string)) (*assistant.CheckReport, error)
 }
 
 // Server serves the HTTP API. Create it with New.
@@ -220,6 +228,22 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return nil
 }
 
+// FailStop is the first step of stopping after the store failed: every
+// request from now on is answered 503 storage_failed (as it already is
+// since the failure: see authed), /healthz says why, and the WebSocket
+// sessions close with syncproto.CloseStorageFailed once their request in
+// progress is answered, within ctx. The HTTP listener keeps answering
+// until the caller calls Shutdown, so that clients and load balancers see
+// why rather than a refused connection. The repository must not be closed
+// afterwards (see kv.DB.Close).
+func (s *Server) FailStop(ctx context.Context) error {
+	s.closing.Store(true)
+	if s.sync == nil {
+		return nil
+	}
+	return s.sync.FailStop(ctx, "the server's storage failed; reconnect after it restarts")
+}
+
 // Busy returns how many HTTP requests are still being handled. After
 // Shutdown it is 0 unless a handler outlived the deadline; the store must
 // then stay open (synced writes are durable without Close).
@@ -254,7 +278,7 @@ func bearer(r *http.Request) string {
 }
 
 // Authenticate checks a token for the HTTP API and the sync service.
-// Every failure wraps auth.ErrUnauthenticated.
+// Every failure is (or wraps) auth.ErrUnauthenticated.
 func (s *Server) Authenticate(ctx context.Context, token string) (auth.Principal, error) {
 	if token == "" {
 		return auth.Principal{}, auth.ErrUnauthenticated
@@ -378,8 +402,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // fail answers err as a JSON error; internal errors are logged with the
 // request id and answered without their details.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	e, ok := toError(err)
-	if !ok {
+	e := toError(err)
+	if errs.KindOf(err) == errs.Internal {
 		id := w.Header().Get("X-Request-Id")
 		s.log.Error("request failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "err", err)
 		e.Message = "internal error (request " + id + "); the daemon's log has the details"
@@ -387,18 +411,19 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	s.writeError(w, e)
 }
 
+// writeError answers e with the HTTP status of its kind.
 func (s *Server) writeError(w http.ResponseWriter, e Error) {
-	if e.Code == CodeUnauthorized {
+	k, _ := errs.KindFromName(e.Kind)
+	switch k {
+	case errs.Unauthenticated:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="folio"`)
-	}
-	if e.Code == CodeConflict {
+	case errs.Conflict:
 		s.m.conflicts.Inc()
 	}
-	status := e.status
-	if status == 0 {
-		status = Status(e.Code)
+	if e.RetryAfterMs > 0 {
+		w.Header().Set("Retry-After", fmt.Sprint((e.RetryAfterMs+999)/1000))
 	}
-	writeJSON(w, status, ErrorBody{Error: e})
+	writeJSON(w, k.HTTPStatus(), ErrorBody{Error: e})
 }
 
 // Access levels of a route.
@@ -413,6 +438,10 @@ const (
 func (s *Server) authed(level int, h http.HandlerFunc) http.HandlerFunc {
 	admin := level == adminOnly
 	return func(w http.ResponseWriter, r *http.Request) {
+		if err := s.repo.DB().Failure(); err != nil {
+			s.fail(w, r, err) // fail-stop: nothing is read or written any more
+			return
+		}
 		p, err := s.Authenticate(r.Context(), bearer(r))
 		if err != nil {
 			if errors.Is(err, auth.ErrUnauthenticated) {
@@ -425,15 +454,15 @@ func (s *Server) authed(level int, h http.HandlerFunc) http.HandlerFunc {
 			info.user = p.User
 		}
 		if admin && !p.Admin {
-			s.writeError(w, Error{Code: CodeForbidden, Message: "this needs an admin token; user " + p.User + " is an author"})
+			s.fail(w, r, errs.E(errs.Forbidden, "this needs an admin token; user %s is an author", p.User))
 			return
 		}
 		if p.ReadOnly() && level != readsOnly && r.Method != http.MethodGet && r.Method != http.MethodHead {
-			s.writeError(w, Error{Code: CodeForbidden, Message: "a " + p.Kind + " token may only read"})
+			s.fail(w, r, errReadOnly(p.Kind))
 			return
 		}
 		if s.closing.Load() && r.Method != http.MethodGet && level != readsOnly {
-			s.writeError(w, Error{Code: CodeUnavailable, Message: "the daemon is shutting down; retry when it is back"})
+			s.fail(w, r, errs.E(errs.Unavailable, "the daemon is shutting down; retry when it is back"))
 			return
 		}
 		if r.Body != nil {
