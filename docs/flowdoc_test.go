@@ -1012,6 +1012,7 @@ func probeProblems(t *testing.T) []flowdoc.Problem {
 		}
 	}
 	parse([]byte{'{', 0xff, '}'})
+	parse([]byte(`{"blocks":[{"id":"p","type":"paragraph","richText":[{"text":"\ud83d"}]}]}`))
 	parse([]byte(`{"blocks":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`))
 	out = append(out, flowdoc.Validate(flowdoc.Document{Blocks: []flowdoc.Block{para("\xff")}}, flowdoc.DefaultLimits)...)
 	long := flowdoc.Block{ID: "p", Type: flowdoc.Paragraph, RichText: []flowdoc.Run{{Text: "x",

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -127,10 +128,37 @@ func (jsonCodec) Decode(p []byte, allowEvents bool) (Message, error) {
 		return &Event{Envelope: je.Envelope, Stream: je.Stream, Cursor: je.Cursor, Time: je.Time,
 			Data: nil, raw: je.Data, codec: JSONCodec}, nil
 	}
-	if err := json.Unmarshal(p, m); err != nil {
-		return nil, &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: fmt.Errorf("%s: %v", env.Type, err)}
+	strict := env.Type == TypeSave
+	if err := jsonDecode(p, m, strict); err != nil {
+		return nil, decodeFailure(env, err, strict && jsonDecode(p, m, false) == nil,
+			"in folio.v1.json a body and its blocks use the keys schemaVersion, blocks, id, type, attrs, richText, …")
 	}
 	return m, nil
+}
+
+// jsonDecode decodes p into v; strict refuses members v has no field for,
+// at any depth.
+func jsonDecode(p []byte, v any, strict bool) error {
+	dec := json.NewDecoder(bytes.NewReader(p))
+	if strict {
+		dec.DisallowUnknownFields()
+	}
+	return dec.Decode(v)
+}
+
+// decodeFailure is the error of a frame whose envelope decoded but whose
+// message did not. A draft.save is decoded strictly: a field the save does
+// not have (a body or block written with the other codec's keys, a typo)
+// would otherwise be dropped, and a body without its blocks saved as an
+// empty one. unknownField says the frame decodes once unknown fields are
+// allowed: it is refused as invalid, naming the field and, in keys, the
+// codec's names for documents, and nothing is stored.
+func decodeFailure(env Envelope, err error, unknownField bool, keys string) error {
+	if unknownField {
+		return &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: errs.E(errs.Invalid,
+			"%s: %v: a save carries only the fields docs/protocol.md lists (%s); nothing was stored", env.Type, err, keys)}
+	}
+	return &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: fmt.Errorf("%s: %v", env.Type, err)}
 }
 
 // notJSON reports a frame that is no JSON value at all (as opposed to
@@ -202,12 +230,17 @@ type msgpackEvent struct {
 	Data   msgpack.RawMessage `json:"data,omitempty"`
 }
 
-func msgpackUnmarshal(p []byte, v any) error {
+func msgpackUnmarshal(p []byte, v any) error { return msgpackDecode(p, v, false) }
+
+// msgpackDecode decodes p into v; strict refuses map keys v has no field
+// for, at any depth.
+func msgpackDecode(p []byte, v any, strict bool) error {
 	dec := msgpack.GetDecoder()
 	defer msgpack.PutDecoder(dec)
 	r := bytes.NewReader(p)
 	dec.Reset(r)
 	dec.SetCustomStructTag("json")
+	dec.DisallowUnknownFields(strict)
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
@@ -237,8 +270,10 @@ func (msgpackCodec) Decode(p []byte, allowEvents bool) (Message, error) {
 		return &Event{Envelope: me.Envelope, Stream: me.Stream, Cursor: me.Cursor, Time: me.Time,
 			raw: me.Data, codec: MsgpackCodec}, nil
 	}
-	if err := msgpackUnmarshal(p, m); err != nil {
-		return nil, &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: fmt.Errorf("%s: %v", env.Type, err)}
+	strict := env.Type == TypeSave
+	if err := msgpackDecode(p, m, strict); err != nil {
+		return nil, decodeFailure(env, err, strict && msgpackDecode(p, m, false) == nil,
+			"in folio.v1.msgpack a body and its blocks use the canonical keys v, b, id, t, a, r, …")
 	}
 	return m, nil
 }
