@@ -99,11 +99,30 @@ func encode(k Kind, v any) ([]byte, ID, error) {
 	return data, Sum(k, data), nil
 }
 
+// DecodeContent decodes a content object's canonical bytes into its block
+// (flowdoc.EncodeContent's inverse); the caller sets the block id. Like
+// every decoder here it is bounded (kv.Unmarshal): a crafted object gives
+// an error, never an allocation its size does not pay for.
+func DecodeContent(data []byte) (flowdoc.Block, error) {
+	var b flowdoc.Block
+	if err := kv.Unmarshal(data, &b); err != nil {
+		return flowdoc.Block{}, fmt.Errorf("%w: decode content: %v", ErrCorrupt, err)
+	}
+	return b, nil
+}
+
+// CheckContent reports whether data decodes as a content object, as
+// fsck and pack import check before accepting one.
+func CheckContent(data []byte) error {
+	_, err := DecodeContent(data)
+	return err
+}
+
 // DecodeVersion decodes a version's canonical bytes.
 func DecodeVersion(data []byte) (*Version, error) {
 	var v Version
 	if err := kv.Unmarshal(data, &v); err != nil {
-		return nil, fmt.Errorf("objstore: decode version: %w", err)
+		return nil, fmt.Errorf("%w: decode version: %v", ErrCorrupt, err)
 	}
 	return &v, nil
 }
@@ -112,13 +131,15 @@ func DecodeVersion(data []byte) (*Version, error) {
 func DecodeTxn(data []byte) (*Txn, error) {
 	var t Txn
 	if err := kv.Unmarshal(data, &t); err != nil {
-		return nil, fmt.Errorf("objstore: decode txn: %w", err)
+		return nil, fmt.Errorf("%w: decode txn: %v", ErrCorrupt, err)
 	}
 	return &t, nil
 }
 
 // References returns the ids an object of kind k with canonical bytes data
-// points at (for walks, packs, fsck and gc).
+// points at (for walks, packs, fsck and gc). It decodes versions and
+// transactions (an error means they do not decode) but not content, which
+// references nothing: CheckContent decodes that.
 func References(k Kind, data []byte) ([]ID, error) {
 	switch k {
 	case KindContent:

@@ -86,8 +86,9 @@ type VerifyResult struct {
 }
 
 // Verify reads the whole pack in r and checks its structure, every
-// object's hash, the object count and the trailer checksum. It writes
-// nothing and holds at most one chunk in memory.
+// object's hash and that it decodes as its kind, the object count and the
+// trailer checksum. It writes nothing and holds at most one chunk in
+// memory.
 func Verify(ctx context.Context, r io.Reader) (VerifyResult, error) {
 	var res VerifyResult
 	pr, err := NewReader(r)
@@ -108,6 +109,9 @@ func Verify(ctx context.Context, r io.Reader) (VerifyResult, error) {
 			break
 		}
 		if err != nil {
+			return res, err
+		}
+		if _, err := pr.decodeEntry(e); err != nil {
 			return res, err
 		}
 		res.Kinds[e.Kind]++
@@ -340,6 +344,22 @@ func describe(objs *objstore.Store, id objstore.ID) string {
 	return fmt.Sprintf("%s (%s)", v.Label, id.Short())
 }
 
+// decodeEntry decodes e, the entry just returned by Next, as its kind
+// (bounded: a crafted object is an error, never an allocation it does not
+// pay for) and returns the ids it references. An entry that does not
+// decode is a *FormatError naming it.
+func (r *Reader) decodeEntry(e Entry) ([]objstore.ID, error) {
+	refs, err := objstore.References(e.Kind, e.Data)
+	if err == nil && e.Kind == objstore.KindContent {
+		err = objstore.CheckContent(e.Data)
+	}
+	if err != nil {
+		return nil, &FormatError{Offset: r.chunkOff, Entry: r.Count(),
+			Reason: fmt.Sprintf("%s %s does not decode: %v", e.Kind, e.ID.Short(), err)}
+	}
+	return refs, nil
+}
+
 // recentMax bounds the set of ids Import remembers from the pack to check
 // references without a store read; it is reset after each batch commit.
 const (
@@ -388,9 +408,9 @@ func stageObjects(ctx context.Context, s Stores, pr *Reader) (uint64, error) {
 		if err != nil {
 			return added, err
 		}
-		refsOf, err := objstore.References(e.Kind, e.Data)
+		refsOf, err := pr.decodeEntry(e)
 		if err != nil {
-			return added, &FormatError{Offset: pr.chunkOff, Entry: pr.Count(), Reason: fmt.Sprintf("%s %s does not decode: %v", e.Kind, e.ID.Short(), err)}
+			return added, err
 		}
 		for _, ref := range refsOf {
 			if _, ok := recent[ref]; ok {
