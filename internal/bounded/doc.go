@@ -25,7 +25,8 @@
 // elements, n × the element size twice, because the msgpack decoder makes
 // the elements and then appends them; the bytes of every string; the
 // pointee of every non-nil pointer; the entries of a map), and refuses the
-// input when that exceeds AllocPerByte × len(input) + AllocBase. Keys a
+// input when that exceeds AllocPerByte × len(input) + AllocBase, or
+// MaxAlloc whatever the input's size. Keys a
 // struct does not have are skipped by the decoder and cost nothing. The
 // factor is set by the most compact valid data Folio has (an empty list
 // item, one byte, costs 96 bytes), so no valid value is refused. A type with its own decoder

@@ -145,6 +145,8 @@ func (w *jwalker) value(t *tinfo, depth int) error {
 		switch t.kind {
 		case tSlice:
 			elem, size = t.elem, t.size
+		case tBytes: // encoding/json also reads []byte from an array of numbers
+			size = 1
 		case tArray:
 			elem = t.elem
 		}

@@ -23,6 +23,11 @@ const (
 	// msgpack, three in JSON), takes about 96 bytes per input byte.
 	AllocPerByte = 128
 	AllocBase    = 64 << 10
+	// MaxAlloc caps the memory of one decode whatever the input's size:
+	// the largest valid values at Folio's limits (a 32 MiB object, a 1 MiB
+	// frame) need well under it, while 128 bytes per byte of a 32 MiB pack
+	// entry would be 4 GiB.
+	MaxAlloc = 256 << 20
 	// CustomPerByte is what a value decoded by its own decoder is charged
 	// per byte; such decoders must allocate no more.
 	CustomPerByte = 16
@@ -259,7 +264,7 @@ func UnmarshalTag(data []byte, v any, tag string) error {
 }
 
 // Budget is the most memory a decode of n input bytes may allocate.
-func Budget(n int) int64 { return AllocPerByte*int64(n) + AllocBase }
+func Budget(n int) int64 { return min(AllocPerByte*int64(n)+AllocBase, MaxAlloc) }
 
 // walker walks msgpack data token by token, checking it, and adds up what
 // decoding it into a type would allocate.
@@ -339,6 +344,8 @@ func (w *walker) value(t *tinfo, depth int) error {
 			}
 			return nil
 		case tStruct:
+			// msgpack first tries the array as a map, making an error.
+			w.cost += 64
 			if n == len(t.list) { // msgpack decodes an array into a struct field by field
 				for _, f := range t.list {
 					w.cost += f.extra

@@ -66,23 +66,71 @@ type Decoder struct {
 	Fn   func(data []byte)
 }
 
-// Fuzz runs tg as the fuzz target f.
+// Into is a Decoder that decodes an input into a new T with unmarshal
+// (kv.Unmarshal, for instance).
+func Into[T any](name string, unmarshal func([]byte, any) error) Decoder {
+	return Decoder{Name: name, Fn: func(data []byte) {
+		var v T
+		unmarshal(data, &v)
+	}}
+}
+
+// Hostile returns msgpack inputs built to make a decoder allocate what
+// they claim: each length-carrying type announcing 2^32-1 (or 2^16-1)
+// elements or bytes that are not there, in a map under key (so that they
+// reach a field of that name), deep nesting, and arrays of one-byte
+// elements that each decode into a whole struct. The first is the 14-byte
+// WebSocket frame that used to kill the daemon.
+func Hostile(key string) [][]byte {
+	k := append([]byte{0xa0 | byte(len(key))}, key...)
+	in := func(v ...byte) []byte { return append(append([]byte{0x81}, k...), v...) }
+	return [][]byte{
+		{0x82, 0xa1, 0x78, 0xdd, 0xff, 0xff, 0xff, 0xff, 0xa4, 0x74, 0x79, 0x70, 0x65, 0x05},
+		in(0xdd, 0xff, 0xff, 0xff, 0xff),
+		in(0xdc, 0xff, 0xff),
+		in(0xdf, 0xff, 0xff, 0xff, 0xff),
+		in(0xde, 0xff, 0xff),
+		in(0xdb, 0xff, 0xff, 0xff, 0xff),
+		in(0xc6, 0xff, 0xff, 0xff, 0xff),
+		in(0xc9, 0xff, 0xff, 0xff, 0xff, 0x01),
+		in(0x91, 0xdd, 0xff, 0xff, 0xff, 0xff),
+		in(append([]byte{0xdc, 0x10, 0x00}, bytes.Repeat([]byte{0x80}, 4096)...)...),
+		in(append([]byte{0xdc, 0x10, 0x00}, bytes.Repeat([]byte{0xc0}, 4096)...)...),
+		in(append([]byte{0xdc, 0x10, 0x00}, bytes.Repeat([]byte{0x90}, 4096)...)...),
+		in(append(bytes.Repeat([]byte{0x91}, 5000), 0xc0)...),
+		{0xdd, 0xff, 0xff, 0xff, 0xff},
+		{},
+	}
+}
+
+// Fuzz runs tg as the fuzz target f: every decoder on every input, each
+// held to the bound as CheckMemory holds it, then Check.
 func Fuzz(f *testing.F, tg Target) {
 	for _, s := range tg.Seeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if tg.Check != nil {
-			tg.Check(t, data)
-			return
-		}
 		for _, d := range tg.Decoders {
 			if tg.Prepare != nil {
 				tg.Prepare(data)
 			}
-			d.Fn(data)
+			if got, limit := Allocated(func() { d.Fn(data) }), tg.limit(data); got > limit {
+				t.Fatalf("%s: decoding %d bytes allocated %d bytes, more than %d", d.Name, len(data), got, limit)
+			}
+		}
+		if tg.Check != nil {
+			tg.Check(t, data)
 		}
 	})
+}
+
+// limit is the most a decoder of tg may allocate for in.
+func (tg Target) limit(in []byte) uint64 {
+	limit := uint64(PerByte*len(in) + Base + tg.Overhead)
+	if tg.Expands != nil {
+		limit += 2 * uint64(tg.Expands(in))
+	}
+	return limit
 }
 
 // Corpus returns tg's seeds and the inputs saved under
@@ -167,11 +215,7 @@ func CheckMemory(t *testing.T, targets ...Target) {
 				if tg.Prepare != nil {
 					tg.Prepare(in)
 				}
-				got := Allocated(func() { d.Fn(in) })
-				limit := uint64(PerByte*len(in) + Base + tg.Overhead)
-				if tg.Expands != nil {
-					limit += 2 * uint64(tg.Expands(in))
-				}
+				got, limit := Allocated(func() { d.Fn(in) }), tg.limit(in)
 				if got > limit {
 					t.Errorf("%s %s (%d bytes): decoding allocated %d bytes, more than %d", d.Name, names[i], len(in), got, limit)
 				}
