@@ -70,6 +70,9 @@ func objectTarget() boundedtest.Target {
 		// 4,000 one-byte blocks, each a 48-byte BlockEntry.
 		append([]byte{0x81, 0xa6, 'b', 'l', 'o', 'c', 'k', 's', 0xdc, 0x0f, 0xa0}, bytes.Repeat([]byte{0x80}, 4000)...),
 	}
+	seeds = append(seeds, boundedtest.Hostile("blocks")...)
+	seeds = append(seeds, boundedtest.Hostile("events")...)
+	seeds = append(seeds, boundedtest.Hostile("r")...)
 	return boundedtest.Target{Name: "FuzzDecodeObject", Seeds: seeds, Decoders: []boundedtest.Decoder{
 		{Name: "content", Fn: func(data []byte) { DecodeContent(data) }},
 		{Name: "version", Fn: func(data []byte) { References(KindVersion, data) }},

@@ -34,6 +34,7 @@ func storedEventTarget() boundedtest.Target {
 	}
 	task, _ := kv.Marshal(map[string]any{"kind": "assist", "attempt": 2, "error": "model timed out", "ok": false, "ratio": 0.5, "raw": []byte{1, 2}})
 	seeds = append(seeds, task, hostileFrame, []byte{0x81, 0xa6, 'b', 'l', 'o', 'c', 'k', 's', 0xdd, 0xff, 0xff, 0xff, 0xff})
+	seeds = append(seeds, boundedtest.Hostile("blocks")...)
 	var decoders []boundedtest.Decoder
 	for _, typ := range []string{syncproto.TypeDraftUpdated, syncproto.TypeVersionCreated, "succeeded"} {
 		decoders = append(decoders, boundedtest.Decoder{Name: typ, Fn: func(p []byte) {

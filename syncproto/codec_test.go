@@ -191,7 +191,11 @@ func decodeTarget() boundedtest.Target {
 		// Nesting deeper than any message.
 		append(bytes.Repeat([]byte{0x91}, 10000), 0xc0),
 		[]byte(strings.Repeat("[", 10000)+strings.Repeat("]", 10000)),
+		// The 13-byte version object that claims 2^32-1 blocks.
+		[]byte{0x81, 0xa6, 'b', 'l', 'o', 'c', 'k', 's', 0xdd, 0xff, 0xff, 0xff, 0xff},
 	)
+	seeds = append(seeds, boundedtest.Hostile("changes")...)
+	seeds = append(seeds, boundedtest.Hostile("data")...)
 	var decoders []boundedtest.Decoder
 	for _, c := range []syncproto.Codec{syncproto.JSONCodec, syncproto.MsgpackCodec} {
 		decoders = append(decoders,

@@ -142,6 +142,7 @@ func TestPackImportCraftedEntry(t *testing.T) {
 			!strings.Contains(errs, "does not decode") {
 			t.Fatalf("folio %s: exit %d, want %d and an error naming entry 3 (%s):\n%s", strings.Join(args, " "), code, exitInvalid, id.Short(), errs)
 		}
+		t.Logf("folio %s: exit %d: %s", args[len(args)-2], code, errs)
 	}
 	if out := mustFolio(t, "--data", dst, "pack", "heads"); strings.TrimSpace(out) != "" {
 		t.Fatalf("the refused import moved heads:\n%s", out)
