@@ -26,6 +26,8 @@ var (
 	ErrDeltaBase = errors.New("objstore: object is needed to read another stored object")
 	// ErrLimit is returned by IsAncestor when the walk reaches its bound.
 	ErrLimit = errors.New("objstore: walk limit reached")
+	// ErrTooLarge is returned by Put for an object over MaxObject.
+	ErrTooLarge = errs.E(errs.TooLarge, "objstore: object larger than %d bytes", MaxObject)
 )
 
 // Storage codecs: the first byte of a stored value. See docs/objects.md.
@@ -38,13 +40,10 @@ const (
 
 // MaxObject bounds an object's canonical bytes. Put refuses bigger ones,
 // and a reader never rebuilds (decompresses, applies a delta to) more than
-// this, whatever a stored value claims. A document's version at the
-// default limits (10,000 blocks) takes about 0.5 MB, one block's content
-// at most the document's 8 MiB.
+// this, whatever a stored value claims. A version of 20,000 blocks takes
+// about 1 MB; one block's content is at most its document's size limit
+// (doc_max_bytes, 16 MiB by default).
 const MaxObject = 32 << 20
-
-// ErrTooLarge is returned by Put for an object over MaxObject.
-var ErrTooLarge = errs.E(errs.TooLarge, "objstore: object larger than %d bytes", MaxObject)
 
 // minCompress is the smallest payload worth trying zstd on.
 const minCompress = 128
@@ -404,8 +403,8 @@ func (s *Store) rebuild(id ID, v []byte, src source, depth int) ([]byte, error) 
 }
 
 // Verify reads object id, checks that it hashes to id, that it decodes as
-// its kind and that every object it references is in the store. It returns ErrNotFound, ErrCorrupt
-// or ErrDangling (naming the missing ids).
+// its kind and that every object it references is in the store. It
+// returns ErrNotFound, ErrCorrupt or ErrDangling (naming the missing ids).
 func (s *Store) Verify(id ID) (Kind, error) {
 	k, data, err := s.Get(id)
 	if err != nil {
