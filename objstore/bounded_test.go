@@ -222,7 +222,7 @@ func storeTarget(tb testing.TB) boundedtest.Target {
 	b := db.NewBatch()
 	st.Put(b, KindContent, content)
 	id1, _ := st.PutVersion(b, v1)
-	if err := b.Commit(kv.NoSync); err != nil {
+	if err := db.Apply(b, kv.NoSync); err != nil {
 		tb.Fatal(err)
 	}
 	b.Close()
@@ -287,7 +287,7 @@ func TestCraftedStoredValues(t *testing.T) {
 	st := New(db)
 	b := db.NewBatch()
 	id1, _ := st.PutVersion(b, v1)
-	if err := b.Commit(kv.NoSync); err != nil {
+	if err := db.Apply(b, kv.NoSync); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()

@@ -25,6 +25,8 @@
 //     declared length is checked against the frame's remaining bytes
 //     before anything is allocated, what a frame decodes into is bounded
 //     by its size, and nothing is decoded into interface values (stored
-//     event data of unknown types passes through as bytes). Only authentication, revocation, slow consumers,
-//     shutdown and oversized frames close it, each with its own close code.
+//     event data of unknown types passes through as bytes). Only
+//     authentication, revocation, slow consumers, shutdown, a storage
+//     failure (FailStop, CloseStorageFailed) and oversized frames close
+//     it, each with its own close code.
 package syncproto

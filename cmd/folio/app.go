@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/urfave/cli/v2"
@@ -110,6 +111,8 @@ func storeError(dir string, err error) error {
 			return exitf(exitUnavailable, "data directory %s is held by a running folio daemon at %s: use --server %s (with --token / FOLIO_TOKEN)", dir, addr, addr)
 		}
 		return exitf(exitUnavailable, "data directory %s is locked by another folio process; stop it or use --server URL", dir)
+	case errs.KindOf(err) == errs.StorageFull, errs.KindOf(err) == errs.Storage:
+		return exitf(exitUnavailable, "%v", err) // one line naming the directory, the free space and what to do
 	}
 	return exitf(exitError, "open %s: %v", dir, err)
 }
@@ -161,6 +164,9 @@ func userError(err error) error {
 	}
 	if errors.Is(err, context.Canceled) {
 		return exitf(exitError, "interrupted")
+	}
+	if k := errs.KindOf(err); k == errs.Storage || k == errs.StorageFull {
+		return exitf(exitUnavailable, "%v", err)
 	}
 	return err
 }
