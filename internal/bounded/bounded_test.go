@@ -126,6 +126,9 @@ func TestValidateRefusesClaims(t *testing.T) {
 		if got := boundedtest.Allocated(func() { bounded.Unmarshal(c.data, &v) }); got > 4<<10 {
 			t.Errorf("%s: Unmarshal allocated %d bytes", name, got)
 		}
+		if err := bounded.Check(c.data, (*Outer)(nil)); !errors.Is(err, bounded.ErrMalformed) {
+			t.Errorf("%s: Check: %v", name, err)
+		}
 	}
 	if err := bounded.Validate(append(bytes.Repeat([]byte{0x91}, bounded.MaxDepth), 0xc0)); err != nil {
 		t.Errorf("nesting of exactly MaxDepth: %v", err)
@@ -159,6 +162,9 @@ func TestAmplificationRefused(t *testing.T) {
 	err := bounded.Unmarshal(mp, &d)
 	if !errors.Is(err, bounded.ErrMalformed) || !strings.Contains(err.Error(), "would allocate") {
 		t.Fatalf("msgpack: %v", err)
+	}
+	if err := bounded.Check(mp, (*flowdoc.Document)(nil)); !errors.Is(err, bounded.ErrMalformed) {
+		t.Fatalf("Check: %v", err)
 	}
 	js := append(append([]byte(`{"blocks":[`), bytes.Repeat([]byte("{},"), n)...), "{}]}"...)
 	if err := bounded.UnmarshalJSON(js, &d); !errors.Is(err, bounded.ErrMalformed) || !strings.Contains(err.Error(), "would allocate") {

@@ -232,20 +232,8 @@ func UnmarshalTag(data []byte, v any, tag string) error {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("bounded: Unmarshal needs a non-nil pointer, got %T", v)
 	}
-	ti, err := typeInfo(rv.Type().Elem(), tag, false)
-	if err != nil {
+	if err := check(data, rv.Type().Elem(), tag); err != nil {
 		return err
-	}
-	w := walker{data: data}
-	if err := w.value(ti, 0); err != nil {
-		return err
-	}
-	if err := w.end(); err != nil {
-		return err
-	}
-	if limit := Budget(len(data)); w.cost > limit {
-		return mpErr(0, "decoding %d bytes into %s would allocate about %d bytes, more than the %d allowed",
-			len(data), rv.Type().Elem(), w.cost, limit)
 	}
 	dec := msgpack.GetDecoder()
 	defer msgpack.PutDecoder(dec)
@@ -259,6 +247,39 @@ func UnmarshalTag(data []byte, v any, tag string) error {
 	}
 	if r.Len() > 0 { // Validate saw one value; the decoder must agree
 		return mpErr(len(data)-r.Len(), "%d bytes after the value", r.Len())
+	}
+	return nil
+}
+
+// Check applies Unmarshal's checks to data for a decode into v's type (v
+// is a pointer, possibly nil: (*T)(nil) will do) without decoding
+// anything: data is one well-formed value within the limits that would
+// decode into a T within the memory bound. It is what a reader that only
+// passes data on (a pack's first pass) needs, at a fraction of a decode's
+// cost; whether every field has the right type is left to the decode.
+func Check(data []byte, v any) error {
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return fmt.Errorf("bounded: Check needs a pointer type, got %T", v)
+	}
+	return check(data, t.Elem(), "")
+}
+
+func check(data []byte, t reflect.Type, tag string) error {
+	ti, err := typeInfo(t, tag, false)
+	if err != nil {
+		return err
+	}
+	w := walker{data: data}
+	if err := w.value(ti, 0); err != nil {
+		return err
+	}
+	if err := w.end(); err != nil {
+		return err
+	}
+	if limit := Budget(len(data)); w.cost > limit {
+		return mpErr(0, "decoding %d bytes into %s would allocate about %d bytes, more than the %d allowed",
+			len(data), t, w.cost, limit)
 	}
 	return nil
 }

@@ -86,9 +86,10 @@ type VerifyResult struct {
 }
 
 // Verify reads the whole pack in r and checks its structure, every
-// object's hash and that it decodes as its kind, the object count and the
-// trailer checksum. It writes nothing and holds at most one chunk in
-// memory.
+// object's hash, that it is one msgpack value that decodes into its kind
+// within the bounds of docs/objects.md (objstore.CheckBounds), the object
+// count and the trailer checksum. It writes nothing and holds at most one
+// chunk in memory.
 func Verify(ctx context.Context, r io.Reader) (VerifyResult, error) {
 	var res VerifyResult
 	pr, err := NewReader(r)
@@ -111,8 +112,8 @@ func Verify(ctx context.Context, r io.Reader) (VerifyResult, error) {
 		if err != nil {
 			return res, err
 		}
-		if _, err := pr.decodeEntry(e); err != nil {
-			return res, err
+		if err := objstore.CheckBounds(e.Kind, e.Data); err != nil {
+			return res, pr.entryError(e, err)
 		}
 		res.Kinds[e.Kind]++
 	}
@@ -346,18 +347,28 @@ func describe(objs *objstore.Store, id objstore.ID) string {
 
 // decodeEntry decodes e, the entry just returned by Next, as its kind
 // (bounded: a crafted object is an error, never an allocation it does not
-// pay for) and returns the ids it references. An entry that does not
-// decode is a *FormatError naming it.
+// pay for) and returns the ids it references. Content, which references
+// nothing, is only checked against the bounds (objstore.CheckBounds). An
+// entry that does not decode is a *FormatError naming it.
 func (r *Reader) decodeEntry(e Entry) ([]objstore.ID, error) {
-	refs, err := objstore.References(e.Kind, e.Data)
-	if err == nil && e.Kind == objstore.KindContent {
-		err = objstore.CheckContent(e.Data)
+	var refs []objstore.ID
+	var err error
+	if e.Kind == objstore.KindContent {
+		err = objstore.CheckBounds(e.Kind, e.Data)
+	} else {
+		refs, err = objstore.References(e.Kind, e.Data)
 	}
 	if err != nil {
-		return nil, &FormatError{Offset: r.chunkOff, Entry: r.Count(),
-			Reason: fmt.Sprintf("%s %s does not decode: %v", e.Kind, e.ID.Short(), err)}
+		return nil, r.entryError(e, err)
 	}
 	return refs, nil
+}
+
+// entryError is the *FormatError for entry e (just returned by Next) that
+// does not decode.
+func (r *Reader) entryError(e Entry, err error) error {
+	return &FormatError{Offset: r.chunkOff, Entry: r.Count(),
+		Reason: fmt.Sprintf("%s %s does not decode: %v", e.Kind, e.ID.Short(), err)}
 }
 
 // recentMax bounds the set of ids Import remembers from the pack to check
