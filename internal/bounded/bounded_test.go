@@ -117,6 +117,7 @@ func TestValidateRefusesClaims(t *testing.T) {
 		"inner claim":  {[]byte{0x92, 0xc0, 0x92, 0xc0}, "array of 2 elements, only 1 bytes remain"},
 		"map key only": {[]byte{0x81, 0xa1, 'k'}, "truncated"},
 	}
+	bounded.Unmarshal([]byte{0x80}, new(Outer)) // fill the type caches
 	for name, c := range cases {
 		err := bounded.Validate(c.data)
 		if !errors.Is(err, bounded.ErrMalformed) || !strings.Contains(err.Error(), c.want) {
