@@ -393,7 +393,7 @@ func (r *Repo) block(id objstore.ID, blockID string) (flowdoc.Block, error) {
 		if err != nil {
 			return flowdoc.Block{}, fmt.Errorf("block %s: %w", blockID, err)
 		}
-		if b, err = flowdoc.DecodeContent(data); err != nil {
+		if b, err = objstore.DecodeContent(data); err != nil {
 			return flowdoc.Block{}, fmt.Errorf("block %s content %s: %w", blockID, id.Short(), err)
 		}
 		r.cacheMu.Lock()
