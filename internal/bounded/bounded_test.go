@@ -124,7 +124,10 @@ func TestValidateRefusesClaims(t *testing.T) {
 			t.Errorf("%s: %v, want an error saying %q", name, err, c.want)
 		}
 		var v Outer
-		if got := boundedtest.Allocated(func() { bounded.Unmarshal(c.data, &v) }); got > 4<<10 {
+		// TotalAlloc counts every goroutine's allocations (the runtime's
+		// own included), so the bound leaves room for that noise; the
+		// claims refused here are of gigabytes.
+		if got := boundedtest.Allocated(func() { bounded.Unmarshal(c.data, &v) }); got > 64<<10 {
 			t.Errorf("%s: Unmarshal allocated %d bytes", name, got)
 		}
 		if err := bounded.Check(c.data, (*Outer)(nil)); !errors.Is(err, bounded.ErrMalformed) {
