@@ -77,6 +77,11 @@ const (
 	// CloseProtocolError: no usable subprotocol, or the connection broke
 	// the protocol in a way an error reply cannot fix.
 	CloseProtocolError websocket.StatusCode = 4005
+	// CloseAccessWithdrawn: a document the connection had open or
+	// subscribed to was given to another user. Not resumable for that
+	// document (it now answers not_found); others may be opened again on
+	// a new connection.
+	CloseAccessWithdrawn websocket.StatusCode = 4006
 )
 
 // Resumable reports whether a close code invites the client to reconnect

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/auth"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/urfave/cli/v2"
@@ -93,11 +95,36 @@ func actor() string {
 // openRepo opens the data directory for a direct-mode command.
 func openRepo(c *cli.Context) (*repo.Repo, error) {
 	dir := c.String("data")
-	r, err := repo.Open(dir, repo.Options{})
+	r, err := openStore(c.Context, dir, repo.Options{})
 	if err != nil {
 		return nil, storeError(dir, err)
 	}
 	return r, nil
+}
+
+// openStore opens the store in dir. The first time a store written before
+// users had ids is opened, its document owners (user names) become user
+// ids (repo.Repo.MigrateOwners); afterwards that costs one read.
+func openStore(ctx context.Context, dir string, o repo.Options) (*repo.Repo, error) {
+	r, err := repo.Open(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.MigrateOwners(ctx, auth.New(r.DB())); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// userID returns the id of the user named name in r's store; "" when no
+// user has that name.
+func userID(ctx context.Context, r *repo.Repo, name string) (string, error) {
+	u, err := auth.New(r.DB()).GetUser(ctx, name)
+	if errors.Is(err, auth.ErrNotFound) {
+		return "", nil
+	}
+	return u.ID, err
 }
 
 // storeError explains why a data directory could not be opened.
@@ -161,6 +188,9 @@ func userError(err error) error {
 	}
 	if errors.Is(err, context.Canceled) {
 		return exitf(exitError, "interrupted")
+	}
+	if ee := (*errs.Error)(nil); errors.As(err, &ee) && ee.Kind != errs.Internal {
+		return exitf(ee.Kind.ExitCode(), "%s", ee.Error())
 	}
 	return err
 }

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/server"
 	"github.com/foliodev/folio/objstore"
 	"github.com/urfave/cli/v2"
 )
@@ -12,8 +15,12 @@ import (
 // backend is what the history verbs need. Direct mode implements it on the
 // data directory; --server mode on the daemon's HTTP API, so both print the
 // same output.
+//
+// CreateDoc's p.Owner is a user *name* here ("" for the default owner);
+// each backend turns it into the user id the repository records.
 type backend interface {
 	CreateDoc(ctx context.Context, p repo.CreateParams) (repo.VersionInfo, error)
+	Chown(ctx context.Context, doc, user string) (server.ChownResponse, error)
 	ListDocs(ctx context.Context) ([]repo.DocInfo, error)
 	Draft(ctx context.Context, doc string) (repo.Draft, error)
 	SaveDraft(ctx context.Context, p repo.SaveParams) (repo.SaveResult, error)
@@ -42,26 +49,59 @@ func openBackend(c *cli.Context) (backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &localBackend{r: r, actor: actor()}, nil
+	return &localBackend{r: r, auth: auth.New(r.DB()), actor: actor()}, nil
 }
 
-// localBackend works directly on a data directory.
+// localBackend works directly on a data directory. Whoever holds the
+// directory can read every document, so direct mode acts as an admin:
+// it may choose document ids and owners, and reassign documents.
 type localBackend struct {
 	r     *repo.Repo
+	auth  *auth.Store
 	actor string
 }
 
 var _ backend = (*localBackend)(nil)
 
+// CreateDoc creates a document owned by the user p.Owner names, by
+// default the user FOLIO_USER (or the login name) names; when no user has
+// that name the document belongs to nobody until an admin reassigns it.
 func (l *localBackend) CreateDoc(ctx context.Context, p repo.CreateParams) (repo.VersionInfo, error) {
-	if p.Owner == "" {
-		p.Owner = l.actor
+	p.Author = l.actor
+	if p.Owner != "" {
+		u, err := l.auth.GetUser(ctx, p.Owner)
+		if err != nil {
+			return repo.VersionInfo{}, authError(err)
+		}
+		p.Owner = u.ID
+	} else {
+		id, err := userID(ctx, l.r, l.actor)
+		if err != nil {
+			return repo.VersionInfo{}, err
+		}
+		p.Owner = id
 	}
 	return l.r.CreateDoc(ctx, p)
 }
 
+func (l *localBackend) Chown(ctx context.Context, doc, user string) (server.ChownResponse, error) {
+	res, err := server.Chown(ctx, l.r, l.auth, doc, user, l.actor)
+	if errors.Is(err, auth.ErrNotFound) {
+		return res, authError(err)
+	}
+	return res, err
+}
+
 func (l *localBackend) ListDocs(ctx context.Context) ([]repo.DocInfo, error) {
-	return l.r.ListDocs(ctx, "")
+	docs, err := l.r.ListDocs(ctx, "")
+	if err != nil || len(docs) == 0 {
+		return docs, err
+	}
+	names, err := l.auth.Names(ctx)
+	for i := range docs {
+		docs[i].OwnerName = names[docs[i].Owner]
+	}
+	return docs, err
 }
 
 func (l *localBackend) Draft(ctx context.Context, doc string) (repo.Draft, error) {

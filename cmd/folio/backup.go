@@ -70,7 +70,7 @@ func cmdBackupPull(c *cli.Context) error {
 	if err := repo.Init(dir); err != nil {
 		return storeError(dir, err)
 	}
-	r, err := repo.Open(dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSize(dir)}})
+	r, err := openStore(c.Context, dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSize(dir)}})
 	if err != nil {
 		return storeError(dir, err)
 	}
@@ -110,7 +110,7 @@ func cmdBackupPull(c *cli.Context) error {
 	defer f.Close()
 	res, err := pack.Import(c.Context, s, f, pack.ImportOptions{
 		Message: "backup pull " + server,
-		Index:   indexWith(r),
+		Index:   indexWith(c.Context, r),
 	})
 	if err != nil {
 		return packError("pulled pack", err)
@@ -191,7 +191,7 @@ func cmdBackupRestore(c *cli.Context) error {
 	if filepath.Clean(from) == filepath.Clean(dir) {
 		return exitf(exitUsage, "--from and --data are the same directory")
 	}
-	src, err := repo.Open(from, repo.Options{})
+	src, err := openStore(c.Context, from, repo.Options{})
 	if err != nil {
 		return storeError(from, err)
 	}
@@ -199,7 +199,7 @@ func cmdBackupRestore(c *cli.Context) error {
 	if err := repo.Init(dir); err != nil {
 		return storeError(dir, err)
 	}
-	dst, err := repo.Open(dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSize(dir)}})
+	dst, err := openStore(c.Context, dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSize(dir)}})
 	if err != nil {
 		return storeError(dir, err)
 	}
@@ -224,7 +224,7 @@ func cmdBackupRestore(c *cli.Context) error {
 	}()
 	res, err := pack.Import(c.Context, dstS, pr, pack.ImportOptions{
 		Message: "backup restore from " + from,
-		Index:   indexWith(dst),
+		Index:   indexWith(c.Context, dst),
 	})
 	pr.CloseWithError(errors.New("import ended"))
 	if eerr := <-exported; eerr != nil && err == nil {

@@ -91,7 +91,7 @@ func packStoresFor(c *cli.Context, packBytes int64) (pack.Stores, *repo.Repo, fu
 			"folio %s works on a data directory (--data), not through a daemon (--server); stop the daemon to use its directory", c.Command.FullName())
 	}
 	dir := c.String("data")
-	r, err := repo.Open(dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSizeFor(dir, packBytes)}})
+	r, err := openStore(c.Context, dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSizeFor(dir, packBytes)}})
 	if err != nil {
 		return pack.Stores{}, nil, nil, storeError(dir, err)
 	}
@@ -264,7 +264,7 @@ func packImport(c *cli.Context) error {
 	}
 	defer closeDB()
 	o := pack.ImportOptions{Into: c.String("into"), Message: "pack import " + filepath.Base(name),
-		Index: indexWith(rp)}
+		Index: indexWith(c.Context, rp)}
 	res, err := pack.Import(c.Context, s, r, o)
 	if err != nil {
 		return packError(name, err)
@@ -299,10 +299,17 @@ func packImport(c *cli.Context) error {
 }
 
 // indexWith makes the pack.Indexer that indexes moved documents of r in
-// the batch that moves their heads.
-func indexWith(r *repo.Repo) pack.Indexer {
+// the batch that moves their heads. A document new to the store belongs
+// to the user FOLIO_USER names when that user exists, else to nobody
+// until an admin gives it an owner (folio doc chown); the authors its
+// versions record never decide.
+func indexWith(ctx context.Context, r *repo.Repo) pack.Indexer {
+	owner, ownerErr := userID(ctx, r, actor())
 	return func(ctx context.Context, b *pebble.Batch, doc string, head objstore.ID) error {
-		return r.IndexInto(ctx, b, doc, head, actor())
+		if ownerErr != nil {
+			return ownerErr
+		}
+		return r.IndexInto(ctx, b, doc, head, owner)
 	}
 }
 

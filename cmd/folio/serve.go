@@ -107,7 +107,7 @@ func cmdServe(c *cli.Context) error {
 			return storeError(dir, err)
 		}
 	}
-	r, err := repo.Open(dir, ro)
+	r, err := openStore(c.Context, dir, ro)
 	if err != nil {
 		if errors.Is(err, kv.ErrNotInitialized) {
 			return exitf(exitUnavailable, "no folio store in %s: run `folio init --data %s` first, or start with `folio serve --init`", dir, dir)

@@ -186,6 +186,10 @@ func TestRemoteMatchesDirect(t *testing.T) {
 	if r := runCLI("--data", dirA, "init"); r.code != 0 {
 		t.Fatalf("init: %+v", r)
 	}
+	// Both stores have the admin the CLI acts as (FOLIO_USER=admin).
+	if r := runCLI("--data", dirA, "user", "add", "admin", "--admin"); r.code != 0 {
+		t.Fatalf("user add: %+v", r)
+	}
 	d := startDaemon(t, dirB, "")
 	remote := []string{"--server", d.url, "--token", d.token}
 	direct := []string{"--data", dirA}
@@ -562,13 +566,16 @@ func TestBackupPullFromDaemon(t *testing.T) {
 	admin := []string{"--server", d.url, "--token", d.token}
 	var ann struct{ Token string }
 	r := runCLI(append(admin, "user", "add", "ann", "--format", "json")...)
+	// An author cannot choose an id: the admin creates "hers" for ann.
+	if r := runCLI("--server", d.url, "--token", ann.Token, "doc", "new", "--id", "hers", "--title", "x"); r.code == 0 {
+		t.Fatalf("an author chose a document id: %+v", r)
+	}
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &ann) != nil {
 		t.Fatalf("user add: %+v", r)
 	}
-	annCLI := []string{"--server", d.url, "--token", ann.Token}
 	for _, c := range [][]string{
 		append(admin, "doc", "new", "--id", "mine", "--title", "Admin's"),
-		append(annCLI, "doc", "new", "--id", "hers", "--title", "Ann's"),
+		append(admin, "doc", "new", "--id", "hers", "--owner", "ann", "--title", "Ann's"),
 	} {
 		if r := runCLI(c...); r.code != 0 {
 			t.Fatalf("%v: %+v", c, r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/foliodev/folio/internal/errs"
 	"sort"
 
 	"github.com/cockroachdb/pebble"
@@ -337,7 +338,7 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 		return VersionInfo{}, err
 	}
 	if p.ID == "" {
-		p.ID = newID(8)
+		p.ID = NewDocID()
 	}
 	if !ValidDocID(p.ID) {
 		return VersionInfo{}, fmt.Errorf("%w: document id %q must be 1-64 characters of A-Z a-z 0-9 _ -", ErrInvalid, p.ID)
@@ -353,7 +354,7 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 	if ok, err := kv.Has(r.db.DB, docKey(p.ID)); err != nil {
 		return VersionInfo{}, err
 	} else if ok {
-		return VersionInfo{}, fmt.Errorf("%w: document %s already exists", ErrInvalid, p.ID)
+		return VersionInfo{}, errs.E(errs.Conflict, "document %s already exists; choose another id, or none for a generated one", p.ID)
 	}
 	now := r.now().UnixMilli()
 	b := r.db.NewBatch()
@@ -370,7 +371,7 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 		dr.Blocks = append(dr.Blocks, s.draftBlock)
 	}
 	ev := &events{doc: p.ID, next: 1, keep: r.keep}
-	return r.writeVersion(d, dr, versionSpec{kind: objstore.KindCreate, actor: p.Owner,
+	return r.writeVersion(d, dr, versionSpec{kind: objstore.KindCreate, actor: p.Author,
 		message: p.Message, entries: entries, attrs: p.Attrs}, b, ev)
 }
 

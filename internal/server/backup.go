@@ -31,8 +31,8 @@ func (s *Server) backupPack(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var docs []string
-	if !p.Admin {
-		ds, err := s.repo.ListDocs(r.Context(), p.User)
+	if !p.Admin && p.UserID != "" {
+		ds, err := s.repo.ListDocs(r.Context(), p.UserID)
 		if err != nil {
 			s.fail(w, r, err)
 			return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
 )
 
@@ -87,6 +88,9 @@ func toError(err error) (Error, bool) {
 	var ce *repo.ConflictError
 	if errors.As(err, &ce) {
 		return Error{Code: CodeConflict, Message: ce.Error(), Doc: ce.Doc, Reason: ce.Reason, Seq: ce.Seq, Blocks: ce.Blocks}, true
+	}
+	if ee := (*errs.Error)(nil); errors.As(err, &ee) && ee.Kind != errs.Internal {
+		return Error{Code: ee.ErrCode(), Message: ee.Error()}, true
 	}
 	var mb *http.MaxBytesError
 	if errors.As(err, &mb) {

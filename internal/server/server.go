@@ -119,6 +119,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: sync service: %w", err)
 	}
 	s.sync = svc
+	rep, err := s.repo.MigrateOwners(context.Background(), s.auth)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	if !rep.Done {
+		s.log.Info("document owners are user ids now", "documents_migrated", rep.Docs, "orphaned", rep.Orphaned)
+	}
 	s.stopRevoke = s.auth.OnRevoke(s.revoked)
 	s.handler = s.routes()
 	return s, nil
@@ -270,7 +277,15 @@ func (s *Server) CanAccess(_ context.Context, p auth.Principal, doc string) bool
 	if err != nil {
 		return false
 	}
-	return p.Admin || owner == p.User
+	return owns(p, owner)
+}
+
+// owns reports whether p may reach a document whose owner is the user id
+// owner: an admin always, an author only their own. Owners are user ids,
+// never names, so a later user of a deleted user's name owns nothing of
+// theirs; a document of nobody ("" or a deleted user's id) is admins' only.
+func owns(p auth.Principal, owner string) bool {
+	return p.Admin || (owner != "" && owner == p.UserID)
 }
 
 // recorder captures the status of a response; it passes Hijack and
