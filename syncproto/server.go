@@ -228,7 +228,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(s.cfg.MaxFrame)
 
-	c := newConn(s, ws, codec, "s"+strconv.FormatUint(s.session.Add(1), 36), bearer(r))
+	c := newConn(r.Context(), s, ws, codec, "s"+strconv.FormatUint(s.session.Add(1), 36), bearer(r))
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()

@@ -100,7 +100,9 @@ func cmdServe(c *cli.Context) error {
 	cfg := server.Config{Logger: log, Version: version,
 		CheckpointIdle: fc.Checkpoint.Idle, CheckpointMax: fc.Checkpoint.Max,
 		MaxFrame: fc.Limits.FrameBytes, MessagesPerSecond: float64(fc.Limits.MessagesPerSecond),
-		MaxSubscriptions: fc.Limits.Subscriptions, AllowedOrigins: fc.Server.AllowedOrigins}
+		MaxSubscriptions: fc.Limits.Subscriptions, AllowedOrigins: fc.Server.AllowedOrigins,
+		MaxConns: capOf(fc.Server.MaxConnections), MaxConnsPerAddr: capOf(fc.Server.MaxConnectionsPerAddress),
+		ReadHeaderTimeout: fc.Server.ReadHeaderTimeout, ReadTimeout: fc.Server.ReadTimeout, IdleTimeout: fc.Server.IdleTimeout}
 	ro := repo.Options{Limits: flowdoc.Limits{MaxBlocks: fc.Limits.DocMaxBlocks, MaxBytes: int(fc.Limits.DocMaxBytes)}}
 	if c.Bool("init") {
 		if err := repo.Init(dir); err != nil {
@@ -194,6 +196,15 @@ func cmdServe(c *cli.Context) error {
 		log.Info("stopped", "took", time.Since(start))
 	}
 	return nil
+}
+
+// capOf turns a configured connection cap (0: none) into server.Config's
+// (negative: none; 0 would be the default).
+func capOf(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // bootstrapAdmin creates the first admin on a store without users and

@@ -70,9 +70,16 @@ var tokenRE = regexp.MustCompile(`FOLIO_TOKEN=(folio_\S+)`)
 // an earlier start ("" on the first start: it is read from the output).
 func startDaemon(t testing.TB, dir, token string, extra ...string) *daemon {
 	t.Helper()
+	return startDaemonWith(t, exec.Command, dir, token, extra...)
+}
+
+// startDaemonWith is startDaemon with the function that makes the command
+// (to run the daemon under a shell that sets limits, say).
+func startDaemonWith(t testing.TB, command func(name string, args ...string) *exec.Cmd, dir, token string, extra ...string) *daemon {
+	t.Helper()
 	os.Remove(filepath.Join(dir, addrFile))
 	d := &daemon{dir: dir, token: token, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
-	d.cmd = exec.Command(os.Args[0], append([]string{"serve", "--init", "--data", dir, "--listen", "127.0.0.1:0", "--log-level", "warn"}, extra...)...)
+	d.cmd = command(os.Args[0], append([]string{"serve", "--init", "--data", dir, "--listen", "127.0.0.1:0", "--log-level", "warn"}, extra...)...)
 	d.cmd.Env = append(os.Environ(), "FOLIO_TEST_MAIN=1", "FOLIO_CONFIG=", "FOLIO_LISTEN=")
 	d.cmd.Stdout, d.cmd.Stderr = d.stdout, d.stderr
 	if err := d.cmd.Start(); err != nil {

@@ -439,7 +439,7 @@ func (s *Server) saveDraft(w http.ResponseWriter, r *http.Request, p auth.Princi
 	s.m.saveLatency.Observe(time.Since(start).Seconds())
 	s.m.saves.WithLabelValues("ok").Inc()
 	if res.Version != nil {
-		s.m.checkpoints.WithLabelValues(req.Seal).Inc()
+		s.m.checkpoints.WithLabelValues(reasonLabel(req.Seal)).Inc()
 	}
 	writeJSON(w, http.StatusOK, res)
 }
@@ -461,7 +461,7 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request, p auth.Princ
 		return
 	}
 	if created {
-		s.m.checkpoints.WithLabelValues(req.Reason).Inc()
+		s.m.checkpoints.WithLabelValues(reasonLabel(req.Reason)).Inc()
 	}
 	writeJSON(w, http.StatusOK, CheckpointResponse{Version: v, Created: created})
 }
