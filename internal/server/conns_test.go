@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodev/folio/syncproto"
+	"github.com/foliodev/folio/syncproto/client"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -422,5 +424,31 @@ func TestRandomMethodsDoNotGrowMetrics(t *testing.T) {
 	}
 	if !bytes.Contains(body, []byte(`method="other"`)) {
 		t.Fatalf("random methods are not counted as other:\n%s", body)
+	}
+}
+
+// TestAuthenticatedSyncConnectionSurvivesFlood: a WebSocket whose hello
+// authenticated is trusted like an HTTP connection: a flood of slow
+// strangers does not push it out.
+func TestAuthenticatedSyncConnectionSurvivesFlood(t *testing.T) {
+	const limit = 3
+	s := newServed(t, func(c *Config) {
+		c.NewSync = nil // the real sync service
+		c.MaxConns, c.MaxConnsPerAddr = limit, -1
+		c.ReadHeaderTimeout = time.Hour
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, err := client.Dial(ctx, "ws://"+s.addr+"/v1/sync", client.Options{Token: s.ann, TokenInHello: true,
+		Subprotocol: syncproto.SubprotocolJSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	for i := 0; i < 3*limit; i++ {
+		slowHeaders(t, s.dialFrom(t, ""))
+	}
+	if _, err := ws.Ping(ctx); err != nil {
+		t.Fatalf("the authenticated sync connection was pushed out: %v", err)
 	}
 }
