@@ -3,13 +3,22 @@ GO       ?= go
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 BIN      := bin/folio
+# make install puts folio here: the first entry of GOPATH's bin, where
+# `go install` puts commands (put it on PATH). INSTALL_DIR=… overrides it.
+INSTALL_DIR ?= $(firstword $(subst :, ,$(shell $(GO) env GOPATH)))/bin
 DATA     ?= ./folio-data
 PKGS     := ./...
 
-.PHONY: build run test testrace fuzz bench lint clean
+.PHONY: build install run test testrace fuzz bench lint deadcode clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/folio
+
+install:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(INSTALL_DIR)/folio ./cmd/folio
+	@echo "installed $(INSTALL_DIR)/folio"
+	@case ":$$PATH:" in *":$(INSTALL_DIR):"*) ;; \
+	*) echo "note: $(INSTALL_DIR) is not on your PATH; add it, e.g. export PATH=\"$(INSTALL_DIR):\$$PATH\"" ;; esac
 
 run: build
 	./scripts/run.sh $(BIN) $(DATA)
@@ -29,11 +38,22 @@ bench: build
 	./bench/git_vs_folio.sh
 	./bench/packs.sh
 	$(GO) run ./bench/taskbench -n 10000
+	$(GO) test ./assistant -run '^$$' -bench 'RequestToSuggestion|Accept' -benchtime 200x -count 1 | tee bench/last-assistant.txt
 
+# go vet, gofmt, staticcheck (pinned by the tool directive in go.mod, built
+# by `go tool` on first use), and no binaries or files over 1 MiB in git.
 lint:
+	./scripts/check-tracked.sh
 	$(GO) vet $(PKGS)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) tool staticcheck $(PKGS)
+
+# Functions nothing calls, tests included (deadcode, pinned in go.mod). Not
+# part of lint: an API may land a little before its first caller.
+deadcode:
+	@out=$$($(GO) tool deadcode -test $(PKGS)) || exit 1; \
+	if [ -n "$$out" ]; then echo "unreachable code (delete it, or call it):"; echo "$$out"; exit 1; fi
 
 clean:
 	rm -rf bin

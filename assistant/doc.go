@@ -1,6 +1,106 @@
-// Package assistant is Folio's AI assistant. For now it holds the model
-// gateway; sessions, runs, suggestions and the tasks that use the gateway
-// come later.
+// Package assistant is Folio's writing assistant: the model gateway and
+// the service that turns an author's request into a suggestion the
+// author accepts or rejects. The model never writes a body: an accepted
+// suggestion becomes a version only through repo.CommitChange.
+//
+// # Service
+//
+// Service is the domain API every transport (HTTP, WebSocket, CLI) calls;
+// it enforces every rule itself, so the transports inherit them.
+// Transports authenticate and authorize document access before calling
+// (every record carries its Doc for that); Actor.Admin gates the preset
+// admin calls. The pipeline of one request (Assist):
+//
+//  1. checks: the [assistant] switches (assistant_disabled), exactly one
+//     of persona, writing preset and editing preset or none
+//     (personalization_conflict; personas answer persona_unavailable), the
+//     instruction (an editing preset with none gets
+//     DefaultEditingInstruction), the scope against the draft, the writing
+//     quota (quota.Policy.Check: a spent daily budget, the daily cap or a
+//     full minute refuse now with the policy's code; concurrency is left
+//     to run time);
+//  2. an unsealed draft is sealed as a checkpoint with reason ai, and the
+//     head becomes the baseline (version, fingerprint, anchor blocks);
+//  3. under the document lock (repo.Locked), one synced batch: the user
+//     message (version and scope it was made against), the session, the
+//     Run (business fact: scope, instruction, pinned preset version,
+//     baseline, prompt hash, frozen-context summary, idempotency key), its
+//     Task (execution fact, task.Runner.EnqueueIn; its payload holds the
+//     frozen conversation and the pin) and the run stream's queued event.
+//
+// The runner executes the task (execute): it reads back the pinned preset
+// version (checked against its content-derived id) and the baseline
+// version, builds the prompt from the embedded, versioned prompt files,
+// asks the model through the gateway for one JSON object (JSON Schema
+// where the server supports it, then JSON mode, then extraction; one
+// generic repair), applies domain repair and the scope's rules
+// (parseAnswer), and commits the success in the task's own success batch
+// (task.Runner.Complete) under the document lock: the run's outcome, the
+// suggestion (pending, or conflicted at once when the baseline moved while
+// the model answered), the assistant message, the usage events
+// (quota.Ledger.BookInBatch) and the run and document events. Anything
+// still invalid fails the run: no suggestion, never an empty document.
+// A run's state follows its task's in the task's own transitions
+// (KindOptions.OnTransition): started, retry, recovered_after_restart,
+// interrupted, cancel_requested, failed and cancelled are written with the
+// transition that causes them.
+//
+// Suggestions: Preview materializes the candidate against its baseline
+// with a block and word diff; Accept calls CommitChange with the four
+// baseline checks and the idempotency key "suggestion/<id>" (a repeat
+// returns the first result; delete_block needs AcceptOptions.ConfirmDelete)
+// and creates a revision (selection, block, section) or a new major
+// (document) of kind accept_suggestion whose transaction names the
+// suggestion; Reject sets the status and writes a rejected observation.
+// The service's repo.ChangeHook runs inside every change of a document:
+// it marks the accepted suggestion accepted (with an accepted observation)
+// in the version's batch, marks every other pending suggestion whose
+// baseline the change moved (a body change or a new version — exactly what
+// would make CommitChange refuse it) conflicted with a
+// suggestion.conflicted event, and at the next checkpoint after an accept
+// writes an edited_after_accept observation for every produced block the
+// author changed (hashes of the produced and the sealed content).
+//
+// Explain returns the chain behind a version: transaction, suggestion,
+// messages, run, task (attempts, retries, recoveries), usage and
+// observations; a version made by hand says so.
+//
+// # Keys
+//
+// Under kv.PrefixTable, msgpack records (docs/objects.md has the table):
+//
+//	t/asess/<session>                           session
+//	t/asessdoc/<doc>\x00<updated 8>\x00<session> a document's sessions by recency (empty)
+//	t/amsg/<session>\x00<seq 8>                 message (immutable)
+//	t/arun/<run>                                run (final once succeeded, failed or cancelled)
+//	t/arunkey/<doc>\x00<idempotency key>        run id of a request key
+//	t/asug/<suggestion>                         suggestion
+//	t/asugdoc/<doc>\x00<created 8>\x00<suggestion> a document's suggestions (empty)
+//	t/asugpend/<doc>\x00<suggestion>            pending suggestions of a document (empty)
+//	t/aprod/<doc>\x00<block>                    block produced by an accepted suggestion, until the next version
+//	t/aobs/<suggestion>\x00<kind>\x00<block>    learning observation (immutable)
+//	t/apreset/<preset>                          preset: current state, no prompt
+//	t/apresetv/<preset>\x00<number 8>           preset version (immutable)
+//	e/run:<run>\x00<seq 8>                      the run's events (package stream)
+//	e/doc:<doc>\x00<seq 8>                      suggestion.* events, in the document's stream
+//
+// # Invariants
+//
+//   - A run and its task are created in one batch; a run's state changes
+//     only inside its task's transitions; its success, suggestion,
+//     assistant message and usage commit together with the task's success,
+//     so a crash leaves a run either running (it runs again, booking usage
+//     under the new attempt's id) or succeeded with all of them.
+//   - A pending suggestion's baseline is current: every change that moves
+//     it conflicts the suggestion in the change's own batch, and a
+//     suggestion is created pending only under the document lock with its
+//     baseline checked.
+//   - Messages, observations, preset versions and finished runs never
+//     change. A run pins its preset version (type, id, version id,
+//     number) in the run and in the task payload, and the prompt's hash;
+//     a pinned version whose content no longer matches its id fails the
+//     run (corrupt).
+//   - Every write commits with Sync before the call returns.
 //
 // # Gateway
 //
@@ -22,11 +122,11 @@
 //     books them in its own batch with its business records. A failed call
 //     has no business batch, so its usage is always booked with BookSafe.
 //
-// # Structured output
-//
-// Structured asks for one JSON object, extracts it from the model's text
-// (ExtractJSON: plain, inside ``` fences or surrounded by prose, braces in
-// strings handled), then runs the caller's domain validation.
+// Structured asks for one JSON object (with Request.Schema, a provider
+// that can constrain its answer to a JSON Schema does), extracts it from
+// the model's text (ExtractJSON: plain, inside ``` fences or surrounded
+// by prose, braces in strings handled), then runs the caller's domain
+// validation.
 //
 // When no valid object can be extracted the gateway makes exactly one
 // generic repair attempt: a re-ask that carries the model's previous answer
@@ -42,11 +142,16 @@
 //
 // # Errors
 //
-// Every failure is an *Error with a stable code: the quota codes
-// (<category>_rate_limited, <category>_concurrency_limited,
+// The service's errors are made with package errs; its specific codes are
+// assistant_disabled, personalization_conflict, persona_unavailable,
+// history_source_corrupt, suggestion_conflicted, suggestion_decided,
+// delete_confirmation_required and preset_archived (see the Code
+// constants). Gateway failures are *Error with a stable code: the quota
+// codes (<category>_rate_limited, <category>_concurrency_limited,
 // <category>_token_budget_exhausted), provider_unreachable,
 // provider_unauthorized, provider_rate_limited, provider_bad_request,
 // provider_error, provider_stream_cut, provider_timeout, output_not_json,
-// output_invalid, cancelled and ai_not_configured. Error.Retryable and
-// Error.RetryAfter tell a task runner whether and when to retry.
+// output_invalid, cancelled and ai_not_configured; Error.Retryable and
+// Error.RetryAfter tell the task runner whether and when to retry, and a
+// failed run records the code.
 package assistant

@@ -187,6 +187,9 @@ type Request struct {
 	// instead of booking them; the caller books them with
 	// quota.Ledger.BookInBatch in the batch that records its result.
 	DeferBooking bool
+	// Schema describes the object Structured asks for; providers that
+	// can constrain their answer to it do (see llm.Request.Schema).
+	Schema *llm.Schema
 }
 
 // Result is a finished generation.
@@ -199,7 +202,10 @@ type Result struct {
 	Provider   string
 	Model      string
 	Source     string
-	Latency    time.Duration
+	// ResponseFormat is how the last call asked for JSON (llm.Format*),
+	// "" for text.
+	ResponseFormat string
+	Latency        time.Duration
 	// Events are the usage events of the calls; Booked says whether the
 	// gateway booked them (false with DeferBooking).
 	Events []quota.Event
@@ -319,12 +325,23 @@ func (g *Gateway) call(ctx context.Context, req Request, asJSON bool, n int, res
 	if err != nil {
 		return "", g.mapErr(req.Category, rt.Provider.Name(), err)
 	}
-	s, err := rt.Provider.Stream(ctx, llm.Request{Messages: req.Messages, MaxTokens: maxTokens, Temperature: req.Temperature, JSON: asJSON})
+	lreq := llm.Request{Messages: req.Messages, MaxTokens: maxTokens, Temperature: req.Temperature, JSON: asJSON}
+	if asJSON {
+		lreq.Schema = req.Schema
+	}
+	s, err := rt.Provider.Stream(ctx, lreq)
 	if err != nil {
 		lease.Release() // the model never answered: nothing to charge
 		return "", g.mapErr(req.Category, rt.Provider.Name(), err)
 	}
 	defer s.Close()
+	res.ResponseFormat = ""
+	if asJSON {
+		res.ResponseFormat = llm.FormatPrompt
+		if fr, ok := s.(llm.FormatReporter); ok && fr.ResponseFormat() != "" {
+			res.ResponseFormat = fr.ResponseFormat()
+		}
+	}
 	var text strings.Builder
 	var streamErr error
 	for {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/llm"
@@ -163,7 +162,7 @@ func TestStructuredRepair(t *testing.T) {
 
 func TestQuotaCodesPerCategory(t *testing.T) {
 	e := newEnv(t)
-	g := e.gateway(llm.NewLocal(""), quota.Limits{DailyTokens: 300})
+	g := e.gateway(llmtest.NewEcho(""), quota.Limits{DailyTokens: 300})
 	ctx := context.Background()
 	if _, err := g.Text(ctx, Request{Category: quota.Writing, Messages: ask, MaxTokens: 100}); err != nil {
 		t.Fatal(err)
@@ -180,7 +179,7 @@ func TestQuotaCodesPerCategory(t *testing.T) {
 
 func TestTextStreamsAndBooks(t *testing.T) {
 	e := newEnv(t)
-	g := e.gateway(llm.NewLocal(""), quota.Limits{})
+	g := e.gateway(llmtest.NewEcho(""), quota.Limits{})
 	var pieces []string
 	tr := Trace{RunID: "run-1", TaskID: "task-1", Attempt: 1}
 	req := Request{Category: quota.Reading, Messages: []llm.Message{{Role: llm.User, Content: "explain this"}}, Trace: tr,
@@ -192,7 +191,7 @@ func TestTextStreamsAndBooks(t *testing.T) {
 	if res.Text != "Explain this." || strings.Join(pieces, "") != res.Text || len(pieces) != 2 {
 		t.Fatalf("text %q pieces %q", res.Text, pieces)
 	}
-	if !res.Booked || !res.UsageKnown || res.Provider != "local" || res.Source != "compat" || len(res.Events) != 1 {
+	if !res.Booked || !res.UsageKnown || res.Provider != "echo" || res.Source != "compat" || len(res.Events) != 1 {
 		t.Fatalf("result %+v", res)
 	}
 	// The same traced attempt again (a retried booking) books once.
@@ -212,7 +211,7 @@ func TestTextStreamsAndBooks(t *testing.T) {
 
 func TestDeferredBooking(t *testing.T) {
 	e := newEnv(t)
-	g := e.gateway(llm.NewLocal(""), quota.Limits{})
+	g := e.gateway(llmtest.NewEcho(""), quota.Limits{})
 	res, err := g.Structured(context.Background(), Request{Category: quota.Writing, Messages: []llm.Message{{Role: llm.User, Content: `{"ops": []}`}},
 		DeferBooking: true, Trace: Trace{RunID: "r", TaskID: "t", Attempt: 1}}, nil)
 	if err != nil {
@@ -227,7 +226,7 @@ func TestDeferredBooking(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := e.db.Apply(b, kv.Sync); err != nil {
 		t.Fatal(err)
 	}
 	if e.report(t).Totals[quota.Writing].Events != 1 {
@@ -322,7 +321,7 @@ func TestOpenFromConfig(t *testing.T) {
 // Nothing of the prompt or the answer is stored: only counts.
 func TestUsageHoldsNoContent(t *testing.T) {
 	e := newEnv(t)
-	g := e.gateway(llm.NewLocal(""), quota.Limits{})
+	g := e.gateway(llmtest.NewEcho(""), quota.Limits{})
 	secret := "zanzibar-quokka-4471 private diary"
 	res, err := g.Text(context.Background(), Request{Category: quota.Reading, User: "user-8812",
 		Messages: []llm.Message{{Role: llm.User, Content: secret}}})

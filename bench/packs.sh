@@ -1,9 +1,9 @@
 #!/bin/sh
 # Pack benchmark: folio pack export / verify / import against git bundles
-# of the same history (`folio export git` | git fast-import, then
-# git repack -adf, git bundle create --all, git bundle verify, and a clone
-# from the bundle, which is git's fully verifying import). Prints medians
-# and ratios.
+# of the same history, JSON-only (like for like) and Markdown+JSON (what
+# `folio export git` writes), each after `git gc` and `git gc --aggressive`;
+# import against a clone from the bundle with git's default syncing and
+# with core.fsync=all. See bench/packs/doc.go. Prints medians and ratios.
 #
 #   bench/packs.sh                      # small default: 200 docs x 20 versions, 3 runs
 #   bench/packs.sh -docs 1000 -versions 50 -runs 3   # the figures in docs/packs.md

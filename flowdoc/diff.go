@@ -62,10 +62,6 @@ type BlockChange struct {
 // Changes come in the order of b, each deleted block where it stood in a.
 // The result is deterministic and never nil (empty when nothing changed).
 func Diff(a, b Document) []BlockChange {
-	type slot struct {
-		key string
-		idx int
-	}
 	// Keys are ids; a repeated id (an invalid document) gets its
 	// occurrence number so that every block has a partner or none.
 	keysOf := func(d Document) []string {

@@ -3,7 +3,8 @@
 // validation and sanitizing, canonical encoding and the body fingerprint,
 // the structured operations of an edit (Apply), the complex-block guard for
 // whole-document candidates, block diffs, and plain-text and Markdown
-// rendering and import.
+// rendering and import (docs/markdown.md: each Markdown construct's block;
+// import -> render -> import is stable and loses no text silently).
 //
 // A FlowDocument in JSON:
 //

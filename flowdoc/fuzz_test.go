@@ -21,7 +21,9 @@ func addMarkdownSeeds(f *testing.F) {
 		f.Add(RenderMarkdown(c.doc))
 	}
 	for _, s := range []string{"", "#", "> > >", "- [ ] x\n  - y", "$$", "$a$", "<details>", "</details>",
-		"| a |\n|---|\n| b |", "[x](javascript:y)", "***a*b**c*", "````\n```\n````", "##### h\n====="} {
+		"| a |\n|---|\n| b |", "[x](javascript:y)", "***a*b**c*", "````\n```\n````", "##### h\n=====",
+		"<div>\n<img src=\"https://x.example/a.png\" alt=\"a\">\n</div>", "a <br> b\n<br>\nc", "<script>x</script>\n\ny <style>z",
+		"x[^1]\n\n[^1]: note\n[^2]: orphan", "中文\n第二行。\n— end", "---\nt: 1\n---\nbody", "+++\n```\n+++", "# a<br>b"} {
 		f.Add(s)
 	}
 	// Inputs past the structural limits.

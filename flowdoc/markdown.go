@@ -62,8 +62,8 @@ func (r *mdRenderer) block(b Block) {
 	case Heading:
 		level := min(max(a.Level, 1), 4)
 		text := inlineMarkdown(b.RichText, false)
-		// A heading is one line: hard breaks become spaces.
-		text = strings.ReplaceAll(text, "\\\n", " ")
+		// A heading is one line: a line break is written as <br>.
+		text = strings.ReplaceAll(text, "\\\n", "<br>")
 		r.emit(strings.Repeat("#", level) + " " + text)
 	case Quote:
 		r.emit(prefixLines(inlineMarkdown(b.RichText, false), "> ", "> "))
@@ -157,6 +157,13 @@ func listMarkdown(sb *strings.Builder, items []ListItem, ordered, alt bool, inde
 		}
 		cont := indent + strings.Repeat(" ", len(marker))
 		text := inlineMarkdown(it.RichText, false)
+		// An item starting with a task state (see ImportMarkdown) is a
+		// task-list item.
+		for box, state := range map[string]string{taskOpen + " ": "[ ] ", taskDone + " ": "[x] "} {
+			if rest, ok := strings.CutPrefix(text, box); ok && rest != "" {
+				text = state + rest
+			}
+		}
 		sb.WriteString(strings.TrimRight(prefixLines(text, indent+marker, cont), " "))
 		sb.WriteByte('\n')
 		listMarkdown(sb, it.Items, ordered, alt, cont)

@@ -37,9 +37,12 @@ const (
 	UnsupportedThematicBreak = "thematic-break" // dropped
 	UnsupportedHTML          = "html"           // raw HTML block; its text kept as a paragraph
 	UnsupportedInlineHTML    = "inline-html"    // raw HTML tag; dropped, text around it kept
+	UnsupportedScript        = "script"         // <script> or <style>; dropped with its content
 	UnsupportedLinkRefused   = "link-refused"   // link the URL policy refuses (see url.go); text kept
 	UnsupportedInlineImage   = "inline-image"   // image inside text; alt text kept
-	UnsupportedTaskCheckbox  = "task-checkbox"  // kept as "[x] " / "[ ] " text
+	UnsupportedTaskCheckbox  = "task-checkbox"  // kept as "☑ " / "☐ " text at the start of the item
+	UnsupportedFootnote      = "footnote"       // definition kept as a paragraph "[n] …" at the end
+	UnsupportedFrontMatter   = "front-matter"   // YAML (---) or TOML (+++) header kept as a code block
 	UnsupportedNestedQuote   = "nested-quote"   // flattened into the outer quote
 	UnsupportedQuoteContent  = "quote-content"  // non-text block in a quote, placed after it
 	UnsupportedListContent   = "list-content"   // non-text block in a list item, kept as its text
@@ -55,20 +58,43 @@ const (
 	UnsupportedOther         = "other"
 )
 
-// ImportMarkdown converts CommonMark with GFM tables, strikethrough and
-// task lists (and $…$ / $$…$$ math) to a document, mapping each construct
-// to the nearest block:
+// ImportMarkdown converts CommonMark with GFM tables, strikethrough, task
+// lists and footnotes (and $…$ / $$…$$ math) to a document, mapping each
+// construct to the nearest block (docs/markdown.md is the full table):
 //
 //	paragraph, ATX and setext headings (levels 5-6 become 4), blockquote
 //	(one starting with an emoji becomes a callout), ordered and bullet
 //	lists with nesting, fenced and indented code, tables, an image alone
-//	in a paragraph (media), <details><summary> (details), $$ (equation)
+//	in a paragraph (media), <details><summary> (details), $$ (equation),
+//	each <img> of an HTML block (media; the rest of the block's text
+//	becomes paragraphs, a <br> or block tag a line break)
 //
 // Inline: emphasis, strong, ~~strike~~, code spans, links and autolinks,
-// <u>/<b>/<i>/<s>/<code>/<br> tags and $…$ math. Links whose scheme is not
-// http, https or mailto (javascript:, data: …) are removed, keeping their
-// text. Everything without a place in the document is reported in the
-// returned []Unsupported, in source order, never dropped silently.
+// <u>/<b>/<i>/<s>/<code> tags and $…$ math. A hard break (two blanks or a
+// backslash at a line end) and <br> are a "\n" in the text, without the
+// blanks around them. A soft line break is a blank, except where
+// CommonMark's CJK-friendly rule joins lines without one (see
+// softBreakJoins). Links whose scheme is not http, https or mailto
+// (javascript:, data: …) are removed, keeping their text. <script> and
+// <style> elements are dropped with their content.
+//
+// Constructs a document has no block for map to the nearest one:
+//
+//   - a task-list item keeps its state as the first character of the
+//     item's text, "☐ " (open) or "☑ " (done); RenderMarkdown writes those
+//     back as "[ ] " and "[x] ";
+//   - front matter (a YAML block between "---" lines, or TOML between
+//     "+++" lines, opening the file) becomes a code block of language
+//     yaml or toml, so its fields stay visible;
+//   - a footnote reference becomes the text "[n]", n numbering the
+//     footnotes in the order they are first referenced, and each
+//     definition a paragraph (or its blocks) at the end of the document
+//     starting "[n] "; a definition nothing references is kept there too,
+//     numbered after the others.
+//
+// Everything without a place of its own in the document is reported in
+// the returned []Unsupported with its line, in source order, never
+// dropped silently.
 //
 // Block ids are "b1", "b2", … in document order, so the same input gives
 // the same document. The only error is input that is not UTF-8.
@@ -84,17 +110,32 @@ func ImportMarkdown(src []byte) (Document, []Unsupported, error) {
 		}
 		return Document{}, nil, fmt.Errorf("flowdoc: markdown is not valid UTF-8 (first bad byte at offset %d); convert it to UTF-8 and import again", off)
 	}
-	md := goldmark.New(goldmark.WithExtensions(
-		extension.Table, extension.Strikethrough, extension.TaskList, mathExtension{},
-	))
-	root := md.Parser().Parse(text.NewReader(src))
+	md := goldmark.New(
+		goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList, mathExtension{}),
+		// Footnotes without goldmark's transformer, which would drop a
+		// definition nothing references: footnoteBlocks places them all.
+		goldmark.WithParserOptions(
+			parser.WithBlockParsers(util.Prioritized(extension.NewFootnoteBlockParser(), 999)),
+			parser.WithInlineParsers(util.Prioritized(extension.NewFootnoteParser(), 101)),
+		),
+	)
+	opening, _, _ := bytes.Cut(src, []byte("\n"))
+	src, fm := frontMatter(src)
 	im := &importer{src: src}
+	root := md.Parser().Parse(text.NewReader(src))
+	if fm != "" {
+		im.reportAt(0, UnsupportedFrontMatter, strings.TrimSpace(string(opening)), "kept as a "+fm+" code block at the start")
+	}
 	for i, c := range src {
 		if c == '\n' {
 			im.lineStarts = append(im.lineStarts, i+1)
 		}
 	}
-	d := Document{SchemaVersion: SchemaVersion, Blocks: im.blockList(children(root), 1)}
+	blocks := im.blockList(children(root), 1)
+	blocks = append(blocks, im.footnoteBlocks()...)
+	im.nextID = 0
+	im.renumber(blocks)
+	d := Document{SchemaVersion: SchemaVersion, Blocks: blocks}
 	sort.SliceStable(im.unsupported, func(i, j int) bool { return im.unsupported[i].Line < im.unsupported[j].Line })
 	return d, im.unsupported, nil
 }
@@ -104,6 +145,47 @@ type importer struct {
 	lineStarts  []int // byte offsets where lines 2, 3, … begin
 	nextID      int
 	unsupported []Unsupported
+	footnotes   []*east.FootnoteList // met while converting, placed at the end
+}
+
+var frontMatterRE = regexp.MustCompile(`\A(---|\+\+\+)[ \t]*\r?\n(?:(?s:.*?)\r?\n)??(---|\+\+\+|\.\.\.)[ \t]*(?:\r?\n|\z)`)
+
+// frontMatter rewrites front matter opening src as a fenced code block of
+// the same lines (so reported line numbers stay true) and names its
+// language, yaml or toml; src without front matter comes back as it is.
+func frontMatter(src []byte) ([]byte, string) {
+	m := frontMatterRE.FindSubmatchIndex(src)
+	if m == nil {
+		return src, ""
+	}
+	open, close := string(src[m[2]:m[3]]), string(src[m[4]:m[5]])
+	lang := "yaml"
+	if open == "+++" {
+		lang = "toml"
+	}
+	if (open == "+++") != (close == "+++") {
+		return src, ""
+	}
+	body := src[m[3]:m[4]]
+	fence := strings.Repeat("`", max(3, longestRun(string(body), '`')+1))
+	var b bytes.Buffer
+	b.WriteString(fence + lang)
+	b.Write(body)
+	b.WriteString(fence)
+	b.Write(src[m[5]:])
+	return b.Bytes(), lang
+}
+
+// renumber gives blocks the ids b1, b2, … in document order (a block
+// before its children), whatever order they were made in.
+func (im *importer) renumber(bs []Block) {
+	for i := range bs {
+		bs[i].ID = im.id()
+		im.renumber(bs[i].Children)
+		for j := range bs[i].Cols {
+			im.renumber(bs[i].Cols[j].Blocks)
+		}
+	}
 }
 
 func children(n ast.Node) []ast.Node {
@@ -309,15 +391,12 @@ func (im *importer) block(n ast.Node, depth int) []Block {
 		im.report(n, UnsupportedThematicBreak, im.lineText(n), "dropped: a document has no divider block")
 		return nil
 	case *ast.HTMLBlock:
-		raw := im.rawText(n)
-		if t := htmlText(raw); t != "" {
-			im.report(n, UnsupportedHTML, raw, "tags dropped, text kept as a paragraph")
-			return []Block{{ID: im.id(), Type: Paragraph, RichText: []Run{{Text: t}}}}
-		}
-		im.report(n, UnsupportedHTML, raw, "dropped: no text")
-		return nil
+		return im.htmlBlock(n)
 	case *ast.LinkReferenceDefinition:
 		return nil // used by the links that name it
+	case *east.FootnoteList:
+		im.footnotes = append(im.footnotes, n)
+		return nil // footnoteBlocks places the definitions at the end
 	}
 	raw := im.rawText(n)
 	if strings.TrimSpace(raw) == "" {
@@ -346,17 +425,24 @@ func (im *importer) codeText(n ast.Node) string {
 	return strings.TrimSuffix(lineEnds.Replace(b.String()), "\n")
 }
 
-// media turns a paragraph holding one image and nothing else into a
-// media block.
+// media turns a paragraph holding one image and nothing else (Markdown
+// image or <img> tag) into a media block.
 func (im *importer) media(p ast.Node) (Block, bool) {
 	var img *ast.Image
+	var tag *htmlImage
 	for c := p.FirstChild(); c != nil; c = c.NextSibling() {
 		switch c := c.(type) {
 		case *ast.Image:
-			if img != nil {
+			if img != nil || tag != nil {
 				return Block{}, false
 			}
 			img = c
+		case *ast.RawHTML:
+			t, ok := parseImgTag(rawHTMLText(c, im.src))
+			if !ok || img != nil || tag != nil {
+				return Block{}, false
+			}
+			tag = &t
 		case *ast.Text:
 			if strings.TrimSpace(string(c.Segment.Value(im.src))) != "" {
 				return Block{}, false
@@ -364,6 +450,12 @@ func (im *importer) media(p ast.Node) (Block, bool) {
 		default:
 			return Block{}, false
 		}
+	}
+	if tag != nil {
+		if checkResource(tag.src) != "" {
+			return Block{}, false // inlines reports it and keeps the alt text
+		}
+		return tag.block(im.id()), true
 	}
 	if img == nil {
 		return Block{}, false
@@ -419,6 +511,8 @@ func (im *importer) quote(q *ast.Blockquote, depth int) []Block {
 					cur = append(cur, Run{Text: "\n"})
 				}
 				cur = append(cur, runs...)
+			case *east.FootnoteList:
+				im.footnotes = append(im.footnotes, c)
 			case *ast.Blockquote:
 				if !reportedNested {
 					im.report(c, UnsupportedNestedQuote, im.lineText(c), "flattened into the outer quote")
@@ -492,6 +586,8 @@ func (im *importer) items(l *ast.List, ordered bool, depth int) []ListItem {
 					continue
 				}
 				item.Items = append(item.Items, im.items(c, ordered, depth+1)...)
+			case *east.FootnoteList:
+				im.footnotes = append(im.footnotes, c)
 			default:
 				raw := im.rawText(c)
 				if strings.TrimSpace(raw) == "" {
@@ -590,7 +686,7 @@ func (im *importer) inlines(n ast.Node) []Run {
 	st := &inlineState{marks: map[Mark]int{}}
 	var out []Run
 	im.walkInline(n, st, &out)
-	return sanitizeRuns(out)
+	return sanitizeRuns(resolveSoftBreaks(out))
 }
 
 func (st *inlineState) run(text string) Run {
@@ -615,10 +711,37 @@ func (im *importer) walkInline(parent ast.Node, st *inlineState, out *[]Run) {
 			*out = append(*out, st.run(s))
 		}
 	}
+	trimLead := false // the blanks after a dropped element: one is enough
 	for c := parent.FirstChild(); c != nil; c = c.NextSibling() {
+		if h, ok := c.(*ast.RawHTML); ok {
+			if end, skip := im.scriptInline(h); skip {
+				if end == nil {
+					return
+				}
+				if n := len(*out); n > 0 && strings.HasSuffix((*out)[n-1].Text, " ") {
+					trimLead = true
+				}
+				c = end
+				continue
+			}
+		}
+		lead := trimLead
+		trimLead = false
 		switch c := c.(type) {
 		case *ast.Text:
 			v := c.Segment.Value(im.src)
+			if lead {
+				v = bytes.TrimLeft(v, " \t")
+			}
+			// The blanks written around a <br> are not part of the
+			// text (as around a hard break); blanks written as
+			// references are.
+			if isBreakTag(c.PreviousSibling(), im.src) {
+				v = bytes.TrimLeft(v, " \t")
+			}
+			if isBreakTag(c.NextSibling(), im.src) {
+				v = bytes.TrimRight(v, " \t")
+			}
 			if c.IsRaw() {
 				add(string(v))
 			} else {
@@ -628,7 +751,7 @@ func (im *importer) walkInline(parent ast.Node, st *inlineState, out *[]Run) {
 			case c.HardLineBreak():
 				add("\n")
 			case c.SoftLineBreak():
-				add(" ")
+				*out = append(*out, st.run(softBreak))
 			}
 		case *ast.String:
 			if c.IsRaw() || c.IsCode() {
@@ -697,12 +820,14 @@ func (im *importer) walkInline(parent ast.Node, st *inlineState, out *[]Run) {
 		case *ast.RawHTML:
 			im.rawHTML(c, st, out)
 		case *east.TaskCheckBox:
-			box := "[ ]"
+			box, note := taskOpen, "open task kept as \"☐ \" at the start of the item"
 			if c.IsChecked {
-				box = "[x]"
+				box, note = taskDone, "done task kept as \"☑ \" at the start of the item"
 			}
-			im.report(c, UnsupportedTaskCheckbox, box, "checkbox kept as text")
+			im.report(c, UnsupportedTaskCheckbox, box, note)
 			add(box + " ")
+		case *east.FootnoteLink:
+			add("[" + strconv.Itoa(c.Index) + "]")
 		case *mathInline:
 			*out = append(*out, Run{Equation: c.Latex})
 		default:
@@ -713,12 +838,18 @@ func (im *importer) walkInline(parent ast.Node, st *inlineState, out *[]Run) {
 }
 
 func (im *importer) rawHTML(c *ast.RawHTML, st *inlineState, out *[]Run) {
-	var b strings.Builder
-	for i := 0; i < c.Segments.Len(); i++ {
-		s := c.Segments.At(i)
-		b.Write(s.Value(im.src))
+	raw := rawHTMLText(c, im.src)
+	if h, ok := parseImgTag(raw); ok {
+		note := "image inside text: its alt text kept"
+		if rule := checkResource(h.src); rule != "" {
+			note = "image kept as its alt text: " + rule
+		}
+		im.report(c, UnsupportedInlineImage, h.src, note)
+		if h.alt != "" {
+			*out = append(*out, st.run(h.alt))
+		}
+		return
 	}
-	raw := b.String()
 	if m := inlineTag.FindStringSubmatch(raw); m != nil {
 		name := strings.ToLower(m[2])
 		if name == "br" {
@@ -739,6 +870,220 @@ func (im *importer) rawHTML(c *ast.RawHTML, st *inlineState, out *[]Run) {
 		}
 	}
 	im.report(c, UnsupportedInlineHTML, raw, "tag dropped, the text around it kept")
+}
+
+// A task-list item keeps its state as the first character of its text.
+const (
+	taskOpen = "☐"
+	taskDone = "☑"
+)
+
+// footnoteBlocks places the footnote definitions met during the import at
+// the end of the document, in the order of their numbers: those
+// referenced first, then the others in source order. Each starts with
+// "[n] ", the text its references were given.
+func (im *importer) footnoteBlocks() []Block {
+	var notes, unreferenced []*east.Footnote
+	for _, l := range im.footnotes {
+		for c := l.FirstChild(); c != nil; c = c.NextSibling() {
+			if fn, ok := c.(*east.Footnote); ok {
+				if fn.Index > 0 {
+					notes = append(notes, fn)
+				} else {
+					unreferenced = append(unreferenced, fn)
+				}
+			}
+		}
+	}
+	sort.SliceStable(notes, func(i, j int) bool { return notes[i].Index < notes[j].Index })
+	var out []Block
+	for i, fn := range append(notes, unreferenced...) {
+		n := i + 1
+		if fn.Index > 0 {
+			n = fn.Index
+		}
+		label := "[" + strconv.Itoa(n) + "]"
+		note := "definition kept as a paragraph at the end starting " + label + ", references read " + label
+		if fn.Index <= 0 {
+			note = "never referenced; kept as a paragraph at the end starting " + label
+		}
+		im.reportAt(im.footnotePos(fn), UnsupportedFootnote, "[^"+string(fn.Ref)+"]:", note)
+		blocks := im.blockList(children(fn), 1)
+		if len(blocks) > 0 && blocks[0].Type == Paragraph {
+			blocks[0].RichText = sanitizeRuns(append([]Run{{Text: label + " "}}, blocks[0].RichText...))
+		} else {
+			blocks = append([]Block{{ID: im.id(), Type: Paragraph, RichText: []Run{{Text: label}}}}, blocks...)
+		}
+		out = append(out, blocks...)
+	}
+	return out
+}
+
+// footnotePos is the source offset of a footnote definition: its first
+// line of content, or where "[^label]:" is written.
+func (im *importer) footnotePos(fn *east.Footnote) int {
+	var first func(n ast.Node) int
+	first = func(n ast.Node) int {
+		if n.Type() == ast.TypeBlock && n.Lines().Len() > 0 {
+			return n.Lines().At(0).Start
+		}
+		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			if p := first(c); p >= 0 {
+				return p
+			}
+		}
+		return -1
+	}
+	def := regexp.MustCompile(`(?m)^ {0,3}\[\^` + regexp.QuoteMeta(string(fn.Ref)) + `\]:`)
+	if loc := def.FindIndex(im.src); loc != nil {
+		return loc[0]
+	}
+	return max(first(fn), 0)
+}
+
+func (im *importer) reportAt(pos int, kind, snippet, note string) {
+	im.unsupported = append(im.unsupported, Unsupported{Line: im.line(pos), Kind: kind, Text: snippet, Note: note})
+}
+
+// softBreak stands for a soft line break until resolveSoftBreaks knows
+// the characters on both sides. It cannot occur in imported text, which
+// is valid UTF-8.
+const softBreak = "\xff"
+
+// resolveSoftBreaks turns each soft line break into a blank, or into
+// nothing where softBreakJoins says the lines join without one.
+func resolveSoftBreaks(runs []Run) []Run {
+	edge := func(i, step int) rune {
+		for j := i + step; j >= 0 && j < len(runs); j += step {
+			r := runs[j]
+			switch {
+			case r.Equation != "":
+				return ObjectReplacement
+			case r.Text == softBreak:
+				return ' '
+			case r.Text == "":
+				continue
+			case step < 0:
+				c, _ := utf8.DecodeLastRuneInString(r.Text)
+				return c
+			default:
+				c, _ := utf8.DecodeRuneInString(r.Text)
+				return c
+			}
+		}
+		return 0
+	}
+	for i := range runs {
+		if runs[i].Text != softBreak {
+			continue
+		}
+		runs[i].Text = " "
+		if softBreakJoins(edge(i, -1), edge(i, 1)) {
+			runs[i].Text = ""
+		}
+	}
+	return runs
+}
+
+// softBreakJoins reports whether a soft line break between before and
+// after joins the lines with no blank, following the CJK-friendly
+// reading of CommonMark (as CSS Text 3 treats segment breaks): Chinese
+// and Japanese put no blank between words, so a break
+//
+//   - next to a line break (<br> or a hard break) adds nothing;
+//   - after CJK punctuation (。，、！？：；「」《》… and fullwidth forms)
+//     adds nothing;
+//   - between two CJK characters (Han, kana, bopomofo, fullwidth forms,
+//     CJK punctuation) adds nothing, nor between one of them and the
+//     punctuation CJK text shares with Western text (“ ” ‘ ’ … — · ‧).
+//
+// Hangul is not CJK here: Korean separates words with blanks. Everything
+// else keeps the blank CommonMark gives a soft break.
+func softBreakJoins(before, after rune) bool {
+	switch {
+	case before == '\n' || after == '\n':
+		return true
+	case isCJKPunct(before):
+		return true
+	case isCJKWide(before):
+		return isCJKWide(after) || isSharedPunct(after)
+	case isSharedPunct(before):
+		return isCJKWide(after)
+	}
+	return false
+}
+
+// isCJKPunct: CJK symbols and punctuation, vertical and compatibility
+// forms, and the fullwidth punctuation of the halfwidth/fullwidth block.
+func isCJKPunct(c rune) bool {
+	switch {
+	case c >= 0x3000 && c <= 0x303F, c >= 0xFE10 && c <= 0xFE1F, c >= 0xFE30 && c <= 0xFE6F:
+		return true
+	case c >= 0xFF01 && c <= 0xFF0F, c >= 0xFF1A && c <= 0xFF20, c >= 0xFF3B && c <= 0xFF40, c >= 0xFF5B && c <= 0xFF65:
+		return true
+	}
+	return false
+}
+
+// isCJKWide: Han, kana, bopomofo, CJK punctuation and the fullwidth and
+// halfwidth forms (not Hangul).
+func isCJKWide(c rune) bool {
+	if c < 0x2E80 {
+		return false
+	}
+	return isCJKPunct(c) || unicode.In(c, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Bopomofo) ||
+		c >= 0xFF01 && c <= 0xFF9F || c == 0x30FC
+}
+
+// isSharedPunct is punctuation CJK text uses in its Western form.
+func isSharedPunct(c rune) bool {
+	switch c {
+	case '“', '”', '‘', '’', '…', '—', '·', '‧':
+		return true
+	}
+	return false
+}
+
+// isBreakTag reports whether n is a <br> tag.
+func isBreakTag(n ast.Node, src []byte) bool {
+	h, ok := n.(*ast.RawHTML)
+	if !ok {
+		return false
+	}
+	m := inlineTag.FindStringSubmatch(rawHTMLText(h, src))
+	return m != nil && m[1] == "" && strings.EqualFold(m[2], "br")
+}
+
+// scriptInline skips a <script> or <style> element written inside text:
+// when c opens one, it reports the element and returns its closing tag
+// (nil when the element runs to the end of the paragraph).
+func (im *importer) scriptInline(c *ast.RawHTML) (ast.Node, bool) {
+	raw := rawHTMLText(c, im.src)
+	m := inlineTag.FindStringSubmatch(raw)
+	if m == nil || m[1] == "/" || m[3] == "/" {
+		return nil, false
+	}
+	name := strings.ToLower(m[2])
+	if name != "script" && name != "style" {
+		return nil, false
+	}
+	start := c.Segments.At(0).Start
+	stop := c.Segments.At(c.Segments.Len() - 1).Stop
+	var end ast.Node
+	for n := c.NextSibling(); n != nil; n = n.NextSibling() {
+		if h, ok := n.(*ast.RawHTML); ok {
+			if e := inlineTag.FindStringSubmatch(rawHTMLText(h, im.src)); e != nil && e[1] == "/" && strings.EqualFold(e[2], name) {
+				end = n
+				stop = h.Segments.At(h.Segments.Len() - 1).Stop
+				break
+			}
+		}
+		if t, ok := n.(*ast.Text); ok {
+			stop = max(stop, t.Segment.Stop)
+		}
+	}
+	im.report(c, UnsupportedScript, string(im.src[start:stop]), "dropped with its content: a document holds no scripts or styles")
+	return end, true
 }
 
 // decodeMarkdown resolves backslash escapes and character references in

@@ -103,7 +103,7 @@ func TestImportMarkdownMapping(t *testing.T) {
 		{"unsafe image", "![a](javascript:x)", []Block{{ID: "b1", Type: Paragraph, RichText: txt("a")}}, []string{UnsupportedInlineImage}},
 		{"thematic break", "a\n\n***\n\nb", []Block{{ID: "b1", Type: Paragraph, RichText: txt("a")}, {ID: "b2", Type: Paragraph, RichText: txt("b")}}, []string{UnsupportedThematicBreak}},
 		{"html block", "<div>\nkept <i>text</i>\n</div>", []Block{{ID: "b1", Type: Paragraph, RichText: txt("kept text")}}, []string{UnsupportedHTML}},
-		{"task list", "- [x] done", []Block{{ID: "b1", Type: List, Items: []ListItem{{RichText: txt("[x] done")}}}}, []string{UnsupportedTaskCheckbox}},
+		{"task list", "- [x] done\n- [ ] open", []Block{{ID: "b1", Type: List, Items: []ListItem{{RichText: txt("☑ done")}, {RichText: txt("☐ open")}}}}, []string{UnsupportedTaskCheckbox, UnsupportedTaskCheckbox}},
 		{"windows line ends", "```\r\ncode\r\nmore\r\n```\r\n\r\na  \r\nb", []Block{{ID: "b1", Type: Code, Attrs: &Attrs{Text: "code\nmore"}},
 			{ID: "b2", Type: Paragraph, RichText: txt("a\nb")}}, nil},
 		{"indented code", "    x := 1\n    y := 2", []Block{{ID: "b1", Type: Code, Attrs: &Attrs{Text: "x := 1\ny := 2"}}}, nil},
@@ -116,7 +116,44 @@ func TestImportMarkdownMapping(t *testing.T) {
 			Children: []Block{{ID: "b2", Type: Paragraph, RichText: txt("Inside.")}}}}, nil},
 		{"quote with list", "> intro\n> - item", []Block{{ID: "b1", Type: Quote, RichText: txt("intro")},
 			{ID: "b2", Type: List, Items: []ListItem{{RichText: txt("item")}}}}, []string{UnsupportedQuoteContent}},
-		{"underline tag", "<u>under</u> <br> x", []Block{{ID: "b1", Type: Paragraph, RichText: []Run{{Text: "under", Marks: []Mark{Underline}}, {Text: " \n x"}}}}, nil},
+		// What writers write that has no block of its own.
+		{"img in a div", "<div align=\"center\">\n  <img src=\"https://x.example/logo.png\" alt=\"Logo\" width=\"200\">\n</div>",
+			[]Block{{ID: "b1", Type: Media, Attrs: &Attrs{Kind: "image", Src: "https://x.example/logo.png", Alt: "Logo"}}}, []string{UnsupportedHTML}},
+		{"img tag alone", "<img src=\"https://x.example/a.png\" alt=\"A &amp; B\" title=\"Cap\">",
+			[]Block{{ID: "b1", Type: Media, Attrs: &Attrs{Kind: "image", Src: "https://x.example/a.png", Alt: "A & B", Caption: "Cap"}}}, nil},
+		{"figure", "<figure>\n<img src=\"https://x.example/a.png\" alt=\"A\">\n<figcaption>The caption.</figcaption>\n</figure>",
+			[]Block{{ID: "b1", Type: Media, Attrs: &Attrs{Kind: "image", Src: "https://x.example/a.png", Alt: "A"}}, {ID: "b2", Type: Paragraph, RichText: txt("The caption.")}}, []string{UnsupportedHTML}},
+		{"img with a relative source", "<p>\n<img src=\"logo.png\" alt=\"Logo\"> and text\n</p>",
+			[]Block{{ID: "b1", Type: Paragraph, RichText: txt("Logo and text")}}, []string{UnsupportedInlineImage, UnsupportedHTML}},
+		{"img inside text", "see <img src=\"https://x.example/a.png\" alt=\"this\"> here", []Block{{ID: "b1", Type: Paragraph, RichText: txt("see this here")}}, []string{UnsupportedInlineImage}},
+		{"html lines", "<p>one<br>two</p>\n<p>three</p>", []Block{{ID: "b1", Type: Paragraph, RichText: txt("one\ntwo\nthree")}}, []string{UnsupportedHTML}},
+		{"br with blanks", "red and <br> break", []Block{{ID: "b1", Type: Paragraph, RichText: txt("red and\nbreak")}}, nil},
+		{"br at a line end", "one<br>\ntwo<BR/>\nthree", []Block{{ID: "b1", Type: Paragraph, RichText: txt("one\ntwo\nthree")}}, nil},
+		{"blanks written as references stay", "a&#32;<br>&#32;b", []Block{{ID: "b1", Type: Paragraph, RichText: txt("a \n b")}}, nil},
+		{"heading with br", "# a<br>b", []Block{{ID: "b1", Type: Heading, Attrs: &Attrs{Level: 1}, RichText: txt("a\nb")}}, nil},
+		{"script block", "<script>alert(1)</script>\n\nafter", []Block{{ID: "b1", Type: Paragraph, RichText: txt("after")}}, []string{UnsupportedScript}},
+		{"style in a div", "<div>\n<style>p { color: red }</style>\nkept\n</div>", []Block{{ID: "b1", Type: Paragraph, RichText: txt("kept")}}, []string{UnsupportedScript, UnsupportedHTML}},
+		{"inline script", "a <script>alert(1)</script> b", []Block{{ID: "b1", Type: Paragraph, RichText: txt("a b")}}, []string{UnsupportedScript}},
+		{"unclosed inline style", "a <style>p{} b", []Block{{ID: "b1", Type: Paragraph, RichText: txt("a ")}}, []string{UnsupportedScript}},
+		{"footnote", "Text[^a] and[^b].\n\n[^b]: Second.\n[^a]: First.", []Block{{ID: "b1", Type: Paragraph, RichText: txt("Text[1] and[2].")},
+			{ID: "b2", Type: Paragraph, RichText: txt("[1] First.")}, {ID: "b3", Type: Paragraph, RichText: txt("[2] Second.")}}, []string{UnsupportedFootnote, UnsupportedFootnote}},
+		{"unreferenced footnote", "Text.\n\n[^z]: Orphan.", []Block{{ID: "b1", Type: Paragraph, RichText: txt("Text.")}, {ID: "b2", Type: Paragraph, RichText: txt("[1] Orphan.")}}, []string{UnsupportedFootnote}},
+		{"footnote of a code block", "x[^c]\n\n[^c]:\n    ```\n    code\n    ```", []Block{{ID: "b1", Type: Paragraph, RichText: txt("x[1]")},
+			{ID: "b2", Type: Paragraph, RichText: txt("[1]")}, {ID: "b3", Type: Code, Attrs: &Attrs{Text: "code"}}}, []string{UnsupportedFootnote}},
+		{"footnote defined in a quote", "> q[^1]\n>\n> [^1]: n", []Block{{ID: "b1", Type: Quote, RichText: txt("q[1]")}, {ID: "b2", Type: Paragraph, RichText: txt("[1] n")}}, []string{UnsupportedFootnote}},
+		{"undefined footnote stays text", "a[^x]", []Block{{ID: "b1", Type: Paragraph, RichText: txt("a[^x]")}}, nil},
+		{"cjk lines join", "中文第一行\n第二行", []Block{{ID: "b1", Type: Paragraph, RichText: txt("中文第一行第二行")}}, nil},
+		{"after cjk punctuation", "> 千里之行，始于足下。\n> — 古语", []Block{{ID: "b1", Type: Quote, RichText: txt("千里之行，始于足下。— 古语")}}, nil},
+		{"cjk and shared punctuation", "他说\n“好”\n然后", []Block{{ID: "b1", Type: Paragraph, RichText: txt("他说“好”然后")}}, nil},
+		{"kana", "日本語の\nテキスト", []Block{{ID: "b1", Type: Paragraph, RichText: txt("日本語のテキスト")}}, nil},
+		{"cjk then latin keeps the blank", "中文\nEnglish\n中文", []Block{{ID: "b1", Type: Paragraph, RichText: txt("中文 English 中文")}}, nil},
+		{"hangul keeps the blank", "한국어는\n띄어쓰기", []Block{{ID: "b1", Type: Paragraph, RichText: txt("한국어는 띄어쓰기")}}, nil},
+		{"cjk across marks", "**中文**\n*第二*", []Block{{ID: "b1", Type: Paragraph, RichText: []Run{{Text: "中文", Marks: []Mark{Bold}}, {Text: "第二", Marks: []Mark{Italic}}}}}, nil},
+		{"yaml front matter", "---\ntitle: \"x\"\ntags: [a]\n---\n\nBody", []Block{{ID: "b1", Type: Code, Attrs: &Attrs{Language: "yaml", Text: "title: \"x\"\ntags: [a]"}},
+			{ID: "b2", Type: Paragraph, RichText: txt("Body")}}, []string{UnsupportedFrontMatter}},
+		{"toml front matter", "+++\ntitle = \"x\"\n+++\nBody", []Block{{ID: "b1", Type: Code, Attrs: &Attrs{Language: "toml", Text: "title = \"x\""}},
+			{ID: "b2", Type: Paragraph, RichText: txt("Body")}}, []string{UnsupportedFrontMatter}},
+		{"underline tag", "<u>under</u> <br> x", []Block{{ID: "b1", Type: Paragraph, RichText: []Run{{Text: "under", Marks: []Mark{Underline}}, {Text: "\nx"}}}}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -137,6 +174,11 @@ func TestImportMarkdownMapping(t *testing.T) {
 			}
 			if !reflect.DeepEqual(kinds, c.wantKinds) {
 				t.Errorf("unsupported kinds = %v, want %v (%+v)", kinds, c.wantKinds, un)
+			}
+			// What the import made survives rendering and importing again.
+			md := RenderMarkdown(d)
+			if back, _, _ := ImportMarkdown([]byte(md)); !bytes.Equal(CanonicalJSON(back), CanonicalJSON(d)) {
+				t.Errorf("import -> render -> import of %q changed the document:\n%s\n got  %s\n want %s", c.md, md, CanonicalJSON(back), CanonicalJSON(d))
 			}
 		})
 	}

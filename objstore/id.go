@@ -30,16 +30,6 @@ func (k Kind) String() string {
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
-// ParseKind is the inverse of Kind.String.
-func ParseKind(s string) (Kind, error) {
-	for _, k := range []Kind{KindContent, KindVersion, KindTxn} {
-		if k.String() == s {
-			return k, nil
-		}
-	}
-	return 0, fmt.Errorf("objstore: unknown object kind %q", s)
-}
-
 // ID is an object id: a SHA-256 hash.
 type ID [32]byte
 

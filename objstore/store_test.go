@@ -23,9 +23,9 @@ func openDB(tb testing.TB) *kv.DB {
 	return db
 }
 
-func commit(tb testing.TB, b *pebble.Batch) {
+func commit(tb testing.TB, db *kv.DB, b *pebble.Batch) {
 	tb.Helper()
-	if err := b.Commit(kv.NoSync); err != nil {
+	if err := db.Apply(b, kv.NoSync); err != nil {
 		tb.Fatal(err)
 	}
 	b.Close()
@@ -89,7 +89,7 @@ func writeHistory(tb testing.TB, db *kv.DB, st *objstore.Store, n, nblocks, perB
 		h.versions, h.txns, h.vs, h.ts = append(h.versions, vid), append(h.txns, tid), append(h.vs, v), append(h.ts, t)
 		head, headFP = vid, v.Fingerprint
 		if seq%perBatch == 0 || seq == n {
-			commit(tb, b)
+			commit(tb, db, b)
 			b = db.NewBatch()
 		}
 	}
@@ -171,7 +171,7 @@ func TestDedup(t *testing.T) {
 	c := []byte("\x81\xa1t\xa9paragraph")
 	b := db.NewBatch()
 	id1, _ := st.Put(b, objstore.KindContent, c)
-	commit(t, b)
+	commit(t, db, b)
 	b = db.NewBatch()
 	defer b.Close()
 	id2, _ := st.Put(b, objstore.KindContent, c)
@@ -205,7 +205,7 @@ func TestCompressionBoundaries(t *testing.T) {
 	for i, c := range cases {
 		ids[i], _ = st.Put(b, objstore.KindContent, c.data)
 	}
-	commit(t, b)
+	commit(t, db, b)
 	info := stored(t, st)
 	for i, c := range cases {
 		if info[ids[i]].Codec != c.codec {
@@ -272,7 +272,7 @@ func TestVersionWithMissingParentIsWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	commit(t, b)
+	commit(t, db, b)
 	if c := stored(t, st)[id].Codec; c == 2 {
 		t.Fatal("a version whose parent is missing was stored as a delta")
 	}
@@ -358,7 +358,7 @@ func TestTxnStoredWholeWhenNotCompactable(t *testing.T) {
 	vid, _ := st.PutVersion(b, &v)
 	late := &objstore.Txn{Doc: "doc1", Actor: "u1", Kind: objstore.KindCheckpoint, Time: 99}
 	lid, _ := st.PutTxn(b, late)
-	commit(t, b)
+	commit(t, db, b)
 	info := stored(t, st)
 	if info[tid].Codec != 3 || info[lid].Codec == 3 {
 		t.Fatalf("codecs: odd txn %d (want 3, its literal fields kept), late txn %d (want whole)", info[tid].Codec, info[lid].Codec)
@@ -458,7 +458,7 @@ func TestDeleteKeepsDeltaBases(t *testing.T) {
 	if err := st.Delete(b, []objstore.ID{h.versions[5], h.txns[5]}); err != nil {
 		t.Fatal(err)
 	}
-	commit(t, b)
+	commit(t, db, b)
 	if has, _ := st.Has(h.versions[5]); has {
 		t.Fatal("deleted version still there")
 	}
@@ -469,7 +469,7 @@ func TestDeleteKeepsDeltaBases(t *testing.T) {
 	if err := st.Delete(b2, all); err != nil {
 		t.Fatal(err)
 	}
-	commit(t, b2)
+	commit(t, db, b2)
 	if n := len(stored(t, st)); n != 0 {
 		t.Fatalf("%d objects left", n)
 	}

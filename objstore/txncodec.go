@@ -39,6 +39,7 @@ var txnOps = []string{EventAdd, EventDelete, EventModify, EventMove, EventRestor
 // compactTxn is the payload of codecTxnOf after the 32-byte id of V,
 // msgpack-encoded as an array in field order.
 type compactTxn struct {
+	//lint:ignore U1000 msgpack reads this field's tag (encode as an array)
 	_msgpack struct{} `msgpack:",as_array"`
 	Flags    uint64
 	Doc      string
@@ -54,6 +55,7 @@ type compactTxn struct {
 }
 
 type compactEvent struct {
+	//lint:ignore U1000 msgpack reads this field's tag (encode as an array)
 	_msgpack  struct{} `msgpack:",as_array"`
 	Op        uint8    // 1 + index in txnOps, or 0 for OpLiteral
 	OpLiteral string   // an op this codec does not know

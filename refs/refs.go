@@ -124,7 +124,7 @@ func (s *Store) Update(b *pebble.Batch, ups []Update, msg string) error {
 			return err
 		}
 	}
-	return b.Commit(kv.Sync)
+	return s.db.Apply(b, kv.Sync)
 }
 
 // lock takes the stripes of every ref in ups in a fixed order.

@@ -347,6 +347,24 @@ func (c *conn) shutdown(ctx context.Context) {
 	c.closeWithResume(CloseShutdown, "server shutting down", true)
 }
 
+// failStop ends the connection after its store failed: the request in
+// progress finishes (its reply is queued), nothing is sealed, and the
+// socket closes with CloseStorageFailed after the queued frames.
+func (c *conn) failStop(reason string) {
+	c.proc.Lock()
+	c.stopped = true
+	c.proc.Unlock()
+	c.stopAllSubs()
+	c.mu.Lock()
+	docs := c.open
+	c.open = map[string]*openDoc{}
+	c.mu.Unlock()
+	for doc := range docs {
+		c.srv.leaveRoom(doc)
+	}
+	c.closeWith(CloseStorageFailed, reason, true)
+}
+
 // sealLeaves seals a leave checkpoint for every open document this
 // connection changed, then forgets its open documents.
 func (c *conn) sealLeaves(ctx context.Context) {

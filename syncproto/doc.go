@@ -22,5 +22,6 @@
 //     the save is durable.
 //   - A bad frame gets an error reply with a stable Code; the connection
 //     stays usable. Only authentication, revocation, slow consumers,
-//     shutdown and oversized frames close it, each with its own close code.
+//     shutdown, a storage failure (FailStop, CloseStorageFailed) and
+//     oversized frames close it, each with its own close code.
 package syncproto

@@ -1,12 +1,14 @@
 package syncproto_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/coder/websocket"
 	"github.com/foliodev/folio/syncproto"
 )
 
@@ -44,9 +46,16 @@ func TestProtocolDocExamples(t *testing.T) {
 	for _, code := range []syncproto.Code{syncproto.CodeBadMessage, syncproto.CodeUnknownType, syncproto.CodeBadRequest,
 		syncproto.CodeNotFound, syncproto.CodeNotOpen, syncproto.CodeInvalidDocument, syncproto.CodeConflict,
 		syncproto.CodeRateLimited, syncproto.CodeTooManySubscriptions, syncproto.CodeAlreadySubscribed,
-		syncproto.CodeNotSubscribed, syncproto.CodeHelloRequired, syncproto.CodeUnavailable, syncproto.CodeInternal, syncproto.CodeReadOnly} {
+		syncproto.CodeNotSubscribed, syncproto.CodeHelloRequired, syncproto.CodeUnavailable, syncproto.CodeInternal, syncproto.CodeReadOnly,
+		syncproto.CodeStorageFull, syncproto.CodeStorageFailed} {
 		if !strings.Contains(string(doc), "| `"+string(code)+"` |") {
 			t.Errorf("error code %s is not in the table of docs/protocol.md", code)
+		}
+	}
+	for _, code := range []websocket.StatusCode{syncproto.CloseAuthFailed, syncproto.CloseTokenRevoked, syncproto.CloseSlowConsumer,
+		syncproto.CloseShutdown, syncproto.CloseProtocolError, syncproto.CloseStorageFailed} {
+		if !strings.Contains(string(doc), fmt.Sprintf("| %d |", code)) {
+			t.Errorf("close code %d is not in the table of docs/protocol.md", code)
 		}
 	}
 }

@@ -53,6 +53,14 @@ const (
 	// CodeReadOnly: the token may only read; saves, checkpoints and
 	// restores are refused.
 	CodeReadOnly Code = "read_only"
+	// CodeStorageFailed: the server's store failed; nothing was written
+	// and the server is stopping (the connection closes with
+	// CloseStorageFailed). Resend after it restarts.
+	CodeStorageFailed Code = "storage_failed"
+	// CodeStorageFull: the server's disk is full; nothing was written.
+	// Reads work; retry the save later (RetryAfterMs), the server accepts
+	// writes again by itself once space is freed.
+	CodeStorageFull Code = "storage_full"
 )
 
 // Close codes (RFC 6455 §7.4: 4000-4999 are the application's). A
@@ -77,11 +85,16 @@ const (
 	// CloseProtocolError: no usable subprotocol, or the connection broke
 	// the protocol in a way an error reply cannot fix.
 	CloseProtocolError websocket.StatusCode = 4005
+	// CloseStorageFailed: the server's store failed and the server is
+	// stopping (fail-stop); a supervisor restarts it. Not resumable on
+	// this server process: reconnect with backoff once it is back, open
+	// the documents again and resend the saves never acknowledged.
+	CloseStorageFailed websocket.StatusCode = 4006
 	// CloseAccessWithdrawn: a document the connection had open or
 	// subscribed to was given to another user. Not resumable for that
 	// document (it now answers not_found); others may be opened again on
 	// a new connection.
-	CloseAccessWithdrawn websocket.StatusCode = 4006
+	CloseAccessWithdrawn websocket.StatusCode = 4007
 )
 
 // Resumable reports whether a close code invites the client to reconnect

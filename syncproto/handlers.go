@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
@@ -360,6 +361,11 @@ func (c *conn) repoError(id, doc, what string, err error) {
 		c.replyError(id, CodeConflict, err.Error())
 	case errors.Is(err, repo.ErrInvalid):
 		c.replyError(id, CodeBadRequest, err.Error())
+	case errs.KindOf(err) == errs.Storage:
+		c.replyError(id, CodeStorageFailed, what+" failed: "+err.Error()+"; the server is restarting, so resend it once you have reconnected")
+	case errs.KindOf(err) == errs.StorageFull:
+		c.send(&Error{Envelope: Envelope{ID: id}, Code: CodeStorageFull, Message: what + " refused: " + err.Error(),
+			RetryAfterMs: errs.RetryAfterOf(err).Milliseconds()})
 	case errors.Is(err, context.Canceled) && c.ctx.Err() != nil:
 		c.replyError(id, CodeUnavailable, "the connection is closing")
 	default:

@@ -100,7 +100,7 @@ func typeLabel(typ string) string {
 func closeLabel(code websocket.StatusCode) string {
 	switch code {
 	case CloseNormal, CloseTooLarge, CloseAuthFailed, CloseTokenRevoked, CloseSlowConsumer,
-		CloseShutdown, CloseProtocolError, CloseAccessWithdrawn, websocket.StatusGoingAway,
+		CloseShutdown, CloseProtocolError, CloseStorageFailed, CloseAccessWithdrawn, websocket.StatusGoingAway,
 		websocket.StatusPolicyViolation, websocket.StatusInternalError:
 		return strconv.Itoa(int(code))
 	}

@@ -28,8 +28,10 @@ func TestSendQueueBounds(t *testing.T) {
 		t.Fatalf("pushWait on a full queue: %v", r)
 	}
 	// Replies may use the reserve, then the queue is full.
-	if q.push(f(10), false) != pushOK || q.push(f(10), false) != pushOK || q.push(f(10), false) != pushFull {
-		t.Fatal("replies and the reserve")
+	for i, want := range []pushResult{pushOK, pushOK, pushFull} {
+		if r := q.push(f(10), false); r != want {
+			t.Fatalf("reply %d with the reserve: %v, want %v", i, r, want)
+		}
 	}
 	n, hw, _ := q.stats()
 	if n != 8 || hw != 8 {

@@ -352,6 +352,22 @@ func (s *Server) Conns() []ConnInfo {
 // queued). It returns when all connections are gone or ctx ends; then the
 // remaining ones are cut.
 func (s *Server) Shutdown(ctx context.Context) error {
+	return s.stop(ctx, func(c *conn) { c.shutdown(ctx) })
+}
+
+// FailStop is Shutdown for a server whose store failed: it stops accepting
+// connections, lets every request in progress finish (its write fails at
+// once with storage_failed, and that reply is sent), and closes every
+// connection with CloseStorageFailed and reason, sealing no checkpoint.
+// It returns when all connections are gone or ctx ends; then the
+// remaining ones are cut.
+func (s *Server) FailStop(ctx context.Context, reason string) error {
+	return s.stop(ctx, func(c *conn) { c.failStop(reason) })
+}
+
+// stop closes the server to new connections, runs stopConn on every
+// connection and waits for them to end until ctx does.
+func (s *Server) stop(ctx context.Context, stopConn func(*conn)) error {
 	s.mu.Lock()
 	s.closing = true
 	cs := make([]*conn, 0, len(s.conns))
@@ -360,15 +376,23 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 
-	var wg sync.WaitGroup
-	for _, c := range cs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.shutdown(ctx)
-		}()
+	stopped := make(chan struct{})
+	go func() {
+		var wg sync.WaitGroup
+		for _, c := range cs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				stopConn(c)
+			}()
+		}
+		wg.Wait()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-ctx.Done():
 	}
-	wg.Wait()
 
 	done := make(chan struct{})
 	go func() {

@@ -101,8 +101,9 @@ func TestAICheckSuccess(t *testing.T) {
 		t.Errorf("report %+v", rep)
 	}
 
-	// JSON output, and the local default for another category.
-	out, err = e.run("ai", "check", "--category", "reading", "--prompt", "hello   there", "--format", "json")
+	// JSON output, and the local default (the rule-based editor) for
+	// another category.
+	out, err = e.run("ai", "check", "--category", "reading", "--prompt", "In order to win, utilize the data.", "--format", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestAICheckSuccess(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &cr); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if cr.Provider != "local" || cr.Source != "compat" || cr.Text != "Hello there." || !cr.UsageKnown || !cr.Booked || cr.Usage.Total == 0 {
+	if cr.Provider != "local" || cr.Source != "compat" || cr.Text != "To win, use the data." || !cr.UsageKnown || !cr.Booked || cr.Usage.Total == 0 {
 		t.Errorf("json check %+v", cr)
 	}
 	out, err = e.run("usage")

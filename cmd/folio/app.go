@@ -137,6 +137,8 @@ func storeError(dir string, err error) error {
 			return exitf(exitUnavailable, "data directory %s is held by a running folio daemon at %s: use --server %s (with --token / FOLIO_TOKEN)", dir, addr, addr)
 		}
 		return exitf(exitUnavailable, "data directory %s is locked by another folio process; stop it or use --server URL", dir)
+	case errs.KindOf(err) == errs.StorageFull, errs.KindOf(err) == errs.Storage:
+		return exitf(exitUnavailable, "%v", err) // one line naming the directory, the free space and what to do
 	}
 	return exitf(exitError, "open %s: %v", dir, err)
 }
@@ -188,6 +190,9 @@ func userError(err error) error {
 	}
 	if errors.Is(err, context.Canceled) {
 		return exitf(exitError, "interrupted")
+	}
+	if k := errs.KindOf(err); k == errs.Storage || k == errs.StorageFull {
+		return exitf(exitUnavailable, "%v", err)
 	}
 	if ee := (*errs.Error)(nil); errors.As(err, &ee) && ee.Kind != errs.Internal {
 		return exitf(ee.Kind.ExitCode(), "%s", ee.Error())

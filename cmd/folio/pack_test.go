@@ -158,6 +158,9 @@ func TestPackCommandsEndToEnd(t *testing.T) {
 	if code != exitInvalid || !strings.Contains(errs, "at byte") {
 		t.Fatalf("damaged pack: exit %d\n%s", code, errs)
 	}
+	if after := mustFolio(t, "--data", dst, "pack", "heads"); after != before {
+		t.Fatal("a damaged pack moved heads")
+	}
 
 	// Diverged history: refused with exit 4, unless --into backup/NAME.
 	b = append(b, "\nOnly in the mirror.\n"...)

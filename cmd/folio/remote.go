@@ -153,6 +153,8 @@ func (r *remote) remoteError(status int, data []byte) error {
 		return exitf(exitInvalid, "%s", e.Message)
 	case server.CodeUnavailable:
 		return exitf(exitUnavailable, "the daemon at %s is unavailable: %s", r.base, e.Message)
+	case server.CodeStorageFailed, server.CodeStorageFull:
+		return exitf(exitUnavailable, "the daemon at %s did not store this: %s", r.base, e.Message)
 	}
 	return exitf(exitError, "the daemon at %s failed: %s", r.base, e.Message)
 }

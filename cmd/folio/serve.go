@@ -15,9 +15,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cockroachdb/pebble/vfs"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/config"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
@@ -34,6 +36,28 @@ const shutdownGrace = 8 * time.Second
 // directory; storeError reads it to suggest --server.
 const addrFile = "daemon.addr"
 
+// storageFailGrace is how long a daemon whose store failed keeps
+// answering 503 storage_failed (and /healthz with the cause) before it
+// exits: long enough for requests in flight to be answered and for load
+// balancers and clients to see why, short enough for a prompt restart.
+const storageFailGrace = 2 * time.Second
+
+// storeFS is the filesystem the daemon's store lives on; nil means the
+// operating system's. The daemon tests set it to inject disk faults.
+var storeFS vfs.FS
+
+// storeOptions are the store options of [storage] (docs/config.md).
+func storeOptions(fc *config.Config, log *slog.Logger) kv.Options {
+	o := kv.Options{Logger: log, FS: storeFS, MinFree: fc.Storage.MinFree, MaxStall: fc.Storage.MaxStall}
+	if o.MinFree == 0 {
+		o.MinFree = -1 // no reserve
+	}
+	if o.MaxStall == 0 {
+		o.MaxStall = -1 // never
+	}
+	return o
+}
+
 func init() {
 	extraCommands = append(extraCommands, &cli.Command{
 		Name:      "serve",
@@ -47,6 +71,7 @@ func init() {
 			&cli.StringFlag{Name: "config", Usage: "config file (TOML; default: the global --config)"},
 			&cli.BoolFlag{Name: "init", Usage: "create the store when the data directory has none"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: shutdownGrace, Usage: "how long requests in flight may take to finish after SIGTERM (at most 8s keeps the exit within 10s)"},
+			&cli.DurationFlag{Name: "storage-fail-grace", Value: storageFailGrace, Usage: "after a storage failure, how long the daemon answers 503 storage_failed before it exits non-zero"},
 			&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"FOLIO_LOG_FORMAT"}, Usage: "log format: text or json"},
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"FOLIO_LOG_LEVEL"}, Usage: "log level: debug, info, warn, error"},
 		},
@@ -103,7 +128,8 @@ func cmdServe(c *cli.Context) error {
 		MaxSubscriptions: fc.Limits.Subscriptions, AllowedOrigins: fc.Server.AllowedOrigins,
 		MaxConns: capOf(fc.Server.MaxConnections), MaxConnsPerAddr: capOf(fc.Server.MaxConnectionsPerAddress),
 		ReadHeaderTimeout: fc.Server.ReadHeaderTimeout, ReadTimeout: fc.Server.ReadTimeout, IdleTimeout: fc.Server.IdleTimeout}
-	ro := repo.Options{Limits: flowdoc.Limits{MaxBlocks: fc.Limits.DocMaxBlocks, MaxBytes: int(fc.Limits.DocMaxBytes)}}
+	ro := repo.Options{Limits: flowdoc.Limits{MaxBlocks: fc.Limits.DocMaxBlocks, MaxBytes: int(fc.Limits.DocMaxBytes)},
+		KV: storeOptions(fc, log)}
 	if c.Bool("init") {
 		if err := repo.Init(dir); err != nil {
 			return storeError(dir, err)
@@ -169,6 +195,9 @@ func cmdServe(c *cli.Context) error {
 	case <-c.Context.Done():
 	case err := <-errc:
 		return exitf(exitError, "serve %s: %v", url, err)
+	case <-r.DB().Failed():
+		keepOpen = true // a failed store is never closed: see kv.DB.Close
+		return failStop(log, srv, errc, dir, c.Duration("storage-fail-grace"), r.DB().Failure())
 	}
 	// A second signal kills the process at once.
 	signal.Reset(os.Interrupt, syscall.SIGTERM)
@@ -207,6 +236,32 @@ func capOf(n int) int {
 	return n
 }
 
+// failStop ends the daemon after its store failed: every request is
+// answered 503 storage_failed (those in flight too: their writes fail at
+// once), /healthz says why, sync sessions close with 4006, and after
+// grace the process exits non-zero so that a supervisor restarts it.
+// Everything acknowledged before is on disk.
+func failStop(log *slog.Logger, srv *server.Server, errc <-chan error, dir string, grace time.Duration, failure error) error {
+	cause := errors.Unwrap(failure)
+	if cause == nil {
+		cause = failure
+	}
+	log.Error("the store failed: answering 503 storage_failed, then exiting", "grace", grace, "cause", cause.Error())
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := srv.FailStop(ctx); err != nil {
+		log.Warn("sync sessions cut at the end of the grace period", "err", err)
+	}
+	<-ctx.Done() // keep answering 503 (and /healthz) until the grace ends
+	sctx, scancel := context.WithTimeout(context.Background(), time.Second)
+	defer scancel()
+	srv.Shutdown(sctx)
+	<-errc
+	log.Error("stopped after the storage failure; start the daemon again once the disk is fixed", "took", time.Since(start).Round(time.Millisecond))
+	return exitf(exitUnavailable, "storage failed in %s: %v; the daemon stopped (every acknowledged write is on disk); fix the disk and start it again", dir, cause)
+}
+
 // bootstrapAdmin creates the first admin on a store without users and
 // prints its token once; only its hash is stored.
 func bootstrapAdmin(c *cli.Context, as *auth.Store) error {
@@ -219,7 +274,11 @@ func bootstrapAdmin(c *cli.Context, as *auth.Store) error {
 	}
 	_, it, err := as.AddUser(c.Context, "admin", true)
 	if err != nil {
-		return exitf(exitError, "create the first admin user: %v", err)
+		code := exitError
+		if k := errs.KindOf(err); k == errs.StorageFull || k == errs.Storage {
+			code = exitUnavailable // a disk below [storage] min_free, say
+		}
+		return exitf(code, "create the first admin user: %v", err)
 	}
 	w := c.App.Writer
 	fmt.Fprintln(w, "created the first user: admin (an admin). Its token is shown only now; store it:")

@@ -27,6 +27,9 @@ import (
 // tests start a real child process without building one.
 func TestMain(m *testing.M) {
 	if os.Getenv("FOLIO_TEST_MAIN") == "1" {
+		if trigger := os.Getenv("FOLIO_TEST_DISK_FAULT"); trigger != "" {
+			storeFS = syncFailsOnTrigger(trigger)
+		}
 		main()
 		os.Exit(0)
 	}
@@ -96,7 +99,11 @@ func startDaemonWith(t testing.TB, command func(name string, args ...string) *ex
 	})
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if b, err := os.ReadFile(filepath.Join(dir, addrFile)); err == nil && len(b) > 0 {
+		// The child's output reaches d.stdout through a pipe copied by
+		// another goroutine, so the token printed before the address was
+		// recorded may arrive after it: wait for both.
+		if b, err := os.ReadFile(filepath.Join(dir, addrFile)); err == nil && len(b) > 0 &&
+			(token != "" || tokenRE.MatchString(d.stdout.String())) {
 			d.url = strings.TrimSpace(string(b))
 			break
 		}

@@ -196,7 +196,7 @@ func (s *Store) AddUser(ctx context.Context, name string, admin bool) (User, Iss
 	if err := put(b, tokenKey(rec.ID), rec); err != nil {
 		return User{}, Issued{}, err
 	}
-	if err := b.Commit(kv.Sync); err != nil {
+	if err := s.db.Apply(b, kv.Sync); err != nil {
 		return User{}, Issued{}, fmt.Errorf("auth: add user %s: %w", name, err)
 	}
 	return u, it, nil
@@ -229,7 +229,7 @@ func (s *Store) AddToken(ctx context.Context, user, kind string) (Issued, error)
 	if err := put(b, tokenKey(rec.ID), rec); err != nil {
 		return Issued{}, err
 	}
-	if err := b.Commit(kv.Sync); err != nil {
+	if err := s.db.Apply(b, kv.Sync); err != nil {
 		return Issued{}, fmt.Errorf("auth: add token for %s: %w", user, err)
 	}
 	return it, nil
@@ -490,7 +490,7 @@ func (s *Store) DeleteUser(ctx context.Context, name string) ([]Token, error) {
 			return nil, err
 		}
 	}
-	if err := b.Commit(kv.Sync); err != nil {
+	if err := s.db.Apply(b, kv.Sync); err != nil {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("auth: delete user %s: %w", name, err)
 	}

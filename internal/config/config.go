@@ -23,7 +23,9 @@ type Config struct {
 	Server     Server     `toml:"server"`
 	Checkpoint Checkpoint `toml:"checkpoint"`
 	Limits     Limits     `toml:"limits"`
+	Storage    Storage    `toml:"storage"`
 	AI         AI         `toml:"ai"`
+	Assistant  Assistant  `toml:"assistant"`
 
 	// defined records which AI keys were set and by what: "ai.model" ->
 	// "[ai]" or "env FOLIO_AI_MODEL".
@@ -72,6 +74,45 @@ type Limits struct {
 	Subscriptions     int   `toml:"subscriptions"`
 	DocMaxBlocks      int   `toml:"doc_max_blocks"`
 	DocMaxBytes       int64 `toml:"doc_max_bytes"`
+}
+
+// Storage configures how the daemon treats its disk (docs/config.md,
+// "storage failures" in docs/cli.md).
+type Storage struct {
+	// MinFree is the free space, in bytes, kept on the store's disk:
+	// below it writes are refused with storage_full (reads work) before
+	// the store's write-ahead log can run out of space, which would stop
+	// the daemon. 0 keeps no reserve.
+	MinFree int64 `toml:"min_free"`
+	// MaxStall is how long one disk write or sync may hang before the
+	// daemon treats the disk as failed and stops. 0 never does.
+	MaxStall time.Duration `toml:"max_stall"`
+}
+
+// Assistant switches the writing assistant and each of its entries. With
+// Enabled off every request answers assistant_disabled; editing, saving,
+// checkpoints, history, restore and export do not depend on it.
+type Assistant struct {
+	// Enabled is the master switch.
+	Enabled bool `toml:"enabled"`
+	// Document, Block, Selection and Section switch the request scopes:
+	// the whole article (the editor's assistant panel), one block (the
+	// block menu), a selection in one text block (the floating toolbar)
+	// and a range of top-level blocks (the API only).
+	Document  bool `toml:"document"`
+	Block     bool `toml:"block"`
+	Selection bool `toml:"selection"`
+	Section   bool `toml:"section"`
+	// WritingPresets and EditingPresets switch requests that choose a
+	// preset of that type; requests without one are not affected.
+	WritingPresets bool `toml:"writing_presets"`
+	EditingPresets bool `toml:"editing_presets"`
+}
+
+// DefaultAssistant is every switch on.
+func DefaultAssistant() Assistant {
+	return Assistant{Enabled: true, Document: true, Block: true, Selection: true, Section: true,
+		WritingPresets: true, EditingPresets: true}
 }
 
 // Secret is a string never printed in clear (API keys).
@@ -146,8 +187,10 @@ func Default() *Config {
 			DocMaxBlocks:      20000,
 			DocMaxBytes:       16 << 20,
 		},
-		AI:      AI{AISettings: DefaultAI()},
-		defined: map[string]string{},
+		Storage:   Storage{MinFree: 256 << 20, MaxStall: 20 * time.Second},
+		AI:        AI{AISettings: DefaultAI()},
+		Assistant: DefaultAssistant(),
+		defined:   map[string]string{},
 	}
 }
 
@@ -251,6 +294,9 @@ func (c *Config) validate() error {
 	if c.Limits.FrameBytes <= 0 || c.Limits.MessagesPerSecond < 0 || c.Limits.Subscriptions < 0 ||
 		c.Limits.DocMaxBlocks < 0 || c.Limits.DocMaxBytes < 0 {
 		return fmt.Errorf("%w: [limits] values must not be negative (frame_bytes must be positive)", ErrInvalid)
+	}
+	if c.Storage.MinFree < 0 || c.Storage.MaxStall < 0 {
+		return fmt.Errorf("%w: [storage] min_free and max_stall must not be negative (0 turns them off)", ErrInvalid)
 	}
 	for _, cat := range Categories {
 		if _, err := c.AICategory(cat); err != nil {

@@ -172,3 +172,25 @@ func TestSecretRedacted(t *testing.T) {
 		t.Fatal(string(b))
 	}
 }
+
+func TestAssistantSwitches(t *testing.T) {
+	c, err := config.Load("", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Assistant != config.DefaultAssistant() || !c.Assistant.Enabled || !c.Assistant.Section {
+		t.Fatalf("default switches %+v, want all on", c.Assistant)
+	}
+	c, err = config.Load(write(t, "[assistant]\nenabled = false\nselection = false\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config.DefaultAssistant()
+	want.Enabled, want.Selection = false, false
+	if c.Assistant != want {
+		t.Fatalf("switches %+v, want %+v", c.Assistant, want)
+	}
+	if _, err := config.Load(write(t, "[assistant]\npersona = true\n"), env(nil)); err == nil || !strings.Contains(err.Error(), "assistant.persona") {
+		t.Fatalf("an unknown switch must be named: %v", err)
+	}
+}

@@ -23,6 +23,13 @@
 // The fallback is therefore never silent: `folio ai check` and the admin
 // status print the source.
 //
+// # Assistant switches
+//
+// [assistant] holds the writing assistant's master switch (enabled) and
+// its per-entry switches (document, block, selection, section,
+// writing_presets, editing_presets), all on by default. They gate new
+// requests only; editing, history and restore never depend on them.
+//
 // Config is a plain struct: other parts of Folio add their sections next to
 // Server, Checkpoint and Limits, with defaults in Default.
 package config

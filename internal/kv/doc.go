@@ -11,11 +11,41 @@
 //	x/<8-byte seq>                     outbox for the search index
 //
 // Invariants: a multi-key change is one Pebble batch; a change that must
-// survive a crash is committed with Sync before it is acknowledged (the
-// tests kill a writer with SIGKILL and find every acknowledged batch). Only
-// one process opens a data directory at a time (Pebble's file lock); Open
-// reports ErrLocked when another process holds it and ErrNotInitialized
-// when the directory has no store (`folio init` makes one).
+// survive a crash is applied with DB.Apply(b, Sync) before it is
+// acknowledged (the tests kill a writer with SIGKILL and find every
+// acknowledged batch). Every write goes through DB.Apply (or Set, Delete,
+// Flush, Compact): never commit a pebble.Batch directly. Only one process
+// opens a data directory at a time (Pebble's file lock); Open reports
+// ErrLocked when another process holds it and ErrNotInitialized when the
+// directory has no store (`folio init` makes one).
+//
+// Disk failures. The store fails stop: when Pebble reports a fatal error (a
+// failed write or sync of its write-ahead log, a failed log rotation or
+// MANIFEST write, a panic in a write) or a disk operation hangs longer than
+// Options.MaxStall, the store is marked failed, the cause is logged, Failed
+// is closed, and every write answers an errs.Storage error
+// ("storage_failed") at once — including writes already waiting inside
+// Pebble, which after such an error would otherwise wait forever. A write
+// is acknowledged only when Pebble returned success for its synced batch,
+// so nothing unsynced is acknowledged; a write answered storage_failed may
+// or may not be on disk after the restart. The process must exit
+// (`folio serve` does, after answering what is in flight) and restart;
+// Close after a failure leaves Pebble alone.
+//
+// Full disks. Pebble cannot survive running out of space in its
+// write-ahead log, so writes are refused with an errs.StorageFull error
+// ("storage_full", retryable) while the disk has less than
+// Options.MinFree available (default 256 MiB; statfs on each write), before
+// Pebble sees them. Running out of space in a flush or compaction is
+// survivable (Pebble retries; the data stays in the log): the error is
+// logged, writes answer storage_full until a flush or compaction succeeds
+// again, and reads keep working throughout. Writes resume by themselves
+// once space is freed. Open refuses, in one line naming the directory, the
+// free space and what to do, when the disk cannot hold the write-ahead log
+// it must replay, and removes the files of an open that failed half-way
+// (as long as that open did not install a new manifest). Pebble's
+// background errors, write stalls and slow disk operations reach the log
+// (Options.Logger), rate-limited.
 //
 // Storage: Pebble blocks are zstd-compressed at every level. CompactAll
 // rewrites the whole keyspace (for maintenance and for measuring size the

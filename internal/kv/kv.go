@@ -5,13 +5,17 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
+	"github.com/cockroachdb/pebble/vfs"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -49,22 +53,77 @@ type Options struct {
 	ReadOnly bool
 	// CacheSize is Pebble's block cache in bytes; 0 means 64 MiB.
 	CacheSize int64
+
+	// Logger receives Pebble's messages, its background errors, write
+	// stalls, slow disk operations and the store's failure; nil:
+	// slog.Default().
+	Logger *slog.Logger
+	// MinFree is the free space, in bytes, kept on the store's disk: a
+	// write that finds less fails with an errs.StorageFull error before
+	// it reaches Pebble, whose write-ahead log cannot survive running out
+	// of space. 0 means DefaultMinFree; a negative value keeps no reserve.
+	MinFree int64
+	// MaxStall is how long one disk operation may take before the store
+	// is failed (a hung disk); 0 means DefaultMaxStall, negative never.
+	MaxStall time.Duration
+	// FS is the filesystem the store lives on; nil means the operating
+	// system's. Tests wrap it to inject faults (package faultfs).
+	FS vfs.FS
 }
 
-// DB is an open Folio store. It is safe for concurrent use.
-type DB struct {
-	*pebble.DB
-	dir string
-	gc  collector
-}
-
-// Sync and NoSync are the write options for Commit.
-var (
-	Sync   = pebble.Sync
-	NoSync = pebble.NoSync
+// Defaults of Options.
+const (
+	// DefaultMinFree leaves room for what Pebble writes on its own after
+	// writes are refused: a memtable flush (32 MiB), a write-ahead log's
+	// preallocation (35 MiB) and the output of compactions in flight.
+	DefaultMinFree = 256 << 20
+	// DefaultMaxStall is how long a write or sync may hang before the
+	// store fails stop (CockroachDB uses the same bound).
+	DefaultMaxStall = 20 * time.Second
 )
 
+// DB is an open Folio store. It is safe for concurrent use.
+//
+// Writes go through Apply, Set, Delete, Flush, Compact and CompactAll:
+// they refuse at once when the store has failed (errs.Storage) or the
+// disk is below the reserve (errs.StorageFull), and a write caught in a
+// failure is answered as soon as the store is marked failed instead of
+// waiting on Pebble forever. The embedded *pebble.DB is for reads;
+// writing through it (pebble.Batch.Commit, db.DB.Apply) bypasses all of
+// this and is a bug.
+type DB struct {
+	*pebble.DB
+	dir    string
+	gc     collector
+	h      *health
+	closer io.Closer // stops the disk health checker
+}
+
+// WriteMode says whether Apply waits for the write-ahead log to be synced.
+type WriteMode bool
+
+// The write modes. A change that must survive a crash is applied with
+// Sync before it is acknowledged.
+const (
+	Sync   WriteMode = true
+	NoSync WriteMode = false
+)
+
+func (m WriteMode) options() *pebble.WriteOptions {
+	if m {
+		return pebble.Sync
+	}
+	return pebble.NoSync
+}
+
 // Open opens the store in data directory dir.
+//
+// A store that cannot be opened for lack of space fails with one line
+// naming the directory, the free space and what to do (errs.StorageFull),
+// and leaves no new files behind: Open checks the free space against what
+// replaying the write-ahead log needs before Pebble writes anything, and
+// removes what a failed attempt created as long as the attempt did not
+// install a new manifest.
 func Open(dir string, o Options) (*DB, error) {
 	if _, err := os.Stat(filepath.Join(dir, marker)); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
@@ -77,13 +136,26 @@ func Open(dir string, o Options) (*DB, error) {
 			return nil, fmt.Errorf("kv: create %s: %w", dir, err)
 		}
 	}
+	fsys := o.FS
+	if fsys == nil {
+		fsys = vfs.Default
+	}
+	path := filepath.Join(dir, storeDir)
+	h := newHealth(dir, path, fsys, o)
+	if !o.ReadOnly {
+		if err := h.roomToOpen(); err != nil {
+			return nil, err
+		}
+	}
 	cache := o.CacheSize
 	if cache <= 0 {
 		cache = 64 << 20
 	}
 	c := pebble.NewCache(cache)
 	defer c.Unref()
+	hfs, closer := vfs.WithDiskHealthChecks(fsys, h.slowThreshold(), h.diskSlow)
 	opts := &pebble.Options{
+		FS:                          hfs,
 		Cache:                       c,
 		MemTableSize:                32 << 20,
 		MaxConcurrentCompactions:    func() int { return 2 },
@@ -93,7 +165,8 @@ func Open(dir string, o Options) (*DB, error) {
 		Levels:                      make([]pebble.LevelOptions, 7),
 		ErrorIfNotExists:            !o.Create,
 		ReadOnly:                    o.ReadOnly,
-		Logger:                      quietLogger{},
+		Logger:                      pebbleLogger{h},
+		EventListener:               h.listener(),
 		DisableAutomaticCompactions: false,
 	}
 	// zstd on 64 KiB blocks: objects are small and keyed by random hashes,
@@ -111,23 +184,34 @@ func Open(dir string, o Options) (*DB, error) {
 			l.TargetFileSize = 8 << 20
 		}
 	}
-	db, err := pebble.Open(filepath.Join(dir, storeDir), opts)
+	before := h.snapshot()
+	var db *pebble.DB
+	err := h.do(func() error {
+		var err error
+		db, err = pebble.Open(path, opts)
+		return err
+	})
 	if err != nil {
+		closer.Close()
 		if isLockErr(err) {
 			return nil, fmt.Errorf("%w (%s)", ErrLocked, dir)
 		}
 		if !o.Create && strings.Contains(err.Error(), "does not exist") {
 			return nil, fmt.Errorf("%w %s", ErrNotInitialized, dir)
 		}
-		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
+		if !o.ReadOnly {
+			h.removeNew(before)
+		}
+		return nil, h.openError(err)
 	}
+	kdb := &DB{DB: db, dir: dir, h: h, closer: closer}
 	if o.Create {
 		if err := writeMarker(dir); err != nil {
-			db.Close()
+			kdb.Close()
 			return nil, err
 		}
 	}
-	return &DB{DB: db, dir: dir}, nil
+	return kdb, nil
 }
 
 func isLockErr(err error) bool {
@@ -270,14 +354,6 @@ func Marshal(v any) ([]byte, error) {
 // Unmarshal decodes msgpack data into v.
 func Unmarshal(data []byte, v any) error {
 	return msgpack.Unmarshal(data, v)
-}
-
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...any)  {}
-func (quietLogger) Errorf(string, ...any) {}
-func (quietLogger) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf(format, args...))
 }
 
 // CompactAll flushes the memtable and compacts the whole keyspace, so that

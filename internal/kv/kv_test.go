@@ -58,7 +58,7 @@ func childWrite(dir string) {
 		b := db.NewBatch()
 		b.Set(kv.Uint64([]byte("t/crash/n/"), uint64(i)), []byte(strings.Repeat("v", 100+i%500)), nil)
 		b.Set([]byte("t/crash/last"), kv.Uint64(nil, uint64(i)), nil)
-		if err := b.Commit(kv.Sync); err != nil {
+		if err := db.Apply(b, kv.Sync); err != nil {
 			fmt.Println("error:", err)
 			os.Exit(1)
 		}

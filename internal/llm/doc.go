@@ -6,8 +6,24 @@
 //   - openai: the OpenAI-compatible chat completions API with streaming
 //     (OpenAI, Ollama, vLLM, llama.cpp server, …), written on net/http with a
 //     small Server-Sent Events decoder (see Decoder).
-//   - local: a deterministic offline provider that needs no network. It is the
-//     embedded default and the test double; its rules are documented on Local.
+//   - local: a deterministic offline provider that needs no network, the
+//     embedded default: the rule-based Chinese and English editor of package
+//     localedit. A Request's optional Task carries an editing request in
+//     structured form for it; its rules are documented on Local.
+//
+// The test double that echoes prompts is llmtest.Echo; it cannot be
+// configured.
+//
+// # Structured answers
+//
+// A Request with JSON asks for one JSON object; with a Schema too, a
+// provider that can constrain its answer to a JSON Schema does. The
+// OpenAI-compatible provider sends response_format json_schema, falls back
+// to json_object when the server refuses that (HTTP 400/422 naming the
+// response format) and to the prompt alone when it refuses both; the
+// downgrade is remembered per provider, logged once, and each stream
+// reports the format it used (FormatReporter). Callers extract and check
+// the object whatever the format (see package assistant).
 //
 // # Errors
 //
@@ -30,5 +46,6 @@
 // reservations: every CJK ideograph, kana or Hangul syllable counts as one
 // token; every other run of non-space characters counts as ceil(runes/4)
 // tokens per word; whitespace is free. Input usage adds 3 tokens per message
-// for the role framing, as OpenAI's chat format does.
+// for the role framing, as OpenAI's chat format does; the local provider
+// counts a Task as one more message (its instruction and segments).
 package llm

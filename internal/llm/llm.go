@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,60 @@ type Request struct {
 	// JSON asks for a JSON object answer (response_format json_object where
 	// the provider supports it; the prompt must still ask for JSON).
 	JSON bool
+	// Schema, with JSON, describes the object wanted. A provider that can
+	// constrain its answer to a JSON Schema does so (OpenAI-compatible
+	// servers: response_format json_schema, falling back to json_object
+	// where the server refuses it); the others ignore it. The prompt must
+	// still describe the answer: the schema only constrains it.
+	Schema *Schema
+	// Task, when not nil, is the same request in structured form for
+	// providers that work on it directly rather than on a prompt: the local
+	// provider edits Task's segments and answers a localedit.Result as JSON
+	// (see Local and docs/ai.md). Remote providers ignore it; the caller
+	// still puts the text and the instruction into Messages for them.
+	Task *EditTask
+}
+
+// EditTask is an editing request in structured form.
+type EditTask struct {
+	// Segments are the texts to edit: one per text block, rich-text runs
+	// concatenated, each inline equation as one U+FFFC.
+	Segments []string `json:"segments"`
+	// Lang is "zh", "en" or "" (detected per sentence).
+	Lang string `json:"lang,omitempty"`
+	// Personalization is "editing" (an editing preset), "writing" (a
+	// writing preset), "persona", or "" (none).
+	Personalization string `json:"personalization,omitempty"`
+	// Instruction is the author's instruction.
+	Instruction string `json:"instruction,omitempty"`
+	// Rules are the ids of the editing preset's enabled rules (filler,
+	// strong-verbs, active-voice, jargon, cliche, keep); empty means all.
+	Rules []string `json:"rules,omitempty"`
+}
+
+// Schema is a named JSON Schema for a structured answer.
+type Schema struct {
+	// Name identifies the schema to the server: 1-64 of a-z A-Z 0-9 _ -.
+	Name string
+	// Schema is the JSON Schema object.
+	Schema json.RawMessage
+	// Strict asks the server to follow the schema exactly (OpenAI's strict
+	// mode, which needs every property required and no extra properties).
+	Strict bool
+}
+
+// Response formats a stream may report (FormatReporter): how a JSON
+// answer was asked for.
+const (
+	FormatJSONSchema = "json_schema" // constrained to the request's schema
+	FormatJSONObject = "json_object" // constrained to some JSON object
+	FormatPrompt     = "prompt"      // asked for in the prompt only
+)
+
+// FormatReporter is implemented by streams that can say how a JSON answer
+// was requested (one of the Format constants), after a fallback too.
+type FormatReporter interface {
+	ResponseFormat() string
 }
 
 // Usage is the token usage of one request.
@@ -48,7 +103,8 @@ type Usage struct {
 
 // Provider generates text. Implementations are safe for concurrent use.
 type Provider interface {
-	// Name is the provider kind: "openai" or "local".
+	// Name is the provider kind: "openai" or "local" ("echo" for the
+	// llmtest double).
 	Name() string
 	// Model is the model the provider asks for.
 	Model() string

@@ -1,37 +1,44 @@
 package llm
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/foliodev/folio/internal/llm/localedit"
 )
 
 // LocalModel is the model name the local provider reports by default.
 const LocalModel = "folio-local-1"
 
-// Local is the deterministic offline provider. The same request always gets
-// the same answer, streamed word by word, by these rules:
+// Local is the deterministic offline provider: the rule-based editor of
+// package localedit, which applies the six rules of the editing preset
+// "六条文章强化规则" to Chinese and English text and never touches protected
+// spans (numbers, dates, names, quotes, code, links, equations, first-person
+// facts). The same request always gets the same answer, by these rules:
 //
-//  1. The source is the content of the last user message ("" when none).
-//  2. A text request answers the source rewritten: runs of whitespace become
-//     one space, the ends are trimmed, the first letter of every sentence is
-//     upper-cased (a sentence starts the text or follows '.', '!' or '?' and a
-//     space), and a final '.' is added unless the text already ends with
-//     terminal punctuation (. ! ? 。 ！ ？ … or a closing quote/bracket). An
-//     empty source answers "Nothing to rewrite."
-//  3. A JSON request answers the first JSON object found in the source (the
-//     text from its first '{' to its last '}', when that is a valid object),
-//     compacted; otherwise {"text":"<rule 2 applied to the source>"}.
-//  4. With MaxTokens > 0 a text answer keeps the longest run of whole words
+//  1. A request with a Task is an editing request. When the engine cannot
+//     honour it (a writing preset, a persona, an instruction such as 扩写 or
+//     "rewrite in a news style"; see localedit.CanHonour) the answer is a
+//     no_change result with code cannot_honour and the reason, never a fake
+//     edit. Otherwise the Task's segments are edited with the rules the
+//     instruction asks for, restricted to Task.Rules when given. The answer
+//     is the localedit.Result as one JSON object (documented in
+//     docs/ai.md), whatever JSON says.
+//  2. Without a Task, the source is the content of the last user message
+//     ("" when none), edited with all six rules. A text request answers the
+//     edited text (the source unchanged when no rule applies); a JSON
+//     request answers the localedit.Result of the source as one segment.
+//  3. With MaxTokens > 0 a text answer keeps the longest run of whole words
 //     whose CountTokens fits, and the finish reason is "length"; JSON answers
 //     are never cut.
-//  5. Usage: input is CountInput(messages), output is CountTokens(answer),
-//     total their sum. Usage is always reported.
+//  4. Usage: input is CountInput(messages) plus, with a Task, the tokens of
+//     its instruction and segments and one message's framing; output is
+//     CountTokens(answer); total their sum. Usage is always reported.
+//  5. A request the engine refuses (more than localedit.MaxBytes of text,
+//     invalid UTF-8, an unknown rule or language) fails with bad_request.
 type Local struct {
 	model string
 }
@@ -57,18 +64,37 @@ func (p *Local) Stream(ctx context.Context, req Request) (Stream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, ctxError("local", err)
 	}
-	answer, finish := LocalAnswer(req)
-	return &localStream{
-		ctx:    ctx,
-		pieces: splitWords(answer),
-		finish: finish,
-		usage:  Usage{Input: CountInput(req.Messages), Output: CountTokens(answer)},
+	answer, finish, err := LocalAnswer(req)
+	if err != nil {
+		return nil, &Error{Code: CodeBadRequest, Provider: "local", Msg: "the local editor refused the request", Err: err}
+	}
+	in := CountInput(req.Messages)
+	if t := req.Task; t != nil {
+		in += CountTokens(t.Instruction) + MessageOverhead
+		for _, s := range t.Segments {
+			in += CountTokens(s)
+		}
+	}
+	return &PieceStream{
+		ctx:      ctx,
+		provider: "local",
+		pieces:   SplitWords(answer),
+		finish:   finish,
+		usage:    Usage{Input: in, Output: CountTokens(answer)},
 	}, nil
 }
 
 // LocalAnswer returns the local provider's answer to req and its finish
 // reason, without streaming.
-func LocalAnswer(req Request) (answer, finish string) {
+func LocalAnswer(req Request) (answer, finish string, err error) {
+	if t := req.Task; t != nil {
+		res, err := editTask(t)
+		if err != nil {
+			return "", "", err
+		}
+		b, err := json.Marshal(res)
+		return string(b), "stop", err
+	}
 	src := ""
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		if req.Messages[i].Role == User {
@@ -76,78 +102,65 @@ func LocalAnswer(req Request) (answer, finish string) {
 			break
 		}
 	}
-	if req.JSON {
-		if obj, ok := firstObject(src); ok {
-			return obj, "stop"
-		}
-		b, _ := json.Marshal(map[string]string{"text": Rewrite(src)})
-		return string(b), "stop"
+	res, err := localedit.Edit(localedit.Request{Segments: []string{src}})
+	if err != nil {
+		return "", "", err
 	}
-	out := Rewrite(src)
+	if req.JSON {
+		b, err := json.Marshal(res)
+		return string(b), "stop", err
+	}
+	out := res.Segments[0]
 	if req.MaxTokens > 0 && CountTokens(out) > int64(req.MaxTokens) {
 		var b strings.Builder
-		for _, w := range splitWords(out) {
+		for _, w := range SplitWords(out) {
 			if CountTokens(b.String()+w) > int64(req.MaxTokens) {
 				break
 			}
 			b.WriteString(w)
 		}
-		return strings.TrimRight(b.String(), " "), "length"
+		return strings.TrimRight(b.String(), " "), "length", nil
 	}
-	return out, "stop"
+	return out, "stop", nil
 }
 
-// Rewrite applies the local provider's text rule (rule 2 on Local).
-func Rewrite(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if s == "" {
-		return "Nothing to rewrite."
+// editTask runs an EditTask through CanHonour and the editor.
+func editTask(t *EditTask) (localedit.Result, error) {
+	rules, err := localedit.ParseRules(t.Rules)
+	if err != nil {
+		return localedit.Result{}, err
 	}
-	var b strings.Builder
-	start := true
-	prev := ' '
-	for _, r := range s {
-		if start && unicode.IsLetter(r) {
-			r = unicode.ToUpper(r)
-			start = false
-		} else if start && !unicode.IsSpace(r) && !strings.ContainsRune(`"'“‘(`, r) {
-			start = false
+	v := localedit.CanHonour(localedit.Personalization(t.Personalization), t.Instruction)
+	if !v.OK {
+		segs := append([]string{}, t.Segments...)
+		return localedit.Result{
+			Outcome:  localedit.NoChange,
+			Code:     localedit.CodeCannotHonour,
+			Reason:   "no change proposed: " + v.Reason,
+			Segments: segs,
+			Edits:    []localedit.Change{},
+		}, nil
+	}
+	enabled := v.Rules
+	if len(rules) > 0 {
+		enabled = nil
+		for _, r := range v.Rules {
+			for _, want := range rules {
+				if r == want {
+					enabled = append(enabled, r)
+				}
+			}
 		}
-		if r == ' ' && strings.ContainsRune(".!?", prev) {
-			start = true
-		}
-		b.WriteRune(r)
-		prev = r
 	}
-	out := b.String()
-	last, _ := utf8.DecodeLastRuneInString(out)
-	if !strings.ContainsRune(".!?。！？…\"'”’)]」』", last) {
-		out += "."
+	if len(enabled) == 0 {
+		enabled = []localedit.RuleID{localedit.Keep} // nothing to run: an honest no_change
 	}
-	return out
+	return localedit.Edit(localedit.Request{Segments: t.Segments, Lang: localedit.Lang(t.Lang), Rules: enabled})
 }
 
-// firstObject returns the compacted JSON object spanning the first '{' to
-// the last '}' of s, when that is valid.
-func firstObject(s string) (string, bool) {
-	i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}')
-	if i < 0 || j < i {
-		return "", false
-	}
-	var v map[string]json.RawMessage
-	if json.Unmarshal([]byte(s[i:j+1]), &v) != nil {
-		return "", false
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, []byte(s[i:j+1])) != nil {
-		return "", false
-	}
-	return b.String(), true
-}
-
-// splitWords splits s into pieces that each end after a space (the last
+// SplitWords splits s into pieces that each end after a space (the last
 // piece may not), so joining them gives s back.
-func splitWords(s string) []string {
+func SplitWords(s string) []string {
 	var out []string
 	for s != "" {
 		i := strings.IndexByte(s, ' ')
@@ -168,21 +181,32 @@ func ctxError(provider string, err error) *Error {
 	return &Error{Code: CodeStreamCut, Provider: provider, Msg: "cancelled", Err: err}
 }
 
-type localStream struct {
-	ctx    context.Context
-	pieces []string
-	finish string
-	usage  Usage
-	ended  bool
-	closed bool
+// PieceStream streams a ready answer piece by piece, honouring
+// cancellation; usage and the finish reason are known once it has ended.
+// The local provider and test doubles use it.
+type PieceStream struct {
+	ctx      context.Context
+	provider string
+	pieces   []string
+	finish   string
+	usage    Usage
+	ended    bool
+	closed   bool
 }
 
-func (s *localStream) Next() (string, error) {
+// NewPieceStream returns a stream of pieces for provider, ending with
+// finish and reporting usage (Total is computed).
+func NewPieceStream(ctx context.Context, provider string, pieces []string, finish string, usage Usage) *PieceStream {
+	return &PieceStream{ctx: ctx, provider: provider, pieces: pieces, finish: finish, usage: usage}
+}
+
+// Next returns the next piece, io.EOF at the end.
+func (s *PieceStream) Next() (string, error) {
 	if err := s.ctx.Err(); err != nil {
-		return "", ctxError("local", err)
+		return "", ctxError(s.provider, err)
 	}
 	if s.closed {
-		return "", &Error{Code: CodeStreamCut, Provider: "local", Msg: "stream closed"}
+		return "", &Error{Code: CodeStreamCut, Provider: s.provider, Msg: "stream closed"}
 	}
 	if len(s.pieces) == 0 {
 		s.ended = true
@@ -193,7 +217,8 @@ func (s *localStream) Next() (string, error) {
 	return p, nil
 }
 
-func (s *localStream) Usage() (Usage, bool) {
+// Usage reports the usage once the stream has ended.
+func (s *PieceStream) Usage() (Usage, bool) {
 	if !s.ended {
 		return Usage{}, false
 	}
@@ -202,11 +227,13 @@ func (s *localStream) Usage() (Usage, bool) {
 	return u, true
 }
 
-func (s *localStream) FinishReason() string {
+// FinishReason is the finish reason once the stream has ended.
+func (s *PieceStream) FinishReason() string {
 	if !s.ended {
 		return ""
 	}
 	return s.finish
 }
 
-func (s *localStream) Close() error { s.closed = true; return nil }
+// Close ends the stream; it is safe to call twice.
+func (s *PieceStream) Close() error { s.closed = true; return nil }

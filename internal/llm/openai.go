@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,9 +31,18 @@ type OpenAIConfig struct {
 	// Timeout bounds one whole request, from connecting to the last chunk;
 	// 0 means 2 minutes.
 	Timeout time.Duration
-	// ResponseFormat sends response_format {"type":"json_object"} for JSON
-	// requests. Turn it off for servers that reject the field.
+	// ResponseFormat constrains JSON requests with response_format:
+	// {"type":"json_schema"} when the request carries a schema, else
+	// {"type":"json_object"}. A server that refuses json_schema (HTTP
+	// 400/422 naming the response format) is asked again with json_object,
+	// and one that refuses that too without response_format; the
+	// provider remembers the downgrade and logs it once (see
+	// StructuredMode). Turn it off for servers that misbehave with the
+	// field.
 	ResponseFormat bool
+	// Logger receives the warning of a response-format downgrade; nil
+	// means slog.Default().
+	Logger *slog.Logger
 	// NoStreamUsage leaves out stream_options.include_usage, for servers that
 	// reject it; usage is then unknown and reservations are charged.
 	NoStreamUsage bool
@@ -44,6 +56,23 @@ type OpenAI struct {
 	cfg      OpenAIConfig
 	endpoint string
 	client   *http.Client
+	// floor is the strongest response format the server accepts, as
+	// learnt from refusals: 0 json_schema, 1 json_object, 2 prompt only.
+	// It only grows.
+	floor atomic.Int32
+}
+
+// Structured modes, strongest first.
+var modes = []string{FormatJSONSchema, FormatJSONObject, FormatPrompt}
+
+// StructuredMode is the strongest response format this provider still
+// asks for (FormatJSONSchema, FormatJSONObject or FormatPrompt): where
+// the server refused a stronger one, or ResponseFormat is off.
+func (p *OpenAI) StructuredMode() string {
+	if !p.cfg.ResponseFormat {
+		return FormatPrompt
+	}
+	return modes[p.floor.Load()]
 }
 
 var _ Provider = (*OpenAI)(nil)
@@ -100,7 +129,14 @@ type streamOptions struct {
 }
 
 type responseFormat struct {
-	Type string `json:"type"`
+	Type       string      `json:"type"`
+	JSONSchema *jsonSchema `json:"json_schema,omitempty"`
+}
+
+type jsonSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict,omitempty"`
 }
 
 // chunk is one chat.completion.chunk, or an error object.
@@ -126,8 +162,62 @@ type apiError struct {
 	Code    any    `json:"code"`
 }
 
-// Stream sends req and returns the answer stream.
+// Stream sends req and returns the answer stream. A JSON request whose
+// response format the server refuses is sent again with the next weaker
+// one (see OpenAIConfig.ResponseFormat).
 func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
+	mode := FormatPrompt
+	if req.JSON && p.cfg.ResponseFormat {
+		mode = modes[p.floor.Load()]
+		if mode == FormatJSONSchema && req.Schema == nil {
+			mode = FormatJSONObject
+		}
+	}
+	for {
+		s, err := p.stream(ctx, req, mode)
+		if err == nil || mode == FormatPrompt || !formatRefused(err) {
+			return s, err
+		}
+		next := int32(slices.Index(modes, mode) + 1)
+		if p.raiseFloor(next) {
+			log := p.cfg.Logger
+			if log == nil {
+				log = slog.Default()
+			}
+			log.Warn("llm: the server refused a response format; asking with a weaker one from now on",
+				"provider", "openai", "model", p.cfg.Model, "refused", mode, "now", modes[next], "err", err)
+		}
+		mode = modes[next]
+	}
+}
+
+// raiseFloor makes the floor at least n; it reports whether this call
+// raised it (so that a downgrade is logged once).
+func (p *OpenAI) raiseFloor(n int32) bool {
+	for {
+		cur := p.floor.Load()
+		if cur >= n {
+			return false
+		}
+		if p.floor.CompareAndSwap(cur, n) {
+			return true
+		}
+	}
+}
+
+// formatRefused reports whether err is the server refusing the request's
+// response_format: HTTP 400 or 422 whose message names it.
+func formatRefused(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) || (e.Status != http.StatusBadRequest && e.Status != http.StatusUnprocessableEntity) {
+		return false
+	}
+	m := strings.ToLower(e.Msg)
+	return strings.Contains(m, "response_format") || strings.Contains(m, "json_schema") ||
+		strings.Contains(m, "schema") || strings.Contains(m, "json_object")
+}
+
+func (p *OpenAI) stream(ctx context.Context, req Request, mode string) (Stream, error) {
 	body := chatRequest{
 		Model:       p.cfg.Model,
 		Messages:    req.Messages,
@@ -138,8 +228,15 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	if !p.cfg.NoStreamUsage {
 		body.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
-	if req.JSON && p.cfg.ResponseFormat {
+	switch mode {
+	case FormatJSONSchema:
+		body.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{
+			Name: req.Schema.Name, Schema: req.Schema.Schema, Strict: req.Schema.Strict}}
+	case FormatJSONObject:
 		body.ResponseFormat = &responseFormat{Type: "json_object"}
+	}
+	if !req.JSON {
+		mode = ""
 	}
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -166,7 +263,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 		defer resp.Body.Close()
 		return nil, statusError(resp)
 	}
-	return &openaiStream{ctx: ctx, cancel: cancel, body: resp.Body, dec: NewDecoder(resp.Body)}, nil
+	return &openaiStream{ctx: ctx, cancel: cancel, body: resp.Body, dec: NewDecoder(resp.Body), format: mode}, nil
 }
 
 // transportError classifies a failure of the HTTP exchange itself.
@@ -256,9 +353,14 @@ type openaiStream struct {
 	usage    Usage
 	hasUsage bool
 	finish   string
-	done     bool  // [DONE] seen or stream ended
-	err      error // terminal error, returned once pending text is drained
+	err      error  // terminal error, returned once pending text is drained
+	format   string // how a JSON answer was asked for; "" for text requests
 }
+
+var _ FormatReporter = (*openaiStream)(nil)
+
+// ResponseFormat says how a JSON answer was asked for ("" for text).
+func (s *openaiStream) ResponseFormat() string { return s.format }
 
 func (s *openaiStream) Usage() (Usage, bool) { return s.usage, s.hasUsage }
 func (s *openaiStream) FinishReason() string { return s.finish }

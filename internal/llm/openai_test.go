@@ -3,6 +3,9 @@ package llm_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -232,5 +235,96 @@ func TestNewOpenAIChecksConfig(t *testing.T) {
 		if _, err := llm.NewOpenAI(c); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
+	}
+}
+
+var opsSchema = &llm.Schema{Name: "ops", Schema: []byte(`{"type":"object","properties":{"ops":{"type":"array"}},"required":["ops"]}`)}
+
+func formatOf(r llmtest.Request) string {
+	rf, ok := r.Body["response_format"].(map[string]any)
+	if !ok {
+		return "none"
+	}
+	s, _ := rf["type"].(string)
+	return s
+}
+
+// A JSON request with a schema asks for json_schema; a server that refuses
+// it is asked again with json_object, then without response_format, and
+// the provider remembers the downgrade.
+func TestOpenAIStructuredOutputFallsBack(t *testing.T) {
+	tests := []struct {
+		refuse    []string
+		formats   []string // response_format types sent, in order
+		reported  string
+		mode      string
+		nextFirst string // the first format of the next request
+	}{
+		{refuse: nil, formats: []string{"json_schema"}, reported: llm.FormatJSONSchema, mode: llm.FormatJSONSchema, nextFirst: "json_schema"},
+		{refuse: []string{"json_schema"}, formats: []string{"json_schema", "json_object"}, reported: llm.FormatJSONObject, mode: llm.FormatJSONObject, nextFirst: "json_object"},
+		{refuse: []string{"json_schema", "json_object"}, formats: []string{"json_schema", "json_object", "none"}, reported: llm.FormatPrompt, mode: llm.FormatPrompt, nextFirst: "none"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.refuse), func(t *testing.T) {
+			s := llmtest.NewServer(llmtest.OK)
+			defer s.Close()
+			s.RefuseFormats(tt.refuse...)
+			s.SetReplies(`{"ops":[]}`)
+			p := newOpenAI(t, s.BaseURL(), func(c *llm.OpenAIConfig) { c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil)) })
+			req := hello
+			req.JSON, req.Schema = true, opsSchema
+			st, err := p.Stream(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				if _, err := st.Next(); err != nil {
+					break
+				}
+			}
+			st.Close()
+			if got := st.(llm.FormatReporter).ResponseFormat(); got != tt.reported {
+				t.Fatalf("reported format %q, want %q", got, tt.reported)
+			}
+			var sent []string
+			for _, r := range s.Requests() {
+				sent = append(sent, formatOf(r))
+			}
+			if fmt.Sprint(sent) != fmt.Sprint(tt.formats) {
+				t.Fatalf("formats sent %v, want %v", sent, tt.formats)
+			}
+			if first := s.Requests()[0].Body["response_format"]; len(tt.refuse) == 0 {
+				js := first.(map[string]any)["json_schema"].(map[string]any)
+				if js["name"] != "ops" || js["schema"] == nil {
+					t.Fatalf("json_schema sent as %v", first)
+				}
+			}
+			if p.StructuredMode() != tt.mode {
+				t.Fatalf("mode %q, want %q", p.StructuredMode(), tt.mode)
+			}
+			n := len(s.Requests())
+			if _, err := llm.Collect(context.Background(), p, req, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := formatOf(s.Requests()[n]); got != tt.nextFirst {
+				t.Fatalf("the next request asked with %q, want %q", got, tt.nextFirst)
+			}
+		})
+	}
+}
+
+// A 400 that does not name the response format is not a refusal of it.
+func TestOpenAIBadRequestIsNotAFormatRefusal(t *testing.T) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error"}}`)
+	}))
+	defer s.Close()
+	p := newOpenAI(t, s.URL, nil)
+	req := hello
+	req.JSON, req.Schema = true, opsSchema
+	_, err := p.Stream(context.Background(), req)
+	if llm.CodeOf(err) != llm.CodeBadRequest || p.StructuredMode() != llm.FormatJSONSchema {
+		t.Fatalf("err %v, mode %s", err, p.StructuredMode())
 	}
 }

@@ -18,6 +18,11 @@
 //     the model). While requests run, their reservations count against the
 //     budget, so concurrent requests cannot overshoot it together.
 //
+// Check asks, without counting anything, whether Acquire would refuse for
+// the budget, the day or the minute: a queue in front of the model (the
+// writing assistant) refuses at request time with Check and acquires at
+// run time.
+//
 // A refusal is an *Error whose Code is the category followed by the kind:
 // writing_rate_limited, writing_concurrency_limited,
 // writing_token_budget_exhausted, reading_…, attributes_…; RetryAfter says

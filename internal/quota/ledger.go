@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -86,7 +87,7 @@ func NewLedger(db *kv.DB, o LedgerOptions) *Ledger {
 	if l.now == nil {
 		l.now = time.Now
 	}
-	l.commit = func(b *pebble.Batch) error { return b.Commit(pebble.Sync) }
+	l.commit = func(b *pebble.Batch) error { return l.db.Apply(b, kv.Sync) }
 	return l
 }
 
@@ -164,9 +165,28 @@ func (l *Ledger) BookSafe(ev Event) bool {
 		_ = kv.Unmarshal(v, &persisted)
 	}
 	if v, err := kv.Marshal(max(persisted+1, n)); err == nil {
-		_ = l.db.Set(healthKey(day), v, pebble.Sync)
+		_ = l.db.Set(healthKey(day), v, kv.Sync)
 	}
 	return false
+}
+
+// Event returns the booked event with id; ok is false when none is booked.
+func (l *Ledger) Event(id string) (ev Event, ok bool, err error) {
+	day, err := kv.Get(l.db, idKey(id))
+	if errors.Is(err, kv.ErrNotFound) {
+		return Event{}, false, nil
+	}
+	if err != nil {
+		return Event{}, false, fmt.Errorf("quota: read usage event %s: %w", id, err)
+	}
+	v, err := kv.Get(l.db, eventKey(string(day), id))
+	if err != nil {
+		return Event{}, false, fmt.Errorf("quota: read usage event %s of %s: %w", id, day, err)
+	}
+	if err := kv.Unmarshal(v, &ev); err != nil {
+		return Event{}, false, fmt.Errorf("quota: decode usage event %s: %w", id, err)
+	}
+	return ev, true, nil
 }
 
 // Failures is the number of failed BookSafe calls since NewLedger.

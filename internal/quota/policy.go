@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/kv"
 )
@@ -186,7 +185,7 @@ func (p *Policy) store(c counters) error {
 	if err != nil {
 		return err
 	}
-	if err := p.db.Set(counterKey(p.cat, p.day), v, pebble.Sync); err != nil {
+	if err := p.db.Set(counterKey(p.cat, p.day), v, kv.Sync); err != nil {
 		return fmt.Errorf("quota: write %s counters: %w", p.cat, err)
 	}
 	p.today = c
@@ -251,6 +250,46 @@ func (p *Policy) Acquire(ctx context.Context, user string, estimate int64) (*Lea
 		p.perUser[user]++
 	}
 	return &Lease{p: p, user: user, estimate: estimate}, nil
+}
+
+// Check reports whether Acquire would refuse a request by user expected to
+// use about estimate tokens for a reason that waiting a little cannot
+// cure: the daily token budget, the daily request cap or the per-minute
+// window. It reserves and counts nothing. Concurrency limits are not
+// checked: they clear as running requests end. A queue in front of the
+// model (the writing assistant) refuses at request time with Check and
+// acquires at run time.
+func (p *Policy) Check(user string, estimate int64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	if err := p.loadDay(now); err != nil {
+		return err
+	}
+	if b := p.lim.DailyTokens; b > 0 && p.today.Tokens+p.reserved+max(estimate, 0) > b {
+		left := max(b-p.today.Tokens-p.reserved, 0)
+		return &Error{Category: p.cat, Kind: KindBudgetExhausted, RetryAfter: untilTomorrow(now),
+			Limit: fmt.Sprintf("daily budget of %d tokens (%d left, request needs about %d)", b, left, estimate)}
+	}
+	if n := p.lim.RequestsPerDay; n > 0 && p.today.Requests >= int64(n) {
+		return &Error{Category: p.cat, Kind: KindRateLimited, Limit: fmt.Sprintf("%d requests per day", n), RetryAfter: untilTomorrow(now)}
+	}
+	if n := p.lim.RequestsPerMinute; n > 0 {
+		recent := 0
+		var first time.Time
+		for _, t := range p.minute {
+			if now.Sub(t) < time.Minute {
+				if recent == 0 {
+					first = t
+				}
+				recent++
+			}
+		}
+		if recent >= n {
+			return &Error{Category: p.cat, Kind: KindRateLimited, Limit: fmt.Sprintf("%d requests per minute", n), RetryAfter: first.Add(time.Minute).Sub(now)}
+		}
+	}
+	return nil
 }
 
 // Status is a policy's state right now.

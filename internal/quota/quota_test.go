@@ -209,7 +209,7 @@ func TestBookingDedup(t *testing.T) {
 		if err := led.BookInBatch(b, ev); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Commit(pebble.Sync); err != nil {
+		if err := db.Apply(b, kv.Sync); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -343,5 +343,70 @@ func TestConcurrentAcquire(t *testing.T) {
 	st, _ := p.Status()
 	if st.Tokens > 5000 || st.Tokens != 300*16 || peak > 4 || st.InFlight != 0 || st.Reserved != 0 {
 		t.Fatalf("tokens %d peak %d status %+v", st.Tokens, peak, st)
+	}
+}
+
+// Check refuses exactly what Acquire would refuse for the budget, the day
+// and the minute, counts nothing, and ignores concurrency.
+func TestCheckMatchesAcquireWithoutCounting(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	defer db.Close()
+	clk := newClock()
+	ctx := context.Background()
+	p := NewPolicy(db, Writing, Limits{DailyTokens: 1000, RequestsPerMinute: 2, Concurrency: 1}, clk.now)
+	for range 5 {
+		if err := p.Check("u1", 400); err != nil {
+			t.Fatalf("Check on a fresh policy: %v", err)
+		}
+	}
+	if st, _ := p.Status(); st.Requests != 0 || st.Reserved != 0 {
+		t.Fatalf("Check counted: %+v", st)
+	}
+	if code(p.Check("u1", 1001)) != "writing_token_budget_exhausted" {
+		t.Fatal("Check must refuse a request over the budget")
+	}
+	l1, err := p.Acquire(ctx, "u1", 400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Concurrency is at its limit, but Check does not look at it.
+	if err := p.Check("u2", 100); err != nil {
+		t.Fatalf("Check refused on concurrency: %v", err)
+	}
+	l1.Settle(300)
+	l2, err := p.Acquire(ctx, "u1", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2.Settle(100)
+	// Two requests this minute: the window is full.
+	err = p.Check("u1", 10)
+	var qe *Error
+	if code(err) != "writing_rate_limited" || !errors.As(err, &qe) || qe.RetryAfter <= 0 {
+		t.Fatalf("Check with a full minute: %v", err)
+	}
+	clk.add(time.Minute)
+	if err := p.Check("u1", 600); err != nil {
+		t.Fatalf("Check in the next minute: %v", err)
+	}
+	if code(p.Check("u1", 601)) != "writing_token_budget_exhausted" {
+		t.Fatal("400 tokens used: 601 more must be refused")
+	}
+}
+
+func TestLedgerEventLookup(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	defer db.Close()
+	l := NewLedger(db, LedgerOptions{})
+	ev := Event{ID: "t-1", Category: Writing, Provider: "local", Model: "m", Input: 3, Output: 4, Time: time.Date(2026, 3, 14, 22, 0, 0, 0, time.UTC)}
+	if err := l.Book(ev); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := l.Event("t-1")
+	if err != nil || !ok || got.Total != 7 || got.Provider != "local" {
+		t.Fatalf("Event = %+v %v %v", got, ok, err)
+	}
+	if _, ok, err := l.Event("t-2"); ok || err != nil {
+		t.Fatalf("missing event: %v %v", ok, err)
 	}
 }

@@ -88,7 +88,9 @@ type versionSpec struct {
 	entries                      []objstore.BlockEntry
 	fp                           flowdoc.Fingerprint // of entries, when the caller has it
 	attrs                        flowdoc.Attributes
-	restoreBlock                 string // the block a block restore brought back
+	restoreBlock                 string   // the block a block restore brought back
+	changed                      []string // blocks the change advanced in the draft (for the hook)
+	bodyChanged                  bool     // the draft's fingerprint moved in this change
 }
 
 // writeVersion seals spec as the document's next version, under the
@@ -190,6 +192,12 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 	info := infoOf(d.ID, v.Seq, lr)
 	if err := ev.add(b, EventVersionCreated, now, VersionEvent{Label: label, Seq: v.Seq, Kind: v.Kind,
 		Reason: v.Reason, Hash: vid, Author: v.Author, Fingerprint: v.Fingerprint, RestoredFrom: v.RestoredFrom}); err != nil {
+		b.Close()
+		return VersionInfo{}, err
+	}
+	if err := r.callHook(b, ev, &Change{Doc: d.ID, Actor: spec.actor, Kind: spec.kind, Changed: spec.changed,
+		BodyChanged: spec.bodyChanged, Version: &info, SuggestionID: spec.suggestionID, Blocks: spec.entries,
+		Time: now}); err != nil {
 		b.Close()
 		return VersionInfo{}, err
 	}
@@ -371,8 +379,12 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 		dr.Blocks = append(dr.Blocks, s.draftBlock)
 	}
 	ev := &events{doc: p.ID, next: 1, keep: r.keep}
+	ids := make([]string, len(entries))
+	for i, e := range entries {
+		ids[i] = e.ID
+	}
 	return r.writeVersion(d, dr, versionSpec{kind: objstore.KindCreate, actor: p.Author,
-		message: p.Message, entries: entries, attrs: p.Attrs}, b, ev)
+		message: p.Message, entries: entries, attrs: p.Attrs, changed: ids, bodyChanged: true}, b, ev)
 }
 
 // Checkpoint seals the draft into a new revision when it is unsealed. It
@@ -548,12 +560,14 @@ func (r *Repo) commitBody(doc string, d *docRec, dr *draftRec, body flowdoc.Docu
 		return VersionInfo{}, err
 	}
 	now := r.now().UnixMilli()
+	fp := dr.Fingerprint
 	de := r.advanceDraft(dr, slots, attrs, now, spec.actor, "")
 	de.Unsealed = false // sealed by the version written in this same batch
 	if err := ev.add(b, EventDraftUpdated, now, de); err != nil {
 		b.Close()
 		return VersionInfo{}, err
 	}
+	spec.changed, spec.bodyChanged = eventBlockIDs(de), dr.Fingerprint != fp
 	spec.entries, spec.attrs = entries, attrs
 	return r.writeVersion(d, dr, spec, b, ev)
 }
@@ -645,6 +659,15 @@ func (r *Repo) advanceDraft(dr *draftRec, slots []slot, attrs flowdoc.Attributes
 	}
 	de.Fingerprint, de.Unsealed = dr.Fingerprint, dr.Unsealed
 	return de
+}
+
+// eventBlockIDs lists the ids of a draft event's blocks.
+func eventBlockIDs(de DraftEvent) []string {
+	out := make([]string, len(de.Blocks))
+	for i, eb := range de.Blocks {
+		out[i] = eb.ID
+	}
+	return out
 }
 
 func attrsEqual(a, b flowdoc.Attributes) bool {

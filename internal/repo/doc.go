@@ -13,6 +13,19 @@
 //   - A stale baseline is a conflict (ErrConflict / *ConflictError), never
 //     a merge; an idempotency key that was seen returns the first result.
 //
+// Packages above repo keep their records consistent with document changes
+// through two seams, without repo importing them:
+//   - SetHook installs a ChangeHook called inside every draft save that
+//     changed the draft and every version sealed, under the document lock
+//     and in the change's batch (with the changed block ids, whether the
+//     body fingerprint moved, the sealed version and the suggestion an
+//     accept applies); its writes and doc-stream events commit with the
+//     change, and its error aborts the change.
+//   - Locked runs a caller's commit under the document lock with the
+//     current head, draft fingerprint and a way to append doc-stream
+//     events, so the caller's decision ("is this baseline still current?")
+//     cannot race a change.
+//
 // Keys (under kv.PrefixTable unless noted):
 //
 //	t/doc/<id>                       document record (owner's user id, created, head)

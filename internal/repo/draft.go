@@ -173,8 +173,12 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		return SaveResult{}, err
 	}
 	now := r.now().UnixMilli()
+	var changed []string
+	bodyChanged := false
 	if changedBody {
+		fp := dr.Fingerprint
 		de := r.advanceDraft(dr, slots, attrs, now, p.Actor, p.Session)
+		changed, bodyChanged = eventBlockIDs(de), dr.Fingerprint != fp
 		if err := setRec(b, draftKey(p.Doc), dr); err != nil {
 			return SaveResult{}, err
 		}
@@ -193,7 +197,8 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		}
 		owned = false
 		info, err := r.writeVersion(d, dr, versionSpec{kind: kind, reason: p.Seal, actor: p.Actor,
-			message: p.Message, baseFP: dr.BaseFP, entries: draftEntries(dr), fp: dr.Fingerprint, attrs: dr.Attrs}, b, ev)
+			message: p.Message, baseFP: dr.BaseFP, entries: draftEntries(dr), fp: dr.Fingerprint, attrs: dr.Attrs,
+			changed: changed, bodyChanged: bodyChanged}, b, ev)
 		if err != nil {
 			return SaveResult{}, err
 		}
@@ -203,7 +208,13 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	if !changedBody {
 		return res, nil // nothing changed: acknowledged without a new seq
 	}
-	if err := b.Commit(kv.Sync); err != nil {
+	if r.changeHook() != nil {
+		if err := r.callHook(b, ev, &Change{Doc: p.Doc, Actor: p.Actor, Kind: ChangeDraft, Changed: changed,
+			BodyChanged: bodyChanged, Blocks: draftEntries(dr), Time: now}); err != nil {
+			return SaveResult{}, err
+		}
+	}
+	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return SaveResult{}, fmt.Errorf("save draft %s: %w", p.Doc, err)
 	}
 	r.hub.Notify(Stream(p.Doc))

@@ -134,7 +134,7 @@ func (r *Repo) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 	if err := r.objs.Delete(b, dead); err != nil {
 		return rep, fmt.Errorf("gc: %w", err)
 	}
-	if err := b.Commit(kv.Sync); err != nil {
+	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return rep, fmt.Errorf("gc: commit: %w", err)
 	}
 	return rep, nil

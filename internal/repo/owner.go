@@ -75,7 +75,7 @@ func (r *Repo) Chown(ctx context.Context, p ChownParams) (prev string, err error
 	if err := ev.add(b, EventOwnerChanged, r.now().UnixMilli(), e); err != nil {
 		return "", err
 	}
-	if err := b.Commit(kv.Sync); err != nil {
+	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return "", fmt.Errorf("chown %s: %w", p.Doc, err)
 	}
 	r.hub.Notify(Stream(p.Doc))
@@ -158,7 +158,7 @@ func (r *Repo) MigrateOwners(ctx context.Context, users UserIDs) (MigrateReport,
 	if err := b.Set(ownersKey(), []byte{1}, nil); err != nil {
 		return MigrateReport{}, err
 	}
-	if err := b.Commit(kv.Sync); err != nil {
+	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return MigrateReport{}, fmt.Errorf("migrate owners: %w", err)
 	}
 	return rep, nil

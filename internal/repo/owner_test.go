@@ -38,7 +38,7 @@ func legacyStore(t *testing.T, owners map[string]string, users []string) (*Repo,
 		if err := setRec(b, docKey(doc), d); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Commit(kv.Sync); err != nil {
+		if err := r.db.Apply(b, kv.Sync); err != nil {
 			t.Fatal(err)
 		}
 	}

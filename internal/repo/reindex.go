@@ -33,7 +33,7 @@ func (r *Repo) Reindex(ctx context.Context, doc, owner string) error {
 	if err := r.IndexInto(ctx, b, doc, head, owner); err != nil {
 		return err
 	}
-	return b.Commit(kv.Sync)
+	return r.db.Apply(b, kv.Sync)
 }
 
 // IndexInto adds to b what Reindex writes, for head as the document's

@@ -10,6 +10,7 @@ import (
 	"hash/fnv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -54,6 +55,8 @@ type Repo struct {
 
 	headsMu sync.Mutex
 	heads   map[string]headVersion // last head read or written per document
+
+	hook atomic.Pointer[hookBox] // the ChangeHook (SetHook); nil box: none
 }
 
 // headVersion is a decoded version and its id.

@@ -161,17 +161,54 @@ func (s *Server) routes() http.Handler {
 	return s.observe(s.cors(mux))
 }
 
+// Health is the body of /healthz.
+type Health struct {
+	Status  string `json:"status"` // "ok", "storage failed" or "shutting down"
+	Version string `json:"version"`
+	// Storage is "full" while writes are refused for lack of space
+	// (status stays "ok": reads are served); absent otherwise.
+	Storage string `json:"storage,omitempty"`
+	// Error is why the daemon is failing or refusing writes: code
+	// storage_failed or storage_full, the message clients get, and (for a
+	// failure) its cause, as logged.
+	Error *HealthError `json:"error,omitempty"`
+}
+
+// HealthError is the error member of Health.
+type HealthError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Cause   string `json:"cause,omitempty"`
+}
+
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	db := s.repo.DB()
+	if err := db.Failure(); err != nil {
+		he := &HealthError{Code: CodeStorageFailed, Message: err.Error()}
+		if cause := errors.Unwrap(err); cause != nil {
+			he.Cause = cause.Error()
+		}
+		writeJSON(w, http.StatusServiceUnavailable, Health{Status: "storage failed", Version: s.cfg.Version, Error: he})
+		return
+	}
 	if s.closing.Load() {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "shutting down", "version": s.cfg.Version})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": s.cfg.Version})
+	h := Health{Status: "ok", Version: s.cfg.Version}
+	if err := db.Writable(); err != nil && errs.KindOf(err) == errs.StorageFull {
+		h.Storage, h.Error = "full", &HealthError{Code: CodeStorageFull, Message: err.Error()}
+	}
+	writeJSON(w, http.StatusOK, h)
 }
 
 func (s *Server) syncEndpoint(w http.ResponseWriter, r *http.Request) {
 	if s.sync == nil {
 		s.writeError(w, Error{Code: CodeUnavailable, Message: "this daemon has no sync service mounted at /v1/sync"})
+		return
+	}
+	if err := s.repo.DB().Failure(); err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	if s.closing.Load() {

@@ -30,4 +30,11 @@
 // is committed and answered), shuts the sync server down (it seals leave
 // checkpoints and closes sockets with a resumable close code) and returns.
 // The caller closes the repository afterwards.
+//
+// Storage: writes refused for lack of space answer 507 storage_full (reads
+// go on; /healthz stays 200 and says "storage":"full"). Once the store has
+// failed (kv.DB.Failure), every request is answered 503 storage_failed and
+// /healthz 503 with the cause; FailStop then closes the sync sessions with
+// syncproto.CloseStorageFailed, and the caller exits after a grace period
+// without closing the repository.
 package server

@@ -24,6 +24,12 @@ const (
 	CodeTooLarge     = "too_large"
 	CodeUnavailable  = "unavailable"
 	CodeInternal     = "internal"
+	// CodeStorageFailed (503): the store failed; the daemon is stopping
+	// and a supervisor restarts it. Nothing more was written.
+	CodeStorageFailed = "storage_failed"
+	// CodeStorageFull (507): the disk is below its free-space reserve;
+	// nothing was written, reads work, writes resume once space is freed.
+	CodeStorageFull = "storage_full"
 )
 
 // Error is the "error" member of every error response.
@@ -64,8 +70,10 @@ func Status(code string) int {
 		return http.StatusForbidden
 	case CodeTooLarge:
 		return http.StatusRequestEntityTooLarge
-	case CodeUnavailable:
+	case CodeUnavailable, CodeStorageFailed:
 		return http.StatusServiceUnavailable
+	case CodeStorageFull:
+		return http.StatusInsufficientStorage
 	}
 	return http.StatusInternalServerError
 }
@@ -89,12 +97,16 @@ func toError(err error) (Error, bool) {
 	if errors.As(err, &ce) {
 		return Error{Code: CodeConflict, Message: ce.Error(), Doc: ce.Doc, Reason: ce.Reason, Seq: ce.Seq, Blocks: ce.Blocks}, true
 	}
-	if ee := (*errs.Error)(nil); errors.As(err, &ee) && ee.Kind != errs.Internal {
-		return Error{Code: ee.ErrCode(), Message: ee.Error()}, true
-	}
 	var mb *http.MaxBytesError
 	if errors.As(err, &mb) {
 		return Error{Code: CodeTooLarge, Message: "request body is larger than the limit of " + sizeText(mb.Limit)}, true
+	}
+	switch errs.KindOf(err) {
+	case errs.Storage, errs.StorageFull:
+		return Error{Code: errs.CodeOf(err), Message: err.Error()}, true
+	}
+	if ee := (*errs.Error)(nil); errors.As(err, &ee) && ee.Kind != errs.Internal {
+		return Error{Code: ee.ErrCode(), Message: ee.Error()}, true
 	}
 	switch {
 	case errors.Is(err, repo.ErrInvalid), errors.Is(err, flowdoc.ErrInvalid):

@@ -12,12 +12,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/foliodev/folio/internal/auth"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -280,6 +282,22 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return nil
 }
 
+// FailStop is the first step of stopping after the store failed: every
+// request from now on is answered 503 storage_failed (as it already is
+// since the failure: see authed), /healthz says why, and the WebSocket
+// sessions close with syncproto.CloseStorageFailed once their request in
+// progress is answered, within ctx. The HTTP listener keeps answering
+// until the caller calls Shutdown, so that clients and load balancers see
+// why rather than a refused connection. The repository must not be closed
+// afterwards (see kv.DB.Close).
+func (s *Server) FailStop(ctx context.Context) error {
+	s.closing.Store(true)
+	if s.sync == nil {
+		return nil
+	}
+	return s.sync.FailStop(ctx, "the server's storage failed; reconnect after it restarts")
+}
+
 // Busy returns how many HTTP requests are still being handled. After
 // Shutdown it is 0 unless a handler outlived the deadline; the store must
 // then stay open (synced writes are durable without Close).
@@ -505,6 +523,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // fail answers err as a JSON error; internal errors are logged with the
 // request id and answered without their details.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if d := errs.RetryAfterOf(err); d > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
+	}
 	e, ok := toError(err)
 	if !ok {
 		id := w.Header().Get("X-Request-Id")
@@ -540,6 +561,10 @@ const (
 func (s *Server) authed(level int, h http.HandlerFunc) http.HandlerFunc {
 	admin := level == adminOnly
 	return func(w http.ResponseWriter, r *http.Request) {
+		if err := s.repo.DB().Failure(); err != nil {
+			s.fail(w, r, err) // fail-stop: nothing is read or written any more
+			return
+		}
 		p, err := s.Authenticate(r.Context(), bearer(r))
 		if err != nil {
 			if errors.Is(err, auth.ErrUnauthenticated) {

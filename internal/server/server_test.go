@@ -23,7 +23,15 @@ type fakeSync struct {
 	mu       sync.Mutex
 	revoked  []string
 	shutdown bool
+	failStop string // the reason FailStop was given
 	served   int
+}
+
+func (f *fakeSync) FailStop(_ context.Context, reason string) error {
+	f.mu.Lock()
+	f.failStop = reason
+	f.mu.Unlock()
+	return nil
 }
 
 func (f *fakeSync) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -62,11 +70,17 @@ type env struct {
 
 func newEnv(t testing.TB, mod func(*Config)) *env {
 	t.Helper()
+	return newEnvRepo(t, repo.Options{}, mod)
+}
+
+// newEnvRepo is newEnv with the repository opened with ro.
+func newEnvRepo(t testing.TB, ro repo.Options, mod func(*Config)) *env {
+	t.Helper()
 	dir := t.TempDir()
 	if err := repo.Init(dir); err != nil {
 		t.Fatal(err)
 	}
-	r, err := repo.Open(dir, repo.Options{})
+	r, err := repo.Open(dir, ro)
 	if err != nil {
 		t.Fatal(err)
 	}

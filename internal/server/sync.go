@@ -18,6 +18,10 @@ type SyncService interface {
 	// editors with unsealed changes and closes every socket with a
 	// resumable close code, within ctx.
 	Shutdown(ctx context.Context) error
+	// FailStop is Shutdown after the store failed: requests in progress
+	// finish (their writes fail at once), no checkpoint is sealed, and
+	// every socket closes with syncproto.CloseStorageFailed and reason.
+	FailStop(ctx context.Context, reason string) error
 	// RevokeToken closes every connection authenticated with token id
 	// and returns how many it closed.
 	RevokeToken(tokenID string) int

@@ -32,7 +32,7 @@ func TestAppendReadTrim(t *testing.T) {
 		if err := Append(b, s, i, "t", int64(i), payload{int(i)}); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Commit(kv.Sync); err != nil {
+		if err := db.Apply(b, kv.Sync); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -47,7 +47,7 @@ func TestAppendReadTrim(t *testing.T) {
 	// Another stream sharing a prefix is not mixed in.
 	b := db.NewBatch()
 	Append(b, "doc:xy", 1, "t", 0, nil)
-	b.Commit(kv.Sync)
+	db.Apply(b, kv.Sync)
 	if evs, _ := Read(db.DB, s, 0, 0); len(evs) != 10 {
 		t.Fatalf("read all = %d events, want 10", len(evs))
 	}
@@ -55,7 +55,7 @@ func TestAppendReadTrim(t *testing.T) {
 	if err := Trim(b, s, 8); err != nil {
 		t.Fatal(err)
 	}
-	b.Commit(kv.Sync)
+	db.Apply(b, kv.Sync)
 	if _, err := Read(db.DB, s, 3, 0); !errors.Is(err, ErrTrimmed) {
 		t.Fatalf("read from a trimmed cursor = %v, want ErrTrimmed", err)
 	}
@@ -64,7 +64,7 @@ func TestAppendReadTrim(t *testing.T) {
 	}
 	b = db.NewBatch()
 	Trim(b, s, 11)
-	b.Commit(kv.Sync)
+	db.Apply(b, kv.Sync)
 	if last, _ := Last(db.DB, s); last != 10 {
 		t.Fatalf("Last after trimming everything = %d, want 10", last)
 	}

@@ -72,7 +72,7 @@ func crashHandler(r *Runner, db *kv.DB, mu *sync.Mutex, point func(string)) Hand
 			b := db.NewBatch()
 			b.Set(effectKey(t.ID), []byte("1"), nil)
 			b.Set(kv.Uint64(effectLogPrefix(t.ID), uint64(time.Now().UnixNano())), nil, nil)
-			err = b.Commit(kv.Sync)
+			err = db.Apply(b, kv.Sync)
 			b.Close()
 		} else if done {
 			fmt.Println("RERUN", t.ID)

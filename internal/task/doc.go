@@ -48,6 +48,22 @@
 // attempt. Cancelling a running task cancels its context and the task ends
 // cancelled whatever the handler returns.
 //
+// # Business records in the same batch
+//
+// Three seams let a caller keep its business records atomic with the task
+// (the writing assistant's run is the business fact, the task the
+// execution fact):
+//
+//   - EnqueueIn adds a task's creation to the caller's batch; Enqueued
+//     schedules it once that batch committed (or Start finds it after a
+//     crash).
+//   - KindOptions.OnTransition adds the caller's writes to every
+//     transition's batch (a run's status and its own event stream follow
+//     the task's state exactly).
+//   - Complete ends a running attempt as succeeded with the handler's
+//     effect in the same batch, so a rerun after a crash never finds the
+//     effect without the success.
+//
 // docs/tasks.md describes states, transitions, keys, retry rules and events
 // for operators.
 package task

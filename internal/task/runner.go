@@ -37,6 +37,11 @@ type Options struct {
 	// Logger receives errors no caller is waiting for (a failed outcome
 	// commit, a failed retention sweep); default slog.Default().
 	Logger *slog.Logger
+	// Hub is woken after every commit on the task's stream and on the
+	// streams an OnTransition hook names (Transition.Wake); nil means a
+	// private hub. Share one with the other writers of the store so that
+	// one reader serves every stream.
+	Hub *stream.Hub
 }
 
 // lockStripes is the number of task locks; transitions of tasks on
@@ -110,9 +115,12 @@ func Open(db *kv.DB, opts Options) (*Runner, error) {
 		}
 	}
 	r := &Runner{
-		db: db, opts: opts, clock: opts.Clock, hub: stream.NewHub(), seed: maphash.MakeSeed(),
+		db: db, opts: opts, clock: opts.Clock, hub: opts.Hub, seed: maphash.MakeSeed(),
 		kinds: map[string]*kind{}, queued: map[ID]*entry{}, parked: map[string][]*entry{}, active: map[ID]*activeRun{},
 		byKind: map[string]int{}, byUser: map[string]int{}, wake: make(chan struct{}, 1),
+	}
+	if r.hub == nil {
+		r.hub = stream.NewHub()
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	last, err := lastTaskID(db)
@@ -206,11 +214,22 @@ func (r *Runner) commit(old, t *Task, x *txn, isNew bool) error {
 	if err := writeTransition(b, old, t, x, isNew); err != nil {
 		return fmt.Errorf("task: %s: build transition: %w", t.ID, err)
 	}
-	if err := b.Commit(kv.Sync); err != nil {
+	if x.extra != nil {
+		if err := x.extra(b); err != nil {
+			return err
+		}
+	}
+	if err := r.hook(b, old, t, x); err != nil {
+		return err
+	}
+	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return fmt.Errorf("task: %s: commit %s -> %s: %w", t.ID, old.State, t.State, err)
 	}
 	r.observe(old, t, isNew)
 	r.hub.Notify(t.ID.Stream())
+	for _, name := range x.wake {
+		r.hub.Notify(name)
+	}
 	if h := r.testHook; h != nil && len(x.events) > 0 {
 		h("commit:"+x.events[len(x.events)-1].typ, *t)
 	}
@@ -265,7 +284,8 @@ func (r *Runner) Enqueue(ctx context.Context, s Spec) (Task, bool, error) {
 	return t, err == nil, err
 }
 
-func (r *Runner) create(s Spec, k *kind) (Task, error) {
+// newTask makes the record of a task to create from s.
+func (r *Runner) newTask(s Spec, k *kind) Task {
 	now := r.clock.Now()
 	t := Task{
 		ID: r.newID(), Kind: s.Kind, User: s.User, Payload: s.Payload, UniqueKey: s.UniqueKey,
@@ -277,7 +297,12 @@ func (r *Runner) create(s Spec, k *kind) (Task, error) {
 	if t.RunAt.IsZero() || t.RunAt.Before(now) {
 		t.RunAt = now
 	}
-	x := &txn{now: now}
+	return t
+}
+
+func (r *Runner) create(s Spec, k *kind) (Task, error) {
+	t := r.newTask(s, k)
+	x := &txn{now: t.CreatedAt}
 	x.event(EventEnqueued, EventDetail{Kind: t.Kind, User: t.User, RunAt: t.RunAt.UnixMilli()})
 	mu := r.lock(t.ID)
 	mu.Lock()
@@ -292,11 +317,17 @@ func (r *Runner) create(s Spec, k *kind) (Task, error) {
 	if err := writeTransition(b, &Task{}, &t, x, true); err != nil {
 		return Task{}, fmt.Errorf("task: enqueue %s: %w", s.Kind, err)
 	}
-	if err := b.Commit(kv.Sync); err != nil {
+	if err := r.hook(b, &Task{}, &t, x); err != nil {
+		return Task{}, err
+	}
+	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return Task{}, fmt.Errorf("task: enqueue %s: %w", s.Kind, err)
 	}
 	r.observe(&Task{}, &t, true)
 	r.hub.Notify(t.ID.Stream())
+	for _, name := range x.wake {
+		r.hub.Notify(name)
+	}
 	if h := r.testHook; h != nil {
 		h("commit:"+EventEnqueued, t)
 	}
@@ -387,6 +418,120 @@ func (r *Runner) Cancel(ctx context.Context, id ID) (Task, error) {
 }
 
 var errNoChange = errors.New("task: no change")
+
+// hook calls the kind's OnTransition, if any, for the transition old -> t
+// being built in b.
+func (r *Runner) hook(b *pebble.Batch, old, t *Task, x *txn) error {
+	r.mu.Lock()
+	k := r.kinds[t.Kind]
+	r.mu.Unlock()
+	if k == nil || k.opts.OnTransition == nil {
+		return nil
+	}
+	tr := &Transition{Old: *old, New: *t, Events: append([]Appended(nil), x.appended...), Err: x.err}
+	if err := k.opts.OnTransition(b, tr); err != nil {
+		return fmt.Errorf("task: %s: %s hook: %w", t.ID, t.Kind, err)
+	}
+	x.wake = tr.wake
+	return nil
+}
+
+// EnqueueIn adds the creation of a queued task to b, the caller's batch,
+// so that the task and the caller's own records (a business fact the task
+// executes) are created atomically. The task does not exist until b
+// commits with Sync; after a successful commit the caller calls Enqueued
+// with the returned task so that this process schedules it. A crash
+// between the two loses nothing: Start loads the queue from the store. If
+// b is never committed, nothing happened.
+//
+// Spec.UniqueKey is refused (ErrInvalid): inside its own batch the caller
+// owns idempotency and keys its own records. The kind's OnTransition is
+// not called: the caller writes its records in b itself. It returns
+// ErrUnknownKind for a kind with no handler and ErrClosed after Close.
+func (r *Runner) EnqueueIn(ctx context.Context, b *pebble.Batch, s Spec) (Task, error) {
+	if err := ctx.Err(); err != nil {
+		return Task{}, err
+	}
+	if s.Kind == "" {
+		return Task{}, fmt.Errorf("%w: task kind is empty", ErrInvalid)
+	}
+	if s.UniqueKey != "" {
+		return Task{}, fmt.Errorf("%w: EnqueueIn takes no unique key; key your own records in the batch", ErrInvalid)
+	}
+	r.mu.Lock()
+	k, closed := r.kinds[s.Kind], r.closed
+	r.mu.Unlock()
+	if closed {
+		return Task{}, ErrClosed
+	}
+	if k == nil {
+		return Task{}, fmt.Errorf("%w %q: register it before enqueueing", ErrUnknownKind, s.Kind)
+	}
+	t := r.newTask(s, k)
+	x := &txn{now: t.CreatedAt}
+	x.event(EventEnqueued, EventDetail{Kind: t.Kind, User: t.User, RunAt: t.RunAt.UnixMilli()})
+	if err := writeTransition(b, &Task{}, &t, x, true); err != nil {
+		return Task{}, fmt.Errorf("task: enqueue %s: %w", s.Kind, err)
+	}
+	return t, nil
+}
+
+// Enqueued tells the Runner that the batch holding t's creation (see
+// EnqueueIn) committed: t is scheduled and readers of its stream are
+// woken. Calling it for a task that already left the queue (cancelled
+// meanwhile) is harmless.
+func (r *Runner) Enqueued(t Task) {
+	mu := r.lock(t.ID)
+	mu.Lock()
+	defer mu.Unlock()
+	cur, err := loadTask(r.db, t.ID)
+	if err != nil {
+		r.opts.Logger.Error("task: enqueued task not found after its commit", "task", t.ID.String(), "err", err)
+		return
+	}
+	if cur.State == Queued {
+		r.observe(&Task{}, &cur, true)
+	}
+	r.hub.Notify(t.ID.Stream())
+	if h := r.testHook; h != nil {
+		h("commit:"+EventEnqueued, cur)
+	}
+}
+
+// Complete ends the running attempt t as succeeded together with the
+// handler's business effect: write adds the effect's records to the batch
+// that holds the success transition, so both commit or neither does. A
+// crash can then never leave the effect without the success, nor run the
+// handler again once the effect exists. write runs under the task's lock
+// and must not call the Runner.
+//
+// It returns ErrStale when t is not the running attempt, and
+// ErrCancelRequested, writing nothing, when a cancel was requested: the
+// handler should return, and the task ends cancelled. After Complete
+// returns nil, whatever the handler returns is ignored.
+//
+// ctx is not consulted: the handler's context is cancelled by a cancel,
+// a timeout or Close, and only a cancel (read from the record under the
+// lock) keeps the finished work from counting.
+func (r *Runner) Complete(_ context.Context, t *Task, write func(b *pebble.Batch) error) error {
+	nt, err := r.update(t.ID, func(cur *Task, x *txn) error {
+		if err := expect(cur, Running, t.Attempt); err != nil {
+			return err
+		}
+		if cur.CancelRequested {
+			return fmt.Errorf("%w: task %s", ErrCancelRequested, cur.ID)
+		}
+		cur.State, cur.FinishedAt, cur.LastError = Succeeded, x.now, ""
+		x.event(EventSucceeded, EventDetail{Attempt: cur.Attempt})
+		x.extra = write
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*t = nt
+	return nil
+}
 
 // Emit appends an event of type typ to the log of t, which must be the
 // running attempt the handler was given (ErrStale otherwise). Types used

@@ -375,6 +375,7 @@ func (r *Runner) finish(t Task, k *kind, herr error, closing bool) {
 			return err
 		}
 		d := EventDetail{Attempt: cur.Attempt}
+		x.err = herr
 		if herr != nil {
 			d.Error = herr.Error()
 			cur.LastError = herr.Error()
@@ -536,7 +537,7 @@ func (r *Runner) trimOne(id ID, key []byte) error {
 	if err := b.Delete(key, nil); err != nil {
 		return err
 	}
-	if err := b.Commit(kv.Sync); err != nil {
+	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return fmt.Errorf("task: trim %s: %w", id, err)
 	}
 	return nil

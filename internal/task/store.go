@@ -110,6 +110,14 @@ func loadTask(r pebble.Reader, id ID) (Task, error) {
 type txn struct {
 	now    time.Time
 	events []pendingEvent
+	// err is the handler's error of an outcome transition (for OnTransition).
+	err error
+	// extra adds the caller's writes to the batch (Complete).
+	extra func(b *pebble.Batch) error
+	// appended are the events written, with their seqs (set by writeTransition).
+	appended []Appended
+	// wake are streams to notify after the commit (OnTransition's).
+	wake []string
 }
 
 type pendingEvent struct {
@@ -166,11 +174,13 @@ func writeTransition(b *pebble.Batch, old, t *Task, x *txn, isNew bool) error {
 		}
 	}
 	ms := x.now.UnixMilli()
+	x.appended = x.appended[:0]
 	for _, e := range x.events {
 		t.LastSeq++
 		if err := stream.Append(b, id.Stream(), t.LastSeq, e.typ, ms, e.data); err != nil {
 			return err
 		}
+		x.appended = append(x.appended, Appended{Type: e.typ, Seq: t.LastSeq, Data: e.data})
 	}
 	v, err := kv.Marshal(t)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/cockroachdb/pebble"
 )
 
 var (
@@ -23,6 +25,10 @@ var (
 	ErrClosed = errors.New("task: runner closed")
 	// ErrInvalid is returned for a malformed Spec, ID or option.
 	ErrInvalid = errors.New("task: invalid argument")
+	// ErrCancelRequested is returned by Complete when a cancel was
+	// requested for the running task: nothing was written, and the task
+	// ends cancelled when its handler returns.
+	ErrCancelRequested = errors.New("task: cancel requested")
 )
 
 // State is a task's place in its life cycle.
@@ -153,6 +159,44 @@ type KindOptions struct {
 	// Timeout bounds one run (wall-clock time, not the injected Clock); 0
 	// means none. A timed-out run is retryable.
 	Timeout time.Duration
+	// OnTransition, when set, is called for every transition of a task of
+	// this kind, inside the transition: under the task's lock, with the
+	// batch that holds the transition, before it commits. What it adds to
+	// b commits atomically with the transition (a business record that
+	// follows the task's state: a run's status, its own event stream); an
+	// error aborts the transition, which then behaves like a failed commit
+	// (nothing is written). It must not call the Runner. Creations by
+	// EnqueueIn do not call it: their caller writes its records in the
+	// same batch itself.
+	OnTransition func(b *pebble.Batch, tr *Transition) error
+}
+
+// Transition is what OnTransition learns about one transition.
+type Transition struct {
+	// Old is the record before the transition (zero for a creation), New
+	// the record it writes.
+	Old, New Task
+	// Events are the task events the transition appends, in order.
+	Events []Appended
+	// Err is the handler's error for the transition that records a run's
+	// outcome (retry_scheduled, rate_limited, failed, cancelled,
+	// interrupted); nil otherwise.
+	Err error
+
+	wake []string
+}
+
+// Wake asks the Runner to wake the readers of stream (on its Hub) once
+// the transition has committed: the hook appended events to it.
+func (tr *Transition) Wake(stream string) { tr.wake = append(tr.wake, stream) }
+
+// Appended is one event a transition appends to the task's stream.
+type Appended struct {
+	Type string
+	Seq  uint64
+	// Data is the event's payload: an EventDetail for the runner's own
+	// types, the handler's value for Emit.
+	Data any
 }
 
 func (o KindOptions) withDefaults() KindOptions {

@@ -365,7 +365,7 @@ func stageObjects(ctx context.Context, s Stores, pr *Reader) (uint64, error) {
 		if opts {
 			wo = kv.Sync
 		}
-		if err := b.Commit(wo); err != nil {
+		if err := s.DB.Apply(b, wo); err != nil {
 			return fmt.Errorf("pack: write objects: %w", err)
 		}
 		b.Close()

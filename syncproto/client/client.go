@@ -139,18 +139,8 @@ func (c *Client) Welcome() syncproto.Welcome {
 	return c.welcome
 }
 
-// Cursors returns the last cursor received per stream: what to resume from.
-func (c *Client) Cursors() map[string]uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make(map[string]uint64, len(c.cursors))
-	for k, v := range c.cursors {
-		out[k] = v
-	}
-	return out
-}
-
-// Cursor returns the last cursor received of one stream.
+// Cursor returns the last cursor received of one stream: what to resume
+// from after a disconnect.
 func (c *Client) Cursor(stream string) (uint64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -247,20 +237,6 @@ func (c *Client) dispatch(m syncproto.Message) {
 			c.opts.OnError(m)
 		}
 	}
-}
-
-// Send writes a message without waiting for a reply (its id is set when
-// empty).
-func (c *Client) Send(ctx context.Context, m syncproto.Message) error {
-	env := m.Env()
-	env.Type = syncproto.TypeOf(m)
-	if env.ID == "" {
-		c.mu.Lock()
-		c.nextID++
-		env.ID = strconv.FormatUint(c.nextID, 10)
-		c.mu.Unlock()
-	}
-	return c.write(ctx, m)
 }
 
 func (c *Client) write(ctx context.Context, m syncproto.Message) error {

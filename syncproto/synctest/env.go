@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
@@ -135,7 +134,7 @@ func (e *Env) Trim(name string, keep uint64) error {
 	if err := stream.Trim(b, name, keep); err != nil {
 		return err
 	}
-	return b.Commit(pebble.Sync)
+	return e.Repo.DB().Apply(b, kv.Sync)
 }
 
 // AppendEvent appends an event to a stream that is not a document's (a
@@ -152,7 +151,7 @@ func (e *Env) AppendEvent(name, typ string, data any) (uint64, error) {
 	if err := stream.Append(b, name, last+1, typ, time.Now().UnixMilli(), data); err != nil {
 		return 0, err
 	}
-	if err := b.Commit(kv.Sync); err != nil {
+	if err := db.Apply(b, kv.Sync); err != nil {
 		return 0, err
 	}
 	e.Repo.Hub().Notify(name)

@@ -54,8 +54,31 @@ type Server struct {
 	mu       sync.Mutex // guards the fields below
 	scenario Scenario
 	reply    string
+	replies  []string // answered in turn before reply (SetReplies)
+	refused  map[string]bool
 	model    string
 	requests []Request
+}
+
+// SetReplies makes the next requests answer rs[0], rs[1], … in turn; after
+// them the server answers its Reply again.
+func (f *Server) SetReplies(rs ...string) {
+	f.mu.Lock()
+	f.replies = append([]string(nil), rs...)
+	f.mu.Unlock()
+}
+
+// RefuseFormats makes the server answer HTTP 400 with an OpenAI-style
+// invalid_request_error naming response_format to requests whose
+// response_format.type is one of types ("json_schema", "json_object"), as
+// servers without structured output do.
+func (f *Server) RefuseFormats(types ...string) {
+	f.mu.Lock()
+	f.refused = map[string]bool{}
+	for _, t := range types {
+		f.refused[t] = true
+	}
+	f.mu.Unlock()
 }
 
 // NewServer starts a fake answering with scenario s. Close it when done.
@@ -70,9 +93,6 @@ func (f *Server) BaseURL() string { return f.URL + "/v1" }
 
 // SetScenario changes how later requests are answered.
 func (f *Server) SetScenario(s Scenario) { f.mu.Lock(); f.scenario = s; f.mu.Unlock() }
-
-// SetReply changes the streamed answer text.
-func (f *Server) SetReply(r string) { f.mu.Lock(); f.reply = r; f.mu.Unlock() }
 
 // Requests returns the requests received so far.
 func (f *Server) Requests() []Request {
@@ -98,19 +118,31 @@ func Pieces(reply string) []string {
 }
 
 func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	sc, reply, model := f.scenario, f.reply, f.model
-	f.mu.Unlock()
-
 	raw, _ := io.ReadAll(r.Body)
 	var body map[string]any
 	_ = json.Unmarshal(raw, &body)
+	format := ""
+	if rf, ok := body["response_format"].(map[string]any); ok {
+		format, _ = rf["type"].(string)
+	}
+
 	f.mu.Lock()
 	f.requests = append(f.requests, Request{Authorization: r.Header.Get("Authorization"), Body: body})
+	sc, reply, model := f.scenario, f.reply, f.model
+	refused := f.refused[format]
+	if !refused && len(f.replies) > 0 && sc != Unauthorized && sc != RateLimited && sc != ServerError {
+		reply, f.replies = f.replies[0], f.replies[1:]
+	}
 	f.mu.Unlock()
 
 	if r.URL.Path != "/v1/chat/completions" || r.Method != http.MethodPost {
 		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
+		return
+	}
+	if refused {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error":{"message":"Invalid parameter: 'response_format' of type '`+format+`' is not supported with this model.","type":"invalid_request_error","param":"response_format","code":null}}`)
 		return
 	}
 	switch sc {

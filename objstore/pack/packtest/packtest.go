@@ -296,12 +296,3 @@ func (b *Builder) Flush() error {
 	}
 	return nil
 }
-
-// Heads returns the current head of every document the Builder touched.
-func (b *Builder) Heads() map[string]objstore.ID {
-	out := map[string]objstore.ID{}
-	for doc, st := range b.state {
-		out[doc] = st.head
-	}
-	return out
-}

@@ -1,0 +1,128 @@
+package assistant
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/config"
+	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/quota"
+	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/task"
+)
+
+// TaskKind is the task kind of a writing run.
+const TaskKind = "assistant.write"
+
+// Actor is who calls the service. Transports authenticate and authorize
+// document access before calling; Admin gates the preset admin calls.
+type Actor struct {
+	User  string
+	Admin bool
+}
+
+// Options configure a Service.
+type Options struct {
+	Repo    *repo.Repo
+	Runner  *task.Runner
+	Gateway *Gateway
+	// Ledger books the usage of successful runs in their batch; it must be
+	// the gateway's ledger.
+	Ledger *quota.Ledger
+	// Switches are the [assistant] switches.
+	Switches config.Assistant
+	// Task tunes the writing task (attempts, backoff, timeout); zero
+	// fields take the defaults of DefaultTaskOptions. OnTransition is the
+	// service's own and is ignored here.
+	Task task.KindOptions
+	// Logger receives redacted integrity errors; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock of records; nil means time.Now.
+	Now func() time.Time
+}
+
+// DefaultTaskOptions are the writing task's defaults: 3 attempts, backoff
+// from 2 s to 1 min, 5 min per run, 4 runs at a time.
+var DefaultTaskOptions = task.KindOptions{Concurrency: 4, MaxAttempts: 3, BackoffBase: 2 * time.Second,
+	BackoffCap: time.Minute, Timeout: 5 * time.Minute}
+
+// Service is the writing assistant: sessions and messages, requests and
+// runs, suggestions and their decisions, presets, and the audit chain. It
+// is safe for concurrent use. Every method that writes commits durably
+// before it returns.
+type Service struct {
+	repo   *repo.Repo
+	db     *kv.DB
+	runner *task.Runner
+	gw     *Gateway
+	ledger *quota.Ledger
+	sw     config.Assistant
+	log    *slog.Logger
+	now    func() time.Time
+	limits flowdoc.Limits
+
+	presetMu sync.Mutex // serializes preset admin writes (order, counts)
+
+	// errMu guards lastErr: the handler's error of a task's last run, by
+	// task id, read by the transition that records it.
+	errMu   sync.Mutex
+	lastErr map[task.ID]runError
+
+	// point is a test seam: called at named points of a run (crash tests).
+	point func(name string)
+}
+
+// NewService seeds the built-in presets (once), registers the writing
+// task's handler on the runner and installs the service's change hook on
+// the repo. Call it before the runner starts and before the repo serves
+// writers.
+func NewService(ctx context.Context, o Options) (*Service, error) {
+	if o.Repo == nil || o.Runner == nil || o.Gateway == nil || o.Ledger == nil {
+		return nil, errors.New("assistant: NewService needs a repo, a runner, a gateway and a ledger")
+	}
+	if o.Runner.Hub() != o.Repo.Hub() {
+		return nil, errors.New("assistant: the runner must share the repo's hub (task.Options.Hub = repo.Hub()) so that run streams wake their readers")
+	}
+	s := &Service{
+		repo: o.Repo, db: o.Repo.DB(), runner: o.Runner, gw: o.Gateway, ledger: o.Ledger,
+		sw: o.Switches, log: o.Logger, now: o.Now, limits: o.Repo.Limits(),
+		lastErr: map[task.ID]runError{}, point: func(string) {},
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if err := s.seedPresets(ctx); err != nil {
+		return nil, err
+	}
+	ko := o.Task
+	d := DefaultTaskOptions
+	if ko.MaxAttempts <= 0 {
+		ko.MaxAttempts = d.MaxAttempts
+	}
+	if ko.BackoffBase <= 0 {
+		ko.BackoffBase = d.BackoffBase
+	}
+	if ko.BackoffCap <= 0 {
+		ko.BackoffCap = d.BackoffCap
+	}
+	if ko.Timeout <= 0 {
+		ko.Timeout = d.Timeout
+	}
+	if ko.Concurrency <= 0 {
+		ko.Concurrency = d.Concurrency
+	}
+	ko.OnTransition = s.onTransition
+	s.runner.Register(TaskKind, s.execute, ko)
+	s.repo.SetHook(changeHook{s})
+	return s, nil
+}
+
+// Switches are the switches in force.
+func (s *Service) Switches() config.Assistant { return s.sw }

@@ -1,0 +1,126 @@
+package assistant
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/kv"
+)
+
+// Tables under kv.PrefixTable (see the package documentation for values).
+const (
+	tableSession    = "asess"    // <session>
+	tableSessionDoc = "asessdoc" // <doc> 0x00 <updated 8> 0x00 <session>
+	tableMessage    = "amsg"     // <session> 0x00 <seq 8>
+	tableRun        = "arun"     // <run>
+	tableRunKey     = "arunkey"  // <doc> 0x00 <idempotency key>
+	tableSuggestion = "asug"     // <suggestion>
+	tableSuggDoc    = "asugdoc"  // <doc> 0x00 <suggestion>
+	tableSuggPend   = "asugpend" // <doc> 0x00 <suggestion>
+	tableProduced   = "aprod"    // <doc> 0x00 <block>
+	tableObs        = "aobs"     // <suggestion> 0x00 <kind> 0x00 <block>
+	tablePreset     = "apreset"  // <preset>
+	tablePresetVer  = "apresetv" // <preset> 0x00 <number 8>
+)
+
+func sessionKey(id string) []byte { return kv.TableKey(tableSession, id) }
+func sessionDocPrefix(doc string) []byte {
+	return append(kv.TableKey(tableSessionDoc, doc), 0)
+}
+func sessionDocKey(doc string, updated int64, id string) []byte {
+	k := kv.Uint64(sessionDocPrefix(doc), uint64(max(updated, 0)))
+	return append(append(k, 0), id...)
+}
+func messagePrefix(session string) []byte { return append(kv.TableKey(tableMessage, session), 0) }
+func messageKey(session string, seq uint64) []byte {
+	return kv.Uint64(messagePrefix(session), seq)
+}
+func runKey(id string) []byte                { return kv.TableKey(tableRun, id) }
+func runIdemKey(doc, key string) []byte      { return kv.TableKey(tableRunKey, doc, key) }
+func suggestionKey(id string) []byte         { return kv.TableKey(tableSuggestion, id) }
+func suggDocPrefix(doc string) []byte        { return append(kv.TableKey(tableSuggDoc, doc), 0) }
+func suggPendPrefix(doc string) []byte       { return append(kv.TableKey(tableSuggPend, doc), 0) }
+func suggPendKey(doc, id string) []byte      { return kv.TableKey(tableSuggPend, doc, id) }
+func producedPrefix(doc string) []byte       { return append(kv.TableKey(tableProduced, doc), 0) }
+func producedKey(doc, block string) []byte   { return kv.TableKey(tableProduced, doc, block) }
+func obsPrefix(sugg string) []byte           { return append(kv.TableKey(tableObs, sugg), 0) }
+func obsKey(sugg, kind, block string) []byte { return kv.TableKey(tableObs, sugg, kind, block) }
+func presetKey(id string) []byte             { return kv.TableKey(tablePreset, id) }
+func presetVerPrefix(id string) []byte       { return append(kv.TableKey(tablePresetVer, id), 0) }
+func presetVerKey(id string, n int) []byte   { return kv.Uint64(presetVerPrefix(id), uint64(n)) }
+func streamRun(id string) string             { return "run:" + id }
+func lastAfterZero(key []byte) string {
+	for i := len(key) - 1; i >= 0; i-- {
+		if key[i] == 0 {
+			return string(key[i+1:])
+		}
+	}
+	return string(key)
+}
+
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// newID returns prefix followed by 16 random base32 characters (80 bits).
+func newID(prefix string) string {
+	var b [10]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return prefix + idEncoding.EncodeToString(b[:])
+}
+
+// validID reports whether id can be a key part: 1-64 of [a-z0-9_-].
+func validID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// getRec reads and decodes the record at key; ok is false when absent.
+func getRec(r pebble.Reader, key []byte, v any) (bool, error) {
+	data, err := kv.Get(r, key)
+	if errors.Is(err, kv.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := kv.Unmarshal(data, v); err != nil {
+		return false, errs.E(errs.Corrupt, "assistant: decode record %q: %w", key, err)
+	}
+	return true, nil
+}
+
+// setRec encodes v into b at key.
+func setRec(b *pebble.Batch, key []byte, v any) error {
+	data, err := kv.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("assistant: encode %q: %w", key, err)
+	}
+	return b.Set(key, data, nil)
+}
+
+// scanKeys returns the keys under prefix, in order, at most limit (0: all).
+func scanKeys(r pebble.Reader, prefix []byte, limit int) ([][]byte, error) {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: kv.PrefixEnd(prefix)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out [][]byte
+	for it.First(); it.Valid() && (limit <= 0 || len(out) < limit); it.Next() {
+		out = append(out, append([]byte(nil), it.Key()...))
+	}
+	return out, it.Error()
+}

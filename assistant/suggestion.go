@@ -1,0 +1,508 @@
+package assistant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/objstore"
+)
+
+// SuggestionStatus is where a suggestion stands.
+type SuggestionStatus string
+
+// Suggestion statuses. Only pending suggestions can be decided.
+const (
+	StatusPending    SuggestionStatus = "pending"
+	StatusAccepted   SuggestionStatus = "accepted"
+	StatusRejected   SuggestionStatus = "rejected"
+	StatusConflicted SuggestionStatus = "conflicted"
+)
+
+// Suggestion is a candidate change: structured operations against a
+// baseline, which the author accepts (a new version through
+// CommitChange) or rejects. It is created by a run's success and changes
+// only its status.
+type Suggestion struct {
+	ID              string           `json:"id" msgpack:"id"`
+	Doc             string           `json:"doc" msgpack:"doc"`
+	Run             string           `json:"run" msgpack:"run"`
+	Session         string           `json:"session" msgpack:"session"`
+	Status          SuggestionStatus `json:"status" msgpack:"status"`
+	Scope           Scope            `json:"scope" msgpack:"scope"`
+	Base            Baseline         `json:"base" msgpack:"base"`
+	Ops             []flowdoc.Op     `json:"ops" msgpack:"ops"`
+	Summary         string           `json:"summary,omitempty" msgpack:"summary,omitempty"`
+	Personalization Personalization  `json:"personalization" msgpack:"pers"`
+	// Deletes says the operations delete blocks: accepting needs an
+	// explicit confirmation.
+	Deletes bool  `json:"deletes,omitempty" msgpack:"deletes,omitempty"`
+	Created int64 `json:"created" msgpack:"created"` // Unix ms
+	// Decided and DecidedBy are set when accepted or rejected.
+	Decided   int64  `json:"decided,omitempty" msgpack:"decided,omitempty"`
+	DecidedBy string `json:"decidedBy,omitempty" msgpack:"by,omitempty"`
+	// Version is the version an accept created.
+	Version   string      `json:"version,omitempty" msgpack:"version,omitempty"`
+	VersionID objstore.ID `json:"versionId,omitzero" msgpack:"vid,omitempty"`
+	// Conflict says why the suggestion can no longer apply.
+	Conflict     *Conflict `json:"conflict,omitempty" msgpack:"conflict,omitempty"`
+	RejectReason string    `json:"rejectReason,omitempty" msgpack:"reason,omitempty"`
+}
+
+// Conflict is why a suggestion became conflicted.
+type Conflict struct {
+	Reason string `json:"reason" msgpack:"reason"`
+	// Blocks are its anchor blocks that changed, when known.
+	Blocks []string `json:"blocks,omitempty" msgpack:"blocks,omitempty"`
+	// By is the kind of change that moved the baseline ("draft",
+	// "checkpoint", "accept_suggestion", "restore", …).
+	By   string `json:"by,omitempty" msgpack:"by,omitempty"`
+	Time int64  `json:"time" msgpack:"time"`
+}
+
+// Document stream event types of suggestions ("doc:<id>").
+const (
+	EventSuggestionCreated    = "suggestion.created"
+	EventSuggestionAccepted   = "suggestion.accepted"
+	EventSuggestionRejected   = "suggestion.rejected"
+	EventSuggestionConflicted = "suggestion.conflicted"
+)
+
+// SuggestionEvent is the payload of the suggestion.* events (msgpack
+// names are the JSON names, as for RunEvent).
+type SuggestionEvent struct {
+	ID      string           `json:"id" msgpack:"id"`
+	Doc     string           `json:"doc" msgpack:"doc"`
+	Run     string           `json:"run,omitempty" msgpack:"run,omitempty"`
+	Status  SuggestionStatus `json:"status" msgpack:"status"`
+	Scope   *Scope           `json:"scope,omitempty" msgpack:"scope,omitempty"`
+	Base    string           `json:"base,omitempty" msgpack:"base,omitempty"` // baseline label
+	Ops     int              `json:"ops,omitempty" msgpack:"ops,omitempty"`
+	Deletes bool             `json:"deletes,omitempty" msgpack:"deletes,omitempty"`
+	Summary string           `json:"summary,omitempty" msgpack:"summary,omitempty"`
+	Actor   string           `json:"actor,omitempty" msgpack:"actor,omitempty"`
+	Version string           `json:"version,omitempty" msgpack:"version,omitempty"` // accepted: the new label
+	Reason  string           `json:"reason,omitempty" msgpack:"reason,omitempty"`
+	Blocks  []string         `json:"blocks,omitempty" msgpack:"blocks,omitempty"`
+	By      string           `json:"by,omitempty" msgpack:"by,omitempty"`
+}
+
+func (s *Service) loadSuggestion(r pebble.Reader, id string) (Suggestion, error) {
+	var sg Suggestion
+	if !validID(id) {
+		return sg, errs.E(errs.NotFound, "suggestion %q not found", id)
+	}
+	ok, err := getRec(r, suggestionKey(id), &sg)
+	if err != nil {
+		return sg, err
+	}
+	if !ok {
+		return sg, errs.E(errs.NotFound, "suggestion %q not found", id)
+	}
+	return sg, nil
+}
+
+// Suggestion returns suggestion id.
+func (s *Service) Suggestion(ctx context.Context, a Actor, id string) (Suggestion, error) {
+	if err := ctx.Err(); err != nil {
+		return Suggestion{}, err
+	}
+	return s.loadSuggestion(s.db, id)
+}
+
+// Suggestions lists the article's suggestions, newest first, at most
+// limit (1..200; 0 means 50), only those with status when it is set.
+func (s *Service) Suggestions(ctx context.Context, a Actor, doc string, status SuggestionStatus, limit int) ([]Suggestion, error) {
+	if err := s.checkDoc(ctx, doc); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = 50
+	}
+	limit = min(limit, 200)
+	p := suggDocPrefix(doc)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []Suggestion
+	for it.Last(); it.Valid() && len(out) < limit; it.Prev() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		sg, err := s.loadSuggestion(s.db, lastAfterZero(it.Key()))
+		if err != nil {
+			return nil, err
+		}
+		if status == "" || sg.Status == status {
+			out = append(out, sg)
+		}
+	}
+	return out, it.Error()
+}
+
+func suggDocTimeKey(doc string, created int64, id string) []byte {
+	k := kv.Uint64(suggDocPrefix(doc), uint64(max(created, 0)))
+	return append(append(k, 0), id...)
+}
+
+// Preview is a suggestion materialized against its baseline.
+type Preview struct {
+	Suggestion Suggestion `json:"suggestion"`
+	// Candidate is the baseline with the operations applied (a deletion
+	// shown as done).
+	Candidate flowdoc.Document `json:"candidate"`
+	// Changes is the block and word diff from the baseline to Candidate.
+	Changes []flowdoc.BlockChange `json:"changes"`
+	// Current says the baseline is still the article's head and body, so
+	// an accept would apply.
+	Current bool `json:"current"`
+}
+
+// Preview materializes suggestion id against its baseline version and
+// diffs it, block by block and word by word.
+func (s *Service) Preview(ctx context.Context, a Actor, id string) (Preview, error) {
+	sg, err := s.loadSuggestion(s.db, id)
+	if err != nil {
+		return Preview{}, err
+	}
+	snap, err := s.repo.Show(ctx, sg.Doc, sg.Base.Label)
+	if err != nil {
+		return Preview{}, repoErr(err)
+	}
+	if snap.Info.Hash != sg.Base.Version {
+		return Preview{}, errs.E(errs.Corrupt, "suggestion %s: its baseline %s is not the version it recorded", id, sg.Base.Label)
+	}
+	ops := confirmed(sg.Ops)
+	cand, err := flowdoc.Apply(snap.Body, ops, s.limits)
+	if err != nil {
+		return Preview{}, errs.E(errs.Corrupt, "suggestion %s no longer applies to its own baseline: %w", id, err)
+	}
+	p := Preview{Suggestion: sg, Candidate: cand, Changes: flowdoc.Diff(snap.Body, cand)}
+	dr, err := s.repo.Draft(ctx, sg.Doc)
+	if err != nil {
+		return Preview{}, repoErr(err)
+	}
+	p.Current = dr.HeadID == sg.Base.Version && dr.Fingerprint == sg.Base.Fingerprint
+	return p, nil
+}
+
+// confirmed returns ops with every delete_block confirmed.
+func confirmed(ops []flowdoc.Op) []flowdoc.Op {
+	out := make([]flowdoc.Op, len(ops))
+	for i, op := range ops {
+		out[i] = op
+		if op.Op == flowdoc.DeleteBlock {
+			out[i].Confirm = true
+		}
+	}
+	return out
+}
+
+// AcceptOptions qualify an accept.
+type AcceptOptions struct {
+	// ConfirmDelete confirms the deletions of a suggestion that deletes
+	// blocks; without it such an accept is refused.
+	ConfirmDelete bool `json:"confirmDelete,omitempty"`
+}
+
+// Accepted is the result of an accept.
+type Accepted struct {
+	Suggestion Suggestion       `json:"suggestion"`
+	Version    repo.VersionInfo `json:"version"`
+}
+
+// acceptKey is the idempotency key of accepting a suggestion: a repeated
+// accept, from any transport, returns the first result.
+func acceptKey(id string) string { return "suggestion/" + id }
+
+// Accept applies suggestion id through CommitChange with all four
+// baseline checks — version, body fingerprint, each target block's
+// content and the idempotency key — creating a revision (selection,
+// block, section) or a new major version (document) of kind
+// accept_suggestion whose transaction names the suggestion. The
+// suggestion becomes accepted, and an accepted observation is written, in
+// the version's own batch. Accepting an accepted suggestion returns the
+// first result.
+//
+// Errors: delete_confirmation_required (nothing written),
+// suggestion_conflicted (a stale baseline: the suggestion is marked
+// conflicted, the body is untouched), suggestion_decided (rejected
+// before), not_found.
+func (s *Service) Accept(ctx context.Context, a Actor, id string, o AcceptOptions) (Accepted, error) {
+	sg, err := s.loadSuggestion(s.db, id)
+	if err != nil {
+		return Accepted{}, err
+	}
+	switch sg.Status {
+	case StatusAccepted:
+		return s.acceptedResult(ctx, sg)
+	case StatusRejected:
+		return Accepted{}, errs.C(errs.Conflict, CodeSuggestionDecided, "suggestion %s was rejected; ask again for a new one", id)
+	case StatusConflicted:
+		return Accepted{}, conflictedErr(sg)
+	}
+	if sg.Deletes && !o.ConfirmDelete {
+		return Accepted{}, errs.C(errs.Invalid, CodeDeleteConfirmation,
+			"suggestion %s deletes blocks; accept it with the deletion confirmed", id)
+	}
+	targets := make(map[string]objstore.ID, len(sg.Base.Targets))
+	for _, t := range sg.Base.Targets {
+		targets[t.ID] = t.Content
+	}
+	v, err := s.repo.CommitChange(ctx, repo.ChangeParams{
+		Doc: sg.Doc, Actor: a.User, Kind: objstore.KindAcceptSuggestion,
+		BaseVersion: sg.Base.Version, BaseFingerprint: sg.Base.Fingerprint, TargetBlocks: targets,
+		Ops: confirmed(sg.Ops), IdempotencyKey: acceptKey(id), SuggestionID: id,
+		Message: "accept suggestion " + id,
+	})
+	var ce *repo.ConflictError
+	switch {
+	case errors.As(err, &ce):
+		var blocks []string
+		for _, b := range ce.Blocks {
+			blocks = append(blocks, b.ID)
+		}
+		if merr := s.markConflicted(ctx, sg.Doc, id, Conflict{Reason: ce.Reason, Blocks: blocks, By: "accept"}); merr != nil {
+			return Accepted{}, merr
+		}
+		sg, _ = s.loadSuggestion(s.db, id)
+		return Accepted{}, conflictedErr(sg, err)
+	case err != nil:
+		return Accepted{}, repoErr(err)
+	}
+	sg, err = s.loadSuggestion(s.db, id)
+	if err != nil {
+		return Accepted{}, err
+	}
+	if sg.Status != StatusAccepted || sg.VersionID != v.Hash {
+		// The commit's idempotency key answered with a version that did
+		// not accept this suggestion: the key was spent otherwise.
+		return Accepted{}, errs.E(errs.Corrupt, "accepting suggestion %s returned version %s, which did not accept it", id, v.Label)
+	}
+	return Accepted{Suggestion: sg, Version: v}, nil
+}
+
+func (s *Service) acceptedResult(ctx context.Context, sg Suggestion) (Accepted, error) {
+	v, err := s.repo.ResolveLabel(ctx, sg.Doc, sg.Version)
+	if err != nil {
+		return Accepted{}, repoErr(err)
+	}
+	return Accepted{Suggestion: sg, Version: v}, nil
+}
+
+func conflictedErr(sg Suggestion, cause ...error) error {
+	reason := "its baseline is stale"
+	if sg.Conflict != nil && sg.Conflict.Reason != "" {
+		reason = sg.Conflict.Reason
+	}
+	e := errs.C(errs.Conflict, CodeSuggestionConflicted,
+		"suggestion %s can no longer apply (%s); the article was not changed — ask again against the current version", sg.ID, reason)
+	if len(cause) > 0 {
+		e.Err = cause[0]
+	}
+	return e
+}
+
+// markConflicted marks a pending suggestion conflicted, under the
+// document lock, and streams suggestion.conflicted.
+func (s *Service) markConflicted(ctx context.Context, doc, id string, c Conflict) error {
+	return repoErr(s.repo.Locked(context.WithoutCancel(ctx), doc, func(tx *repo.DocTx) error {
+		sg, err := s.loadSuggestion(s.db, id)
+		if err != nil || sg.Status != StatusPending {
+			return err
+		}
+		b := s.db.NewBatch()
+		defer b.Close()
+		c.Time = s.now().UnixMilli()
+		if err := s.conflictIn(b, &sg, c, func(typ string, data any) error { return tx.Emit(b, typ, c.Time, data) }); err != nil {
+			return err
+		}
+		return s.db.Apply(b, kv.Sync)
+	}))
+}
+
+// conflictIn adds sg's move to conflicted to b.
+func (s *Service) conflictIn(b *pebble.Batch, sg *Suggestion, c Conflict, emit func(string, any) error) error {
+	sg.Status, sg.Conflict = StatusConflicted, &c
+	if err := setRec(b, suggestionKey(sg.ID), sg); err != nil {
+		return err
+	}
+	if err := b.Delete(suggPendKey(sg.Doc, sg.ID), nil); err != nil {
+		return err
+	}
+	return emit(EventSuggestionConflicted, SuggestionEvent{ID: sg.ID, Doc: sg.Doc, Run: sg.Run, Status: StatusConflicted,
+		Reason: c.Reason, Blocks: c.Blocks, By: c.By})
+}
+
+// Reject rejects suggestion id: its status becomes rejected and an
+// immutable rejected observation is written; the article is untouched.
+// Rejecting a rejected suggestion returns it; an accepted or conflicted
+// one is suggestion_decided / suggestion_conflicted.
+func (s *Service) Reject(ctx context.Context, a Actor, id, reason string) (Suggestion, error) {
+	if utf8.RuneCountInString(reason) > 500 {
+		return Suggestion{}, errs.E(errs.Invalid, "a rejection reason is at most 500 characters")
+	}
+	sg, err := s.loadSuggestion(s.db, id)
+	if err != nil {
+		return Suggestion{}, err
+	}
+	err = s.repo.Locked(ctx, sg.Doc, func(tx *repo.DocTx) error {
+		if sg, err = s.loadSuggestion(s.db, id); err != nil {
+			return err
+		}
+		switch sg.Status {
+		case StatusRejected:
+			return nil
+		case StatusAccepted:
+			return errs.C(errs.Conflict, CodeSuggestionDecided, "suggestion %s was accepted as %s; restore an earlier version to undo it", id, sg.Version)
+		case StatusConflicted:
+			return conflictedErr(sg)
+		}
+		now := s.now().UnixMilli()
+		sg.Status, sg.Decided, sg.DecidedBy, sg.RejectReason = StatusRejected, now, a.User, strings.TrimSpace(reason)
+		b := s.db.NewBatch()
+		defer b.Close()
+		if err := setRec(b, suggestionKey(id), sg); err != nil {
+			return err
+		}
+		if err := b.Delete(suggPendKey(sg.Doc, id), nil); err != nil {
+			return err
+		}
+		if err := s.observe(b, Observation{Kind: ObsRejected, Suggestion: id, Run: sg.Run, Doc: sg.Doc, Actor: a.User,
+			Personalization: sg.Personalization, Version: tx.HeadLabel, Reason: sg.RejectReason, Time: now}); err != nil {
+			return err
+		}
+		if err := tx.Emit(b, EventSuggestionRejected, now, SuggestionEvent{ID: id, Doc: sg.Doc, Run: sg.Run,
+			Status: StatusRejected, Actor: a.User, Reason: sg.RejectReason}); err != nil {
+			return err
+		}
+		return s.db.Apply(b, kv.Sync)
+	})
+	return sg, repoErr(err)
+}
+
+// changeHook is the repo.ChangeHook of the service (see DocChanged).
+type changeHook struct{ s *Service }
+
+var _ repo.ChangeHook = changeHook{}
+
+// DocChanged keeps suggestions true to the article inside every change's
+// batch: the suggestion an accept applies becomes accepted (with its
+// observation and the blocks it produced remembered); every other pending
+// suggestion whose baseline the change moved — a body change or a new
+// version — becomes conflicted at once, with a suggestion.conflicted
+// event; and a version that closes the window after an accept records an
+// edited_after_accept observation for each produced block the author
+// changed.
+func (h changeHook) DocChanged(b *pebble.Batch, c *repo.Change) error {
+	s := h.s
+	emit := c.Emit
+	if c.SuggestionID != "" {
+		if err := s.acceptIn(b, c, emit); err != nil {
+			return err
+		}
+	}
+	if c.Version != nil {
+		if err := s.closeWindow(b, c); err != nil {
+			return err
+		}
+	}
+	if c.SuggestionID != "" {
+		if err := s.rememberProduced(b, c); err != nil {
+			return err
+		}
+	}
+	if !c.BodyChanged && c.Version == nil {
+		return nil // attributes only: every baseline still holds
+	}
+	keys, err := scanKeys(s.db, suggPendPrefix(c.Doc), 0)
+	if err != nil {
+		return err
+	}
+	changed := map[string]bool{}
+	for _, id := range c.Changed {
+		changed[id] = true
+	}
+	for _, k := range keys {
+		id := lastAfterZero(k)
+		if id == c.SuggestionID {
+			continue
+		}
+		sg, err := s.loadSuggestion(s.db, id)
+		if err != nil {
+			return err
+		}
+		if sg.Status != StatusPending {
+			continue
+		}
+		var hit []string
+		for _, t := range sg.Base.Targets {
+			if changed[t.ID] {
+				hit = append(hit, t.ID)
+			}
+		}
+		reason := fmt.Sprintf("the article changed after %s (%s)", sg.Base.Label, byWhat(c))
+		if len(hit) > 0 {
+			reason = fmt.Sprintf("its blocks %s changed (%s)", strings.Join(hit, ", "), byWhat(c))
+		}
+		if err := s.conflictIn(b, &sg, Conflict{Reason: reason, Blocks: hit, By: c.Kind, Time: c.Time}, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func byWhat(c *repo.Change) string {
+	switch {
+	case c.Kind == repo.ChangeDraft:
+		return "a draft save"
+	case c.Version != nil:
+		return fmt.Sprintf("%s %s", strings.ReplaceAll(c.Kind, "_", " "), c.Version.Label)
+	}
+	return c.Kind
+}
+
+// acceptIn marks the suggestion a CommitChange applies accepted, in its
+// batch. A suggestion that is no longer pending aborts the commit.
+func (s *Service) acceptIn(b *pebble.Batch, c *repo.Change, emit func(string, any) error) error {
+	sg, err := s.loadSuggestion(s.db, c.SuggestionID)
+	if err != nil {
+		return err
+	}
+	if sg.Doc != c.Doc {
+		return errs.E(errs.Invalid, "suggestion %s belongs to document %s, not %s", sg.ID, sg.Doc, c.Doc)
+	}
+	switch sg.Status {
+	case StatusPending:
+	case StatusConflicted:
+		return conflictedErr(sg)
+	default:
+		return errs.C(errs.Conflict, CodeSuggestionDecided, "suggestion %s is already %s", sg.ID, sg.Status)
+	}
+	if c.Version == nil {
+		return errs.E(errs.Internal, "accepting suggestion %s sealed no version", sg.ID)
+	}
+	sg.Status, sg.Decided, sg.DecidedBy = StatusAccepted, c.Time, c.Actor
+	sg.Version, sg.VersionID = c.Version.Label, c.Version.Hash
+	if err := setRec(b, suggestionKey(sg.ID), sg); err != nil {
+		return err
+	}
+	if err := b.Delete(suggPendKey(sg.Doc, sg.ID), nil); err != nil {
+		return err
+	}
+	if err := s.observe(b, Observation{Kind: ObsAccepted, Suggestion: sg.ID, Run: sg.Run, Doc: sg.Doc, Actor: c.Actor,
+		Personalization: sg.Personalization, Version: c.Version.Label, Time: c.Time}); err != nil {
+		return err
+	}
+	return emit(EventSuggestionAccepted, SuggestionEvent{ID: sg.ID, Doc: sg.Doc, Run: sg.Run, Status: StatusAccepted,
+		Actor: c.Actor, Version: c.Version.Label})
+}

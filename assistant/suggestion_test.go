@@ -1,0 +1,377 @@
+package assistant
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/objstore"
+)
+
+// bodyOf is the head body's canonical JSON.
+func (w *world) bodyOf(doc string) string {
+	w.tb.Helper()
+	snap, err := w.repo.Show(ctx, doc, "")
+	if err != nil {
+		w.tb.Fatal(err)
+	}
+	return string(flowdoc.CanonicalJSON(snap.Body))
+}
+
+// acceptConflicts asserts an accept is refused as suggestion_conflicted,
+// marks the suggestion conflicted and leaves the body and head alone.
+func acceptConflicts(t *testing.T, w *world, doc string, sg Suggestion, reason string) {
+	t.Helper()
+	info, _ := w.repo.GetDoc(ctx, doc)
+	body := w.bodyOf(doc)
+	_, err := w.svc.Accept(ctx, authorA, sg.ID, AcceptOptions{})
+	if codeOf(err) != CodeSuggestionConflicted || errs.KindOf(err) != errs.Conflict {
+		t.Fatalf("accept of a stale suggestion: %v (code %q)", err, codeOf(err))
+	}
+	if reason != "" && !strings.Contains(err.Error(), reason) {
+		t.Fatalf("the conflict must say why (%q): %v", reason, err)
+	}
+	after, _ := w.repo.GetDoc(ctx, doc)
+	if after.Head != info.Head || w.bodyOf(doc) != body {
+		t.Fatal("a conflicted accept changed the article")
+	}
+	if got := w.suggestion(sg.ID); got.Status != StatusConflicted || got.Conflict == nil {
+		t.Fatalf("suggestion %s %+v", got.Status, got.Conflict)
+	}
+}
+
+// Each of the four baseline checks of CommitChange refuses a stale
+// accept on its own. The live hook is taken off for the first three so
+// that accept itself must catch the staleness (as it must after a pack
+// import, which moves heads without the hook).
+func TestAcceptChecksEveryBaseline(t *testing.T) {
+	t.Run("version", func(t *testing.T) {
+		w := newWorld(t)
+		doc := w.article(3, false)
+		sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p2"})
+		w.repo.SetHook(nil)
+		// A new head with the same body: only the version check can see it.
+		attrs := flowdoc.Attributes{Title: "Renamed"}
+		dr, _ := w.repo.Draft(ctx, doc)
+		if _, err := w.repo.SaveDraft(ctx, repo.SaveParams{Doc: doc, Actor: "author-a", BaseSeq: dr.Seq, Attrs: &attrs, Seal: objstore.ReasonManual}); err != nil {
+			t.Fatal(err)
+		}
+		after, _ := w.repo.Draft(ctx, doc)
+		if after.Fingerprint != sg.Base.Fingerprint || after.Head == sg.Base.Label {
+			t.Fatalf("setup: fingerprint moved or head did not (%s)", after.Head)
+		}
+		acceptConflicts(t, w, doc, sg, "is not the head")
+	})
+	t.Run("fingerprint", func(t *testing.T) {
+		w := newWorld(t)
+		doc := w.article(3, false)
+		sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p2"})
+		w.repo.SetHook(nil)
+		w.save(doc, para("p3", "another block typed meanwhile")) // same head, new body
+		acceptConflicts(t, w, doc, sg, "fingerprint")
+	})
+	t.Run("target block", func(t *testing.T) {
+		w := newWorld(t)
+		doc := w.article(3, false)
+		sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p2"})
+		// Version and fingerprint still hold; the recorded anchor content
+		// does not (as if the suggestion had been made on another p2).
+		sg.Base.Targets[0].Content = objstore.Sum(objstore.KindContent, flowdoc.EncodeContent(para("p2", "other")))
+		b := w.db.NewBatch()
+		setRec(b, suggestionKey(sg.ID), sg)
+		w.db.Apply(b, kv.Sync)
+		b.Close()
+		acceptConflicts(t, w, doc, sg, "target blocks changed")
+	})
+	t.Run("idempotency key", func(t *testing.T) {
+		w := newWorld(t)
+		doc := w.article(3, false)
+		sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p2"})
+		first, err := w.svc.Accept(ctx, authorA, sg.ID, AcceptOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The same key through CommitChange itself, as a transport retry
+		// racing the status would: the first result, nothing new.
+		again, err := w.repo.CommitChange(ctx, repo.ChangeParams{Doc: doc, Actor: "author-a", Kind: objstore.KindAcceptSuggestion,
+			BaseVersion: sg.Base.Version, BaseFingerprint: sg.Base.Fingerprint, Ops: confirmed(sg.Ops),
+			IdempotencyKey: acceptKey(sg.ID), SuggestionID: sg.ID})
+		if err != nil || again.Hash != first.Version.Hash {
+			t.Fatalf("a repeated key: %+v %v, want %s", again.Label, err, first.Version.Label)
+		}
+		log, _ := w.repo.Log(ctx, doc, 0, 0)
+		if len(log) != 2 {
+			t.Fatalf("%d versions, want 2", len(log))
+		}
+	})
+}
+
+// Accepting twice returns the first result and creates one version.
+func TestAcceptIsIdempotent(t *testing.T) {
+	w := newWorld(t)
+	doc := w.article(3, false)
+	sg := w.suggest(doc, Scope{Kind: ScopeSelection, Block: "p1", Start: 0, End: 9})
+	a1, err := w.svc.Accept(ctx, authorA, sg.ID, AcceptOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, err := w.svc.Accept(ctx, authorA, sg.ID, AcceptOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a1.Version.Hash != a2.Version.Hash || a1.Version.Label != "v1.r1" {
+		t.Fatalf("%s then %s", a1.Version.Label, a2.Version.Label)
+	}
+	if log, _ := w.repo.Log(ctx, doc, 0, 0); len(log) != 2 {
+		t.Fatalf("%d versions", len(log))
+	}
+	// The transaction names the suggestion; the txn is of kind accept_suggestion.
+	e, err := w.svc.Explain(ctx, authorA, doc, "v1.r1")
+	if err != nil || e.Txn.SuggestionID != sg.ID || e.Txn.Kind != objstore.KindAcceptSuggestion || e.Txn.IdempotencyKey != acceptKey(sg.ID) {
+		t.Fatalf("txn %+v %v", e.Txn, err)
+	}
+	// Rejecting it now is refused.
+	if _, err := w.svc.Reject(ctx, authorA, sg.ID, ""); codeOf(err) != CodeSuggestionDecided {
+		t.Fatalf("reject after accept: %v", err)
+	}
+}
+
+func TestDeleteNeedsConfirmation(t *testing.T) {
+	w := newWorld(t)
+	doc := w.article(3, false)
+	w.model.answer = func(llmRequest) string { return `{"summary":"redundant","ops":[{"op":"delete_block","blockId":"p2"}]}` }
+	sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p2"})
+	if !sg.Deletes {
+		t.Fatal("the suggestion does not say it deletes")
+	}
+	p, err := w.svc.Preview(ctx, authorA, sg.ID)
+	if err != nil || len(p.Changes) != 1 || p.Changes[0].Kind != flowdoc.Deleted || !p.Current {
+		t.Fatalf("preview %+v %v", p.Changes, err)
+	}
+	_, err = w.svc.Accept(ctx, authorA, sg.ID, AcceptOptions{})
+	if codeOf(err) != CodeDeleteConfirmation || errs.KindOf(err) != errs.Invalid {
+		t.Fatalf("unconfirmed delete: %v", err)
+	}
+	if info, _ := w.repo.GetDoc(ctx, doc); info.Head != "v1.r0" {
+		t.Fatal("an unconfirmed delete wrote a version")
+	}
+	if w.suggestion(sg.ID).Status != StatusPending {
+		t.Fatal("an unconfirmed delete changed the suggestion")
+	}
+	acc, err := w.svc.Accept(ctx, authorA, sg.ID, AcceptOptions{ConfirmDelete: true})
+	if err != nil || acc.Version.Label != "v1.r1" {
+		t.Fatalf("confirmed: %+v %v", acc.Version, err)
+	}
+	if strings.Contains(w.bodyOf(doc), `"p2"`) {
+		t.Fatal("p2 is still there")
+	}
+}
+
+// A pending suggestion is conflicted the moment a change moves its
+// baseline — a draft save, another accept, a restore — with an event.
+func TestLiveInvalidation(t *testing.T) {
+	conflictedBy := func(t *testing.T, w *world, doc string, cursor uint64, sg Suggestion, by string, blocks []string) {
+		t.Helper()
+		got := w.suggestion(sg.ID)
+		if got.Status != StatusConflicted || got.Conflict == nil || got.Conflict.By != by || !slices.Equal(got.Conflict.Blocks, blocks) {
+			t.Fatalf("suggestion %s conflict %+v, want by %s blocks %v", got.Status, got.Conflict, by, blocks)
+		}
+		for _, e := range w.docEvents(doc, cursor) {
+			if e.Type != EventSuggestionConflicted {
+				continue
+			}
+			var se SuggestionEvent
+			kv.Unmarshal(e.Data, &se)
+			if se.ID == sg.ID && se.Status == StatusConflicted && se.By == by && slices.Equal(se.Blocks, blocks) {
+				return
+			}
+		}
+		t.Fatalf("no suggestion.conflicted event for %s in %v", sg.ID, types(w.docEvents(doc, cursor)))
+	}
+	t.Run("draft save", func(t *testing.T) {
+		w := newWorld(t)
+		doc := w.article(3, false)
+		sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p2"})
+		cur := w.lastDocEvent(doc)
+		w.save(doc, para("p2", "the author rewrote it by hand"))
+		conflictedBy(t, w, doc, cur, sg, repo.ChangeDraft, []string{"p2"})
+		acceptConflicts(t, w, doc, sg, "p2")
+	})
+	t.Run("draft save elsewhere", func(t *testing.T) {
+		w := newWorld(t)
+		doc := w.article(3, false)
+		sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p2"})
+		cur := w.lastDocEvent(doc)
+		w.save(doc, para("p3", "another block")) // the fingerprint moves: accept could not apply
+		conflictedBy(t, w, doc, cur, sg, repo.ChangeDraft, nil)
+	})
+	t.Run("attributes only", func(t *testing.T) {
+		w := newWorld(t)
+		doc := w.article(3, false)
+		sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p2"})
+		dr, _ := w.repo.Draft(ctx, doc)
+		attrs := flowdoc.Attributes{Title: "Only the title"}
+		if _, err := w.repo.SaveDraft(ctx, repo.SaveParams{Doc: doc, Actor: "author-a", BaseSeq: dr.Seq, Attrs: &attrs}); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.suggestion(sg.ID); got.Status != StatusPending {
+			t.Fatalf("an attributes-only save conflicted the suggestion: %+v", got.Conflict)
+		}
+		if _, err := w.svc.Accept(ctx, authorA, sg.ID, AcceptOptions{}); err != nil {
+			t.Fatalf("accept after an attributes-only save: %v", err)
+		}
+	})
+	t.Run("another accept", func(t *testing.T) {
+		w := newWorld(t)
+		doc := w.article(3, false)
+		a := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p2"})
+		b := w.suggest(doc, Scope{Kind: ScopeSection, From: "p1", To: "p3"})
+		cur := w.lastDocEvent(doc)
+		if _, err := w.svc.Accept(ctx, authorA, a.ID, AcceptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		conflictedBy(t, w, doc, cur, b, objstore.KindAcceptSuggestion, []string{"p2"})
+		evs := types(w.docEvents(doc, cur))
+		if !slices.Contains(evs, EventSuggestionAccepted) || !slices.Contains(evs, repo.EventVersionCreated) {
+			t.Fatalf("events %v", evs)
+		}
+	})
+	t.Run("restore", func(t *testing.T) {
+		w := newWorld(t)
+		doc := w.article(3, false)
+		w.save(doc, para("p1", "second state"))
+		w.repo.Checkpoint(ctx, doc, objstore.ReasonManual, "author-a", "")
+		sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p3"})
+		cur := w.lastDocEvent(doc)
+		if _, err := w.repo.Restore(ctx, doc, "v1.r0", "author-a"); err != nil {
+			t.Fatal(err)
+		}
+		conflictedBy(t, w, doc, cur, sg, objstore.KindRestore, nil)
+	})
+	t.Run("during generation", func(t *testing.T) {
+		w := newWorld(t)
+		doc := w.article(3, false)
+		w.model.hold = make(chan struct{})
+		w.model.started = make(chan struct{}, 1)
+		q, err := w.svc.Assist(ctx, authorA, AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p2"}, Instruction: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-w.model.started
+		w.save(doc, para("p2", "typed while the model answered"))
+		close(w.model.hold)
+		run := w.wait(q.Run.ID)
+		sg := w.suggestion(run.Suggestion)
+		if sg.Status != StatusConflicted || sg.Conflict.By != "generation" {
+			t.Fatalf("a suggestion born stale is %s (%+v)", sg.Status, sg.Conflict)
+		}
+		if pend, _ := scanKeys(w.db, suggPendPrefix(doc), 0); len(pend) != 0 {
+			t.Fatal("a conflicted suggestion is in the pending index")
+		}
+	})
+}
+
+func TestRejectWritesAnObservation(t *testing.T) {
+	w := newWorld(t)
+	doc := w.article(2, false)
+	sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p1"})
+	cur := w.lastDocEvent(doc)
+	got, err := w.svc.Reject(ctx, authorA, sg.ID, "too formal")
+	if err != nil || got.Status != StatusRejected || got.RejectReason != "too formal" || got.DecidedBy != "author-a" {
+		t.Fatalf("reject %+v %v", got, err)
+	}
+	if again, err := w.svc.Reject(ctx, authorA, sg.ID, ""); err != nil || again.Status != StatusRejected {
+		t.Fatalf("reject twice: %v", err)
+	}
+	obs, _ := w.svc.Observations(ctx, sg.ID)
+	if len(obs) != 1 || obs[0].Kind != ObsRejected || obs[0].Reason != "too formal" || obs[0].Run != sg.Run {
+		t.Fatalf("observations %+v", obs)
+	}
+	if evs := types(w.docEvents(doc, cur)); !slices.Equal(evs, []string{EventSuggestionRejected}) {
+		t.Fatalf("events %v", evs)
+	}
+	if info, _ := w.repo.GetDoc(ctx, doc); info.Head != "v1.r0" {
+		t.Fatal("a rejection changed the article")
+	}
+	if _, err := w.svc.Accept(ctx, authorA, sg.ID, AcceptOptions{}); codeOf(err) != CodeSuggestionDecided {
+		t.Fatalf("accept after reject: %v", err)
+	}
+}
+
+// A block an accepted suggestion produced and the author then changed
+// before the next checkpoint gets an edited_after_accept observation with
+// both contents' hashes; untouched produced blocks get none.
+func TestEditedAfterAccept(t *testing.T) {
+	w := newWorld(t)
+	doc := w.article(3, false)
+	sg := w.suggest(doc, Scope{Kind: ScopeSection, From: "p1", To: "p2"})
+	acc, err := w.svc.Accept(ctx, authorA, sg.ID, AcceptOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, _ := w.svc.Observations(ctx, sg.ID)
+	if len(obs) != 1 || obs[0].Kind != ObsAccepted || obs[0].Version != acc.Version.Label {
+		t.Fatalf("after accept %+v", obs)
+	}
+	produced, _, _ := w.repo.BlockAt(doc, "p1")
+	w.save(doc, para("p1", "the author's own wording"))
+	w.save(doc, para("p1", "the author's final wording"))
+	if obs, _ := w.svc.Observations(ctx, sg.ID); len(obs) != 1 {
+		t.Fatal("an observation before the checkpoint")
+	}
+	v, _, err := w.repo.Checkpoint(ctx, doc, objstore.ReasonIdle, "author-a", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, _, _ := w.repo.BlockAt(doc, "p1")
+	obs, _ = w.svc.Observations(ctx, sg.ID)
+	if len(obs) != 2 {
+		t.Fatalf("observations %+v", obs)
+	}
+	e := obs[1]
+	if e.Kind != ObsEditedAfterAccept || e.Block != "p1" || e.Before != produced || e.After != final || e.Version != v.Label || e.Before == e.After {
+		t.Fatalf("edited_after_accept %+v (produced %s final %s)", e, produced.Short(), final.Short())
+	}
+	// The window closed: later edits record nothing more.
+	w.save(doc, para("p2", "later"))
+	w.repo.Checkpoint(ctx, doc, objstore.ReasonIdle, "author-a", "")
+	if obs, _ := w.svc.Observations(ctx, sg.ID); len(obs) != 2 {
+		t.Fatalf("observations after the window: %+v", obs)
+	}
+}
+
+func TestPreviewShowsBlockAndWordDiff(t *testing.T) {
+	w := newWorld(t)
+	doc := w.article(3, false)
+	sg := w.suggest(doc, Scope{Kind: ScopeSelection, Block: "p2", Start: 0, End: 9})
+	p, err := w.svc.Preview(ctx, authorA, sg.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Changes) != 1 || p.Changes[0].BlockID != "p2" || p.Changes[0].Kind != flowdoc.Modified || !p.Current {
+		t.Fatalf("changes %+v", p.Changes)
+	}
+	var ins, del string
+	for _, we := range p.Changes[0].Words {
+		switch we.Op {
+		case flowdoc.OpInsert:
+			ins += we.Text
+		case flowdoc.OpDelete:
+			del += we.Text
+		}
+	}
+	if ins != "EDITED" || del != "Paragraph" {
+		t.Fatalf("word diff inserts %q deletes %q", ins, del)
+	}
+	if got := flowdoc.PlainText(p.Candidate.Blocks[1].RichText); got != "EDITED 2 says something about 世界 and 🌍." {
+		t.Fatalf("candidate %q", got)
+	}
+	w.save(doc, para("p3", "moved on"))
+	if p, _ := w.svc.Preview(ctx, authorA, sg.ID); p.Current || p.Suggestion.Status != StatusConflicted {
+		t.Fatalf("preview after a change: current %v status %s", p.Current, p.Suggestion.Status)
+	}
+}

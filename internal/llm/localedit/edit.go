@@ -1,0 +1,541 @@
+package localedit
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/go-ego/gse"
+)
+
+// Limits of one request: the work and memory of Edit grow linearly with the
+// text, and these bound them.
+const (
+	// MaxBytes is the most text (all segments together) one request edits.
+	MaxBytes = 1 << 20
+	// MaxSegments is the most segments one request holds.
+	MaxSegments = 10_000
+	// maxPasses bounds the fixed-point loop; the rules converge in two or
+	// three passes on real text.
+	maxPasses = 6
+)
+
+var (
+	ErrTooLarge    = errors.New("localedit: text too large")
+	ErrInvalidText = errors.New("localedit: text is not valid UTF-8")
+	ErrUnknownRule = errors.New("localedit: unknown rule")
+	ErrBadLang     = errors.New("localedit: unknown language")
+)
+
+// Lang is the language to edit as.
+type Lang string
+
+// Languages. Auto detects Chinese or English per sentence.
+const (
+	Auto    Lang = ""
+	Chinese Lang = "zh"
+	English Lang = "en"
+)
+
+// Request is one editing request.
+type Request struct {
+	// Segments are plain texts edited independently: typically one per
+	// text block, rich-text runs concatenated, each inline equation as one
+	// U+FFFC (kept exactly, like every protected span).
+	Segments []string
+	// Lang forces the language of every sentence; Auto detects it.
+	Lang Lang
+	// Rules are the rules enabled; empty means all six. Keep is always on.
+	Rules []RuleID
+}
+
+// Change is one edit: the text Before at code points [From, To) of the input
+// segment became After. Changes of a segment are sorted and do not overlap;
+// applying them gives the output segment.
+type Change struct {
+	Segment int      `json:"segment"`
+	From    int      `json:"from"`
+	To      int      `json:"to"`
+	Before  string   `json:"before"`
+	After   string   `json:"after"`
+	Rules   []RuleID `json:"rules"` // the rules that made it, in the preset's order
+}
+
+// Outcome says whether anything changed.
+type Outcome string
+
+// Outcomes.
+const (
+	Edited   Outcome = "edited"
+	NoChange Outcome = "no_change"
+)
+
+// Codes of a NoChange result: why nothing is proposed.
+const (
+	CodeEmpty        = "empty"         // no text to edit
+	CodeNothingFound = "nothing_found" // no rule applies
+	CodeProtected    = "protected"     // the only candidates touch protected text
+	CodeCannotHonour = "cannot_honour" // see CanHonour
+)
+
+// Result is the outcome of Edit.
+type Result struct {
+	Outcome Outcome `json:"outcome"`
+	// Code and Reason say why nothing changed (NoChange only).
+	Code   string `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Segments are the output texts, one per input segment.
+	Segments []string `json:"segments"`
+	// Edits are the changes, by segment, then by position.
+	Edits []Change `json:"edits"`
+}
+
+// Edit applies the enabled rules to every segment. The same request always
+// gives the same result, and editing a result again proposes nothing. It
+// returns ErrTooLarge, ErrInvalidText, ErrUnknownRule or ErrBadLang for a
+// request it refuses, and an error when its rule data cannot be loaded.
+func Edit(req Request) (Result, error) {
+	if len(req.Segments) > MaxSegments {
+		return Result{}, fmt.Errorf("%w: %d segments, at most %d", ErrTooLarge, len(req.Segments), MaxSegments)
+	}
+	size := 0
+	han := false
+	for i, s := range req.Segments {
+		size += len(s)
+		if !utf8.ValidString(s) {
+			return Result{}, fmt.Errorf("%w: segment %d", ErrInvalidText, i)
+		}
+		if !han && strings.ContainsFunc(s, isHan) {
+			han = true
+		}
+	}
+	if size > MaxBytes {
+		return Result{}, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, size, MaxBytes)
+	}
+	e := &engine{rules: map[RuleID]bool{}}
+	switch req.Lang {
+	case Auto:
+	case Chinese:
+		e.force = langZH
+	case English:
+		e.force = langEN
+		han = false
+	default:
+		return Result{}, fmt.Errorf("%w: %q (use zh, en or empty)", ErrBadLang, req.Lang)
+	}
+	if len(req.Rules) == 0 {
+		for _, r := range Rules {
+			e.rules[r.ID] = true
+		}
+	}
+	for _, id := range req.Rules {
+		if _, ok := LookupRule(id); !ok {
+			return Result{}, fmt.Errorf("%w: %q", ErrUnknownRule, id)
+		}
+		e.rules[id] = true
+	}
+	var err error
+	if e.d, err = loadData(); err != nil {
+		return Result{}, err
+	}
+	if han || e.force == langZH {
+		if e.seg, err = zhSegmenter(); err != nil {
+			return Result{}, err
+		}
+	}
+	res := Result{Segments: make([]string, len(req.Segments)), Edits: []Change{}}
+	blank := true
+	for i, s := range req.Segments {
+		if strings.TrimSpace(s) != "" {
+			blank = false
+		}
+		out, changes := e.segment(s)
+		res.Segments[i] = out
+		for _, c := range changes {
+			c.Segment = i
+			res.Edits = append(res.Edits, c)
+		}
+	}
+	switch {
+	case len(res.Edits) > 0:
+		res.Outcome = Edited
+	case blank:
+		res.Outcome, res.Code, res.Reason = NoChange, CodeEmpty, "no change proposed: there is no text to edit"
+	case e.blocked > 0:
+		res.Outcome, res.Code = NoChange, CodeProtected
+		res.Reason = "no change proposed: the only candidate edits touch protected text (quotes, names, numbers, dates, code, links, equations or first-person facts), which the rules never change"
+	default:
+		res.Outcome, res.Code = NoChange, CodeNothingFound
+		res.Reason = "no change proposed: " + e.nothingFound()
+	}
+	return res, nil
+}
+
+func (e *engine) nothingFound() string {
+	var names []string
+	for _, r := range Rules {
+		if e.rules[r.ID] && r.ID != Keep {
+			names = append(names, string(r.ID))
+		}
+	}
+	if len(names) == 0 {
+		return "no editing rule is enabled"
+	}
+	return "no enabled rule (" + strings.Join(names, ", ") + ") finds anything to change in this text"
+}
+
+// engine is one Edit call's state.
+type engine struct {
+	d       *data
+	seg     *gse.Segmenter // nil when no text is Chinese
+	rules   map[RuleID]bool
+	force   lang
+	blocked int // candidate edits refused for touching protected text
+}
+
+// proposal is a candidate edit in the current text's code points.
+type proposal struct {
+	from, to int
+	repl     string
+}
+
+// segment edits one text to a fixed point: every enabled rule runs in
+// applyOrder, on the text the previous one left, until a whole pass changes
+// nothing. Changes are tracked against the original text.
+func (e *engine) segment(text string) (string, []Change) {
+	orig := []rune(text)
+	pcs := []piece{{from: 0, to: len(orig), text: orig}}
+	cur := orig
+	var a *analysis // of cur; nil once cur changed
+	for pass := 0; pass < maxPasses; pass++ {
+		changed := false
+		for _, id := range applyOrder {
+			if !e.rules[id] {
+				continue
+			}
+			if a == nil {
+				a = e.analyse(cur, e.force)
+			}
+			props := e.find(a, id)
+			if len(props) == 0 {
+				continue
+			}
+			a = nil
+			for i := len(props) - 1; i >= 0; i-- {
+				p := props[i]
+				pcs = applyPiece(pcs, orig, p.from, p.to, []rune(p.repl), ruleBit(id))
+			}
+			cur = joinPieces(pcs)
+			changed = true
+		}
+		if !changed {
+			break
+		}
+	}
+	var out []Change
+	for _, p := range pcs {
+		if !p.edited {
+			continue
+		}
+		c := Change{From: p.from, To: p.to, Before: string(orig[p.from:p.to]), After: string(p.text)}
+		for i, r := range Rules {
+			if p.rules&(1<<i) != 0 {
+				c.Rules = append(c.Rules, r.ID)
+			}
+		}
+		out = append(out, c)
+	}
+	return string(cur), out
+}
+
+func ruleBit(id RuleID) uint8 {
+	for i, r := range Rules {
+		if r.ID == id {
+			return 1 << i
+		}
+	}
+	return 0
+}
+
+// find returns the accepted proposals of rule id on a, sorted and disjoint.
+func (e *engine) find(a *analysis, id RuleID) []proposal {
+	var out []proposal
+	last := 0
+	add := func(from, to int, repl string) bool {
+		if from < last || !e.accept(a, from, to, repl) {
+			return false
+		}
+		out = append(out, proposal{from, to, repl})
+		last = to
+		return true
+	}
+	for si := range a.sents {
+		s := &a.sents[si]
+		if id == ActiveVoice {
+			f := func(from, to int, repl string) { add(from, to, repl) }
+			if s.lang == langZH {
+				e.passiveZH(a, s, f)
+			} else {
+				e.passiveEN(a, s, f)
+			}
+			continue
+		}
+		ix := e.d.index[id][s.lang]
+		if ix == nil {
+			continue
+		}
+		m := matcher{a: a, d: e.d, idx: s.words}
+		var buf []*row
+		for i := 0; i < len(s.words); {
+			next := i + 1
+			buf = ix.candidates(s.lang, a.toks[s.words[i]].lower, buf)
+			for _, r := range buf {
+				end, ok := m.matchAt(r, i)
+				if !ok || (r.start && !clauseStart(a, s, i)) || (r.verbOnly && !e.verbContext(a, s, i, r, &m)) {
+					continue
+				}
+				from, to, repl, ok := e.shape(a, s, i, end, e.replacement(a, s, r, &m))
+				if ok && add(from, to, repl) {
+					next = end
+					break
+				}
+			}
+			i = next
+		}
+	}
+	return out
+}
+
+// replacement builds r's replacement from the captures in m.
+func (e *engine) replacement(a *analysis, s *sentence, r *row, m *matcher) string {
+	var b strings.Builder
+	form := formBase
+	for i, el := range r.elems {
+		if el.kind == elVerb {
+			form = m.caps[i].form
+		}
+	}
+	for _, p := range r.repl {
+		switch {
+		case p.ref > 0:
+			c := m.caps[p.ref-1]
+			if c.to > c.from {
+				b.WriteString(string(a.text[a.toks[s.words[c.from]].start:a.toks[s.words[c.to-1]].end]))
+			}
+		case p.verb != "":
+			words := strings.Fields(p.verb)
+			b.WriteString(e.d.inflect(words[0], form))
+		default:
+			b.WriteString(p.lit)
+		}
+	}
+	return b.String()
+}
+
+// shape turns a match of words [i, end) into an edit: in English, a removal
+// takes one space with it and a change at the start of a sentence keeps its
+// capital (or hands it to the next word). A removal that would leave a
+// sentence without words is refused.
+func (e *engine) shape(a *analysis, s *sentence, i, end int, repl string) (from, to int, out string, ok bool) {
+	first, lastTok := &a.toks[s.words[i]], &a.toks[s.words[end-1]]
+	from, to = first.start, lastTok.end
+	if repl == "" {
+		words := 0
+		for _, ti := range s.words {
+			if t := &a.toks[ti]; t.kind == tokWord && (t.start < from || t.start >= to) {
+				words++
+			}
+		}
+		if words == 0 {
+			return 0, 0, "", false
+		}
+	}
+	if s.lang == langZH {
+		return from, to, repl, true
+	}
+	atStart := sentenceStart(a, s, i) && isCapitalised(first.text)
+	if repl != "" {
+		if atStart {
+			repl = capitalise(repl)
+		}
+		return from, to, repl, true
+	}
+	t := a.text
+	switch {
+	case to < len(t) && unicode.IsSpace(t[to]):
+		for to < len(t) && unicode.IsSpace(t[to]) && t[to] != '\n' {
+			to++
+		}
+	case from > 0 && unicode.IsSpace(t[from-1]):
+		for from > 0 && unicode.IsSpace(t[from-1]) && t[from-1] != '\n' {
+			from--
+		}
+	}
+	if atStart && to < len(t) && to < s.end && unicode.IsLower(t[to]) && a.hard[to] == 0 && a.atom[to] == 0 {
+		repl = string(unicode.ToUpper(t[to]))
+		to++
+	}
+	return from, to, repl, true
+}
+
+// sentenceStart reports whether word i opens its sentence (after any opening
+// punctuation).
+func sentenceStart(a *analysis, s *sentence, i int) bool {
+	for k := 0; k < i; k++ {
+		if a.toks[s.words[k]].kind == tokWord {
+			return false
+		}
+	}
+	return true
+}
+
+// clauseStart reports whether word i opens a clause: the sentence's start or
+// right after a comma, semicolon or colon.
+func clauseStart(a *analysis, s *sentence, i int) bool {
+	if sentenceStart(a, s, i) {
+		return true
+	}
+	prev := a.toks[s.words[i-1]].text
+	return strings.ContainsAny(prev, ",;:，；：、")
+}
+
+// verbContextWords announce a verb: a base form after them is a verb.
+var verbContextWords = map[string]bool{
+	"to": true, "can": true, "could": true, "will": true, "would": true, "shall": true, "should": true,
+	"must": true, "may": true, "might": true, "we": true, "they": true, "you": true, "i": true,
+	"let's": true, "and": true, "or": true, "not": true, "also": true, "better": true, "fully": true,
+	"don't": true, "didn't": true, "cannot": true, "can't": true, "won't": true, "please": true,
+}
+
+// verbContext is the "verb" flag's check: a {verb} element that matched its
+// base form must follow a word that announces a verb.
+func (e *engine) verbContext(a *analysis, s *sentence, i int, r *row, m *matcher) bool {
+	for k, el := range r.elems {
+		if el.kind == elVerb && m.caps[k].form == formBase {
+			w := m.caps[k].from
+			return w > 0 && verbContextWords[a.toks[s.words[w-1]].lower]
+		}
+	}
+	return true
+}
+
+// accept checks a proposal against the protected spans: it may not touch
+// hard-protected text (quotes, first-person facts), may not cut into an
+// atom, and every atom it covers must reappear whole in its replacement.
+func (e *engine) accept(a *analysis, from, to int, repl string) bool {
+	if from >= to || string(a.text[from:to]) == repl {
+		return false
+	}
+	for i := from; i < to; i++ {
+		if a.hard[i] != 0 {
+			e.blocked++
+			return false
+		}
+	}
+	if at, ok := a.atomAt(from); ok && at.start < from {
+		e.blocked++
+		return false
+	}
+	if at, ok := a.atomAt(to - 1); ok && at.end > to {
+		e.blocked++
+		return false
+	}
+	seen := int32(0)
+	for i := from; i < to; i++ {
+		id := a.atom[i]
+		if id == 0 || id == seen {
+			continue
+		}
+		seen = id
+		at := a.atoms[id-1]
+		if !strings.Contains(repl, string(a.text[at.start:at.end])) {
+			e.blocked++
+			return false
+		}
+	}
+	return true
+}
+
+// piece is a run of the output: original text (edited false, text equal to
+// the original [from, to)) or the replacement of the original [from, to).
+type piece struct {
+	from, to int
+	text     []rune
+	edited   bool
+	rules    uint8
+}
+
+// applyPiece replaces the current text's code points [a, b) with repl. An
+// edit that overlaps earlier edits absorbs them, so every change stays
+// described against the original text.
+func applyPiece(pcs []piece, orig []rune, a, b int, repl []rune, rule uint8) []piece {
+	var before, after []piece
+	var prefix, suffix []rune
+	mFrom, mTo := -1, -1
+	rules := rule
+	pos := 0
+	for _, p := range pcs {
+		ps, pe := pos, pos+len(p.text)
+		pos = pe
+		overlaps := ps < b && pe > a
+		if ps == pe {
+			overlaps = a < ps && ps < b // an empty (deleting) piece strictly inside
+		}
+		if !overlaps {
+			if pe <= a && (ps < pe || ps <= a) {
+				before = append(before, p)
+			} else {
+				after = append(after, p)
+			}
+			continue
+		}
+		lo, hi := max(a, ps), min(b, pe)
+		if !p.edited {
+			if ps < a {
+				before = append(before, piece{from: p.from, to: p.from + (a - ps), text: p.text[:a-ps]})
+			}
+			of, ot := p.from+(lo-ps), p.from+(hi-ps)
+			if mFrom < 0 {
+				mFrom = of
+			}
+			mTo = ot
+			if pe > b {
+				after = append(after, piece{from: p.from + (b - ps), to: p.to, text: p.text[b-ps:]})
+			}
+			continue
+		}
+		if ps < a {
+			prefix = p.text[:a-ps]
+		}
+		if pe > b {
+			suffix = p.text[b-ps:]
+		}
+		if mFrom < 0 {
+			mFrom = p.from
+		}
+		mTo = p.to
+		rules |= p.rules
+	}
+	text := make([]rune, 0, len(prefix)+len(repl)+len(suffix))
+	text = append(append(append(text, prefix...), repl...), suffix...)
+	m := piece{from: mFrom, to: mTo, text: text, edited: true, rules: rules}
+	if string(text) == string(orig[mFrom:mTo]) {
+		m = piece{from: mFrom, to: mTo, text: orig[mFrom:mTo]}
+	}
+	out := append(before, m)
+	return append(out, after...)
+}
+
+func joinPieces(pcs []piece) []rune {
+	n := 0
+	for _, p := range pcs {
+		n += len(p.text)
+	}
+	out := make([]rune, 0, n)
+	for _, p := range pcs {
+		out = append(out, p.text...)
+	}
+	return out
+}
