@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/klauspost/compress/zstd"
 )
@@ -16,9 +17,9 @@ var (
 	// ErrNotFound is returned when an object is not in the store.
 	ErrNotFound = errors.New("objstore: object not found")
 	// ErrCorrupt is returned when stored bytes do not decode or do not hash to their id.
-	ErrCorrupt = errors.New("objstore: object corrupt")
+	ErrCorrupt error = errs.E(errs.Corrupt, "objstore: object corrupt")
 	// ErrDangling is returned by Verify when an object references one the store lacks.
-	ErrDangling = errors.New("objstore: object references a missing object")
+	ErrDangling error = errs.E(errs.Corrupt, "objstore: object references a missing object")
 	// ErrDeltaBase is returned by Delete when an object to delete is needed
 	// to read another stored object that is not deleted with it (the delta
 	// base of a version, the version a transaction is stored against).

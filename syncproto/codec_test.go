@@ -53,7 +53,7 @@ func sampleMessages() []syncproto.Message {
 		&syncproto.Resync{Envelope: syncproto.Envelope{ID: "8"}, Stream: "doc:d1", After: 3, First: 40, Last: 97},
 		&syncproto.Ping{Envelope: syncproto.Envelope{ID: "10"}},
 		&syncproto.Pong{Envelope: syncproto.Envelope{ID: "10"}, Time: 1767225600000},
-		&syncproto.Error{Envelope: syncproto.Envelope{ID: "5"}, Code: syncproto.CodeInvalidDocument, Message: "the save would make an invalid document; nothing was stored",
+		&syncproto.Error{Envelope: syncproto.Envelope{ID: "5"}, Code: syncproto.CodeInvalid, Kind: "invalid", Message: "invalid document: blocks[0].attrs.level: heading level must be 1..4",
 			Problems: []flowdoc.Problem{{Path: "blocks[0].attrs.level", Rule: "heading level must be 1..4"}}},
 	}
 }

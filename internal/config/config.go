@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -10,10 +9,11 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/foliodev/folio/internal/errs"
 )
 
 // ErrInvalid is wrapped by every error about a bad setting.
-var ErrInvalid = errors.New("config: invalid setting")
+var ErrInvalid error = errs.E(errs.Invalid, "config: invalid setting")
 
 // Config is the whole configuration.
 type Config struct {

@@ -16,14 +16,15 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
 	"github.com/cockroachdb/pebble/vfs"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
 var (
 	// ErrLocked is returned by Open when another process holds the data directory.
-	ErrLocked = errors.New("kv: data directory is locked by another process")
+	ErrLocked error = errs.E(errs.Unavailable, "kv: data directory is locked by another process")
 	// ErrNotInitialized is returned by Open when the directory holds no Folio store.
-	ErrNotInitialized = errors.New("kv: no folio store in this directory")
+	ErrNotInitialized error = errs.E(errs.Unavailable, "kv: no folio store in this directory")
 	// ErrNotFound is returned by Get when a key does not exist.
 	ErrNotFound = errors.New("kv: not found")
 )

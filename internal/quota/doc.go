@@ -46,5 +46,5 @@
 // BookSafe (reading, attributes) commits on its own and, when that fails,
 // keeps the caller's answer, logs a redacted warning, counts the failure and
 // marks the statistics health "incomplete". Report gives daily totals per
-// category and the health; UsageHandler serves it as JSON.
+// category and the health; the daemon serves it to admins (internal/server).
 package quota

@@ -284,7 +284,7 @@ func TestAuthenticatedConnectionSurvivesFlood(t *testing.T) {
 		t.Fatalf("connection over a cap of trusted ones: %v %v", resp, err)
 	}
 	body, _ := io.ReadAll(resp.Body)
-	if errOf(t, body).Code != CodeUnavailable || resp.Header.Get("Retry-After") == "" {
+	if errOf(t, body).Code != "unavailable" || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("refusal: %s %v", body, resp.Header)
 	}
 	var m dto.Metric

@@ -39,7 +39,7 @@ func TestCreateAnswerDoesNotDependOnOthersDocuments(t *testing.T) {
 	if st1 != st2 || !bytes.Equal(b1, bytes.ReplaceAll(b2, []byte(free), []byte(taken))) {
 		t.Fatalf("the answer depends on another user's document:\ntaken: %d %s\nfree:  %d %s", st1, b1, st2, b2)
 	}
-	if st1 != 403 || errOf(t, b1).Code != CodeForbidden {
+	if st1 != 403 || errOf(t, b1).Code != "forbidden" {
 		t.Fatalf("an author chose an id: %d %s", st1, b1)
 	}
 	// Nothing was created, and A's document is untouched.
@@ -57,7 +57,7 @@ func TestCreateAnswerDoesNotDependOnOthersDocuments(t *testing.T) {
 	}
 	// An admin may choose one; a taken one is a conflict (admins see all).
 	e.ok("POST", "/v1/docs", e.admin, CreateRequest{ID: "chosen", Owner: "author-b", Attrs: flowdoc.Attributes{Title: "c"}}, nil)
-	e.wantErr("POST", "/v1/docs", e.admin, req(taken), 409, CodeConflict)
+	e.wantErr("POST", "/v1/docs", e.admin, req(taken), 409, "conflict")
 	e.ok("GET", "/v1/docs/chosen", b, nil, nil)
 }
 
@@ -103,7 +103,7 @@ func TestDeletedUsersDocumentsBelongToNobody(t *testing.T) {
 	var answers [][]byte
 	for _, id := range []string{mine, d, "nosuchdocument"} {
 		st, body := e.call("PUT", "/v1/docs/"+id+"/owner", fresh, ChownRequest{User: "author-a"})
-		if st != 403 || errOf(t, body).Code != CodeForbidden {
+		if st != 403 || errOf(t, body).Code != "forbidden" {
 			t.Fatalf("author chown of %s: %d %s", id, st, body)
 		}
 		answers = append(answers, body)
@@ -151,9 +151,9 @@ func TestDeletedUsersDocumentsBelongToNobody(t *testing.T) {
 	if again, _ := stream.Read(e.repo.DB(), repo.Stream(d), 0, 100); len(again) != len(evs) {
 		t.Fatalf("a no-op chown appended an event")
 	}
-	e.wantErr("PUT", "/v1/docs/"+d+"/owner", e.admin, ChownRequest{User: "nobody-here"}, 404, CodeNotFound)
-	e.wantErr("PUT", "/v1/docs/nosuchdocument/owner", e.admin, ChownRequest{User: "author-a"}, 404, CodeNotFound)
-	e.wantErr("PUT", "/v1/docs/"+d+"/owner", e.admin, ChownRequest{}, 400, CodeInvalid)
+	e.wantErr("PUT", "/v1/docs/"+d+"/owner", e.admin, ChownRequest{User: "nobody-here"}, 404, "not_found")
+	e.wantErr("PUT", "/v1/docs/nosuchdocument/owner", e.admin, ChownRequest{User: "author-a"}, 404, "not_found")
+	e.wantErr("PUT", "/v1/docs/"+d+"/owner", e.admin, ChownRequest{}, 400, "invalid")
 }
 
 // TestChownWithdrawsLiveAccess: the previous owner's editor that has the

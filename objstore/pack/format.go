@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/objstore"
 	"github.com/klauspost/compress/zstd"
 )
@@ -52,18 +53,18 @@ const (
 var (
 	// ErrFormat is returned (wrapped in a *FormatError) when a pack is
 	// truncated, corrupted, not a pack, or breaks the format.
-	ErrFormat = errors.New("pack: invalid pack")
+	ErrFormat error = errs.E(errs.Invalid, "pack: invalid pack")
 	// ErrRefused is returned by Import when a ref in the pack would move a
 	// document's head backwards or sideways, or names something that is
 	// not a document head. Nothing moved.
-	ErrRefused = errors.New("pack: refused")
+	ErrRefused error = errs.E(errs.Conflict, "pack: refused")
 	// ErrIncomplete is returned by Import when an object in the pack
 	// references an object that is neither earlier in the pack nor in the
 	// store (the pack was made against haves this store lacks).
-	ErrIncomplete = errors.New("pack: incomplete")
+	ErrIncomplete error = errs.E(errs.Invalid, "pack: incomplete")
 	// ErrMissing is returned by Export when an object reachable from a ref
 	// is not in the store (a damaged store: run fsck).
-	ErrMissing = errors.New("pack: object missing from store")
+	ErrMissing error = errs.E(errs.Corrupt, "pack: object missing from store")
 )
 
 // FormatError says where and why a pack is invalid. Offset is the byte

@@ -44,6 +44,23 @@ type ImportOptions struct {
 	Reindex Reindexer
 	// Message is recorded in the reflog of every moved ref.
 	Message string
+	// Progress, when set, is told of the objects verified and imported
+	// (of the pack header's count); it must return quickly.
+	Progress Progress
+}
+
+// Progress reports how far a long job has come: done of total items of
+// what (total 0 when not known). It has the signature of repo.Progress.
+type Progress func(what string, done, total int64)
+
+func (p Progress) report(what string, done, total uint64) {
+	if p == nil {
+		return
+	}
+	if total == Streamed {
+		total = 0
+	}
+	p(what, int64(done), int64(total))
 }
 
 // RefAction says what Import did with one ref.
@@ -89,6 +106,10 @@ type VerifyResult struct {
 // object's hash, the object count and the trailer checksum. It writes
 // nothing and holds at most one chunk in memory.
 func Verify(ctx context.Context, r io.Reader) (VerifyResult, error) {
+	return verify(ctx, r, nil)
+}
+
+func verify(ctx context.Context, r io.Reader, progress Progress) (VerifyResult, error) {
 	var res VerifyResult
 	pr, err := NewReader(r)
 	if err != nil {
@@ -111,6 +132,7 @@ func Verify(ctx context.Context, r io.Reader) (VerifyResult, error) {
 			return res, err
 		}
 		res.Kinds[e.Kind]++
+		progress.report("objects verified", pr.Count(), res.Header.Count)
 	}
 	res.Objects, res.RawBytes, res.PackBytes = pr.Count(), pr.RawBytes(), pr.Offset()
 	return res, nil
@@ -142,7 +164,7 @@ func Import(ctx context.Context, s Stores, r io.Reader, o ImportOptions) (Import
 	if rs, ok := r.(io.ReadSeeker); ok {
 		start, err := rs.Seek(0, io.SeekCurrent)
 		if err == nil {
-			if _, err := Verify(ctx, rs); err != nil {
+			if _, err := verify(ctx, rs, o.Progress); err != nil {
 				return res, err
 			}
 			if _, err := rs.Seek(start, io.SeekStart); err != nil {
@@ -188,7 +210,7 @@ func stageAndMove(ctx context.Context, s Stores, pr *Reader, o ImportOptions, re
 	if err != nil {
 		return nil, err
 	}
-	if res.New, err = stageObjects(ctx, s, pr); err != nil {
+	if res.New, err = stageObjects(ctx, s, pr, o.Progress); err != nil {
 		return nil, err
 	}
 	res.Objects, res.RawBytes, res.PackBytes = pr.Count(), pr.RawBytes(), pr.Offset()
@@ -351,7 +373,7 @@ const (
 // one's references are already known: earlier in the pack or in the
 // store. It returns how many objects the store lacked. It returns only
 // after the trailer verified (the Reader's io.EOF).
-func stageObjects(ctx context.Context, s Stores, pr *Reader) (uint64, error) {
+func stageObjects(ctx context.Context, s Stores, pr *Reader, progress Progress) (uint64, error) {
 	var added uint64
 	recent := make(map[objstore.ID]struct{}, 1024)
 	b := s.DB.NewBatch()
@@ -419,6 +441,7 @@ func stageObjects(ctx context.Context, s Stores, pr *Reader) (uint64, error) {
 			}
 			recent[e.ID] = struct{}{}
 		}
+		progress.report("objects imported", pr.Count(), pr.Header().Count)
 		if b.Len() >= batchBytes {
 			if err := commit(false); err != nil {
 				return added, err
