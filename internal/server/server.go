@@ -593,6 +593,12 @@ func (s *Server) authed(level int, h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if s.closing.Load() && r.Method != http.MethodGet && level != readsOnly {
+			if err := s.repo.DB().Failure(); err != nil {
+				// The store failed while this request was being
+				// authenticated: say so, as to every request after.
+				s.fail(w, r, err)
+				return
+			}
 			s.fail(w, r, errs.E(errs.Unavailable, "the daemon is shutting down; retry when it is back"))
 			return
 		}
