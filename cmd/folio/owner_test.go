@@ -43,13 +43,13 @@ func TestOwnershipThroughTheCLI(t *testing.T) {
 	missing := runCLI(append(b, "doc", "new", "--id", free, "--title", "B's")...)
 	missing.stdout = strings.ReplaceAll(missing.stdout, free, doc)
 	missing.stderr = strings.ReplaceAll(missing.stderr, free, doc)
-	if taken != missing || taken.code == 0 {
+	if taken != missing || taken.code != exitDenied {
 		t.Fatalf("doc new --id answers differ:\ntaken:   %+v\nmissing: %+v", taken, missing)
 	}
 
 	// An author cannot chown, whatever the document.
 	for _, id := range []string{doc, free} {
-		if r := runCLI(append(b, "doc", "chown", id, "author-b")...); r.code == 0 || !strings.Contains(r.stderr, "admin") {
+		if r := runCLI(append(b, "doc", "chown", id, "author-b")...); r.code != exitDenied || !strings.Contains(r.stderr, "admin") {
 			t.Fatalf("author chown %s: %+v", id, r)
 		}
 	}
@@ -79,6 +79,9 @@ func TestOwnershipThroughTheCLI(t *testing.T) {
 	}
 	if r := runCLI(append(admin, "doc", "chown", doc, "nobody-here")...); r.code != exitNotFound {
 		t.Fatalf("chown to a missing user: %+v", r)
+	}
+	if r := runCLI(append(admin, "doc", "chown", free, "author-a")...); r.code != exitNotFound || !strings.Contains(r.stderr, free) {
+		t.Fatalf("chown of a missing document: %+v", r)
 	}
 	remoteAgain := runCLI(append(admin, "doc", "chown", doc, "author-a")...)
 	d.stop(t)
