@@ -254,7 +254,7 @@ func cmdDocNew(c *cli.Context) error {
 	}
 	if lb, ok := b.(*localBackend); ok && c.String("owner") == "" {
 		if owner, err := lb.r.DocOwner(v.Doc); err == nil && owner == "" {
-			fmt.Fprintf(c.App.ErrWriter, "folio: no user is named %q, so document %s belongs to nobody yet; an admin gives it an owner with `folio doc chown %s USER`\n",
+			notice(c, "no user is named %q, so document %s belongs to nobody yet; an admin gives it an owner with `folio doc chown %s USER`",
 				lb.actor, v.Doc, v.Doc)
 		}
 	}
