@@ -40,6 +40,7 @@ const (
 	// holds is delivered the same way, with its data as a plain map.
 	TypeDraftUpdated   = "draft.updated"
 	TypeVersionCreated = "version.created"
+	TypeOwnerChanged   = "owner.changed"
 )
 
 // Envelope is the part every message has. ID is chosen by the client for
@@ -303,6 +304,20 @@ type VersionCreated struct {
 	Time         int64               `json:"time"` // Unix ms
 	Fingerprint  flowdoc.Fingerprint `json:"fingerprint"`
 	RestoredFrom string              `json:"restoredFrom,omitempty"`
+}
+
+// OwnerChanged is the data of an owner.changed event: an admin gave the
+// document to another user. From and To are user ids (From is empty when
+// it belonged to nobody); the names are as they were at the time. Editors
+// of the previous owner are disconnected (CloseAccessWithdrawn).
+type OwnerChanged struct {
+	Doc      string `json:"doc"`
+	From     string `json:"from,omitempty"`
+	FromName string `json:"fromName,omitempty"`
+	To       string `json:"to"`
+	ToName   string `json:"toName,omitempty"`
+	Actor    string `json:"actor"`
+	Time     int64  `json:"time"` // Unix ms
 }
 
 // newMessage returns an empty message of a client or server type; ok is

@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/foliodev/folio/internal/bounded"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Config configures a Server. Docs, Events, Auth and Access are required;
@@ -129,8 +131,9 @@ func (c *Config) defaults() {
 // DecodeEvent is the default Config.DecodeEvent. It turns the repository's
 // stored payloads into the wire form: draft.updated (repo.DraftEvent) into
 // a DraftUpdated, version.created (repo.VersionEvent) into a
-// VersionCreated; any other event's data is decoded into plain maps and
-// values.
+// VersionCreated; any other event's data is validated and passed through
+// as it was stored (its JSON form transcoded from it), never decoded into
+// interface values.
 func DecodeEvent(e stream.Event) (any, error) {
 	if len(e.Data) == 0 {
 		return nil, nil
@@ -151,11 +154,29 @@ func DecodeEvent(e stream.Event) (any, error) {
 		}
 		return &VersionCreated{Doc: doc, Label: v.Label, Seq: v.Seq, Kind: v.Kind, Reason: v.Reason, Hash: v.Hash,
 			Author: v.Author, Time: e.Time, Fingerprint: v.Fingerprint, RestoredFrom: v.RestoredFrom}, nil
+	case TypeOwnerChanged:
+		var v repo.OwnerEvent
+		if err := kv.Unmarshal(e.Data, &v); err != nil {
+			return nil, err
+		}
+		return &OwnerChanged{Doc: doc, From: v.From, FromName: v.FromName, To: v.To, ToName: v.ToName,
+			Actor: v.Actor, Time: e.Time}, nil
 	}
-	var v any
-	err := kv.Unmarshal(e.Data, &v)
-	return v, err
+	if err := bounded.Validate(e.Data); err != nil {
+		return nil, err
+	}
+	return rawData{e.Data}, nil
 }
+
+// rawData is the data of a stored event whose type the server does not
+// know (a task's events, for instance), passed through without decoding
+// it into Go values: its msgpack bytes verbatim on folio.v1.msgpack
+// (msgpack.RawMessage encodes itself), transcoded to JSON on
+// folio.v1.json. It is validated (bounded.Validate) before it is wrapped.
+type rawData struct{ msgpack.RawMessage }
+
+// MarshalJSON writes the data as JSON.
+func (r rawData) MarshalJSON() ([]byte, error) { return bounded.AppendJSON(nil, r.RawMessage) }
 
 // Server serves the sync protocol. It is an http.Handler for /v1/sync.
 type Server struct {
@@ -221,7 +242,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(s.cfg.MaxFrame)
 
-	c := newConn(s, ws, codec, "s"+strconv.FormatUint(s.session.Add(1), 36), bearer(r))
+	c := newConn(r.Context(), s, ws, codec, "s"+strconv.FormatUint(s.session.Add(1), 36), bearer(r))
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -273,6 +294,41 @@ func (s *Server) revoke(match func(Principal) bool, reason string) int {
 		c.closeWith(CloseTokenRevoked, reason, false)
 	}
 	return len(hit)
+}
+
+// Recheck asks Access again, for every connection that has document doc
+// open or follows its stream, whether its principal may still reach it,
+// and closes those that may not with CloseAccessWithdrawn. Call it after
+// the document's owner changed. It returns how many it closed.
+func (s *Server) Recheck(doc string) int {
+	name := "doc:" + doc
+	s.mu.Lock()
+	var follow []*conn
+	for c := range s.conns {
+		c.mu.Lock()
+		_, open := c.open[doc]
+		_, sub := c.subs[name]
+		c.mu.Unlock()
+		if open || sub {
+			follow = append(follow, c)
+		}
+	}
+	s.mu.Unlock()
+	n := 0
+	for _, c := range follow {
+		p, ok := c.principalIfAuthed()
+		if !ok || c.q.isClosed() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+		allowed := s.cfg.Access.CanAccess(ctx, p, doc)
+		cancel()
+		if !allowed {
+			c.closeWith(CloseAccessWithdrawn, "document "+doc+" was given to another user", false)
+			n++
+		}
+	}
+	return n
 }
 
 // ConnInfo describes one connection, for status pages and tests.

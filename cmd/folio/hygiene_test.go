@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/errs"
@@ -121,8 +122,13 @@ func TestSameAnswerEveryWayIn(t *testing.T) {
 	}
 	t.Cleanup(func() { r.Close() }) // last: after the daemon stopped
 	as := auth.New(r.DB())
-	_, tok, err := as.AddUser(ctx, "author-a", false)
+	u, tok, err := as.AddUser(ctx, "author-a", false)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// Document ids are the server's to choose; the test's is made here.
+	if _, err := r.CreateDoc(ctx, repo.CreateParams{ID: "d1", Owner: u.ID, Author: u.Name,
+		Attrs: flowdoc.Attributes{Title: "Notes"}}); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := server.New(server.Config{Repo: r, Auth: as})
@@ -153,9 +159,6 @@ func TestSameAnswerEveryWayIn(t *testing.T) {
 			t.Errorf("POST %s: status %d for code %s", path, resp.StatusCode, eb.Error.Code)
 		}
 		return eb.Error.Code, eb.Error.Message
-	}
-	if code, msg := httpCall("/v1/docs", `{"id":"d1","attrs":{"title":"Notes"}}`); code != "201" {
-		t.Fatalf("create d1: %s %s", code, msg)
 	}
 	wsJSON := dialEditor(t, ts.URL, tok.Secret, syncproto.SubprotocolJSON)
 	wsMsgpack := dialEditor(t, ts.URL, tok.Secret, syncproto.SubprotocolMsgpack)

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"sort"
@@ -42,6 +43,21 @@ type Server struct {
 	// "*" allows any origin. Empty: same-origin browsers and non-browser
 	// clients only.
 	AllowedOrigins []string `toml:"allowed_origins"`
+
+	// MaxConnections caps the client connections open at once and
+	// MaxConnectionsPerAddress those of one client address (an IPv6
+	// client's /64); 0: no cap. Behind a reverse proxy every connection
+	// comes from the proxy's address: raise or disable the per-address cap
+	// there and let the proxy limit clients.
+	MaxConnections           int `toml:"max_connections"`
+	MaxConnectionsPerAddress int `toml:"max_connections_per_address"`
+	// ReadHeaderTimeout bounds reading a request's headers, ReadTimeout
+	// reading its body (from the request's start), IdleTimeout a kept-alive
+	// connection's wait for its next request. Upgraded WebSocket
+	// connections are exempt.
+	ReadHeaderTimeout time.Duration `toml:"read_header_timeout"`
+	ReadTimeout       time.Duration `toml:"read_timeout"`
+	IdleTimeout       time.Duration `toml:"idle_timeout"`
 }
 
 // Checkpoint configures when a draft is sealed into a version.
@@ -166,7 +182,9 @@ const (
 // Default returns the configuration used when nothing is set.
 func Default() *Config {
 	return &Config{
-		Server:     Server{Listen: "127.0.0.1:7420"},
+		Server: Server{Listen: "127.0.0.1:7420",
+			MaxConnections: 1024, MaxConnectionsPerAddress: 128,
+			ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute},
 		Checkpoint: Checkpoint{Idle: 30 * time.Second, Max: 10 * time.Minute},
 		Limits: Limits{
 			FrameBytes:        1 << 20,
@@ -200,6 +218,29 @@ func DefaultAI() AISettings {
 	}
 }
 
+// MaxFileBytes bounds the configuration file: a setting file is a few
+// kilobytes, and one that is not (a wrong path, a device) is refused
+// before it is read into memory.
+const MaxFileBytes = 1 << 20
+
+// readBounded reads the configuration file, refusing one larger than
+// MaxFileBytes.
+func readBounded(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("config: read %s: %w", path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("config: read %s: %w", path, err)
+	}
+	if len(data) > MaxFileBytes {
+		return "", fmt.Errorf("%w: %s is larger than %d bytes; is it the configuration file?", ErrInvalid, path, MaxFileBytes)
+	}
+	return string(data), nil
+}
+
 // envKeys are the AI keys settable from the environment.
 var envKeys = []string{"provider", "base_url", "model", "api_key", "timeout"}
 
@@ -211,7 +252,11 @@ func Load(path string, getenv func(string) (string, bool)) (*Config, error) {
 	}
 	c := Default()
 	if path != "" {
-		md, err := toml.DecodeFile(path, c)
+		text, err := readBounded(path)
+		if err != nil {
+			return nil, err
+		}
+		md, err := toml.Decode(text, c)
 		if err != nil {
 			return nil, fmt.Errorf("config: read %s: %w", path, err)
 		}
@@ -274,6 +319,12 @@ func (c *Config) applyEnv(getenv func(string) (string, bool), name, key string, 
 func (c *Config) validate() error {
 	if c.Checkpoint.Idle <= 0 || c.Checkpoint.Max <= 0 {
 		return fmt.Errorf("%w: checkpoint.idle and checkpoint.max must be positive durations", ErrInvalid)
+	}
+	if c.Server.MaxConnections < 0 || c.Server.MaxConnectionsPerAddress < 0 {
+		return fmt.Errorf("%w: server.max_connections and server.max_connections_per_address must not be negative (0: no cap)", ErrInvalid)
+	}
+	if c.Server.ReadHeaderTimeout <= 0 || c.Server.ReadTimeout <= 0 || c.Server.IdleTimeout <= 0 {
+		return fmt.Errorf("%w: server.read_header_timeout, server.read_timeout and server.idle_timeout must be positive durations such as 10s or 2m", ErrInvalid)
 	}
 	if c.Limits.FrameBytes <= 0 || c.Limits.MessagesPerSecond < 0 || c.Limits.Subscriptions < 0 ||
 		c.Limits.DocMaxBlocks < 0 || c.Limits.DocMaxBytes < 0 || c.Limits.SaveMaxChanges < 0 || c.Limits.RequestMaxRuns < 0 {

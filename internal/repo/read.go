@@ -35,7 +35,8 @@ func docInfo(d *docRec, dr *draftRec) DocInfo {
 		Head: d.Label, Versions: d.Seq, Unsealed: dr.Unsealed}
 }
 
-// ListDocs lists documents, all of them when owner is "", in id order.
+// ListDocs lists documents, all of them when owner is "", else those of the
+// user whose id is owner, in id order.
 func (r *Repo) ListDocs(ctx context.Context, owner string) ([]DocInfo, error) {
 	p := kv.TableKey("doc")
 	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
@@ -64,7 +65,8 @@ func (r *Repo) ListDocs(ctx context.Context, owner string) ([]DocInfo, error) {
 	return out, it.Error()
 }
 
-// DocOwner returns the owner of doc, or a NotFoundError.
+// DocOwner returns the user id of doc's owner ("" for nobody), or a
+// NotFoundError. Access checks compare it with the caller's user id.
 func (r *Repo) DocOwner(doc string) (string, error) {
 	d, err := r.loadDoc(doc)
 	if err != nil {

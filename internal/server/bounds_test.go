@@ -83,8 +83,8 @@ func (e *env) serve(method, path, token string, body io.Reader) *httptest.Respon
 // one is still being sent.
 func TestHTTPHugeSaveRefused(t *testing.T) {
 	e := newEnv(t, nil)
-	e.ok("POST", "/v1/docs", e.ann, map[string]any{"id": "big", "attrs": map[string]string{"title": "Big"}}, nil)
-	e.ok("POST", "/v1/docs", e.bob, map[string]any{"id": "other", "attrs": map[string]string{"title": "Other"}}, nil)
+	e.ok("POST", "/v1/docs", e.admin, map[string]any{"id": "big", "owner": "ann", "attrs": map[string]string{"title": "Big"}}, nil)
+	e.ok("POST", "/v1/docs", e.admin, map[string]any{"id": "other", "owner": "bob", "attrs": map[string]string{"title": "Other"}}, nil)
 	var before repo.Draft
 	e.ok("GET", "/v1/docs/big/draft", e.ann, nil, &before)
 
@@ -126,7 +126,7 @@ func TestHTTPHugeSaveRefused(t *testing.T) {
 // proportion to the body (it used about 1 GB).
 func TestHTTPMillionBlockBodyBoundedMemory(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxBody = 64 << 20 }) // the count, not the byte limit, must stop it
-	e.ok("POST", "/v1/docs", e.ann, map[string]any{"id": "big", "attrs": map[string]string{"title": "Big"}}, nil)
+	e.ok("POST", "/v1/docs", e.admin, map[string]any{"id": "big", "owner": "ann", "attrs": map[string]string{"title": "Big"}}, nil)
 	for _, tt := range []struct{ path, head, tail string }{
 		{"/v1/docs/big/draft", `{"baseSeq":1,"body":{"schemaVersion":1,"blocks":[`, `]}}`},
 		{"/v1/docs", `{"attrs":{"title":"T"},"body":{"blocks":[`, `]}}`},

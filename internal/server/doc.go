@@ -5,8 +5,19 @@
 // Every endpoint except /healthz and /metrics needs "Authorization: Bearer
 // <token>" (package auth). An author sees and changes only their own
 // documents: another user's document is answered exactly as a missing one
-// (404, code not_found, the same message), so ids do not leak. Admins see
-// every document and manage users and tokens. Backup tokens may only read.
+// (404, code not_found, the same message), so ids do not leak; for the same
+// reason document ids are chosen by the server, and only admins may choose
+// one. Ownership is by user id, never by name; admins reassign documents
+// (PUT /v1/docs/{id}/owner, Chown). Admins see every document and manage
+// users and tokens. Backup tokens may only read.
+//
+// Connections (Serve): a listener gate caps the connections open at once,
+// in all and per client address, closing the oldest connection on which no
+// request has authenticated to make room, and answering 503 only when
+// every other connection has; headers, bodies and idle connections have
+// deadlines; an answer given before a body was read closes its connection
+// without reading the rest. Metric labels come from fixed sets, never from
+// what clients send. docs/api.md, Connections, has the numbers.
 //
 // Errors are JSON objects {"error": {"code": ..., "kind": ..., "message":
 // ...}}: the kind, the status and the code come from package errs (the

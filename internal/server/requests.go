@@ -58,7 +58,9 @@ func (s *Server) decodeRequest(r *http.Request, emptyOK bool, field func(rd *flo
 
 // requestError gives a decoding error its kind: a body over the byte
 // limit is too_large, one over a count limit too_many_*, a JSON problem
-// invalid (naming each path), a body cut short by the client canceled.
+// invalid (naming each path), a body cut short by the client canceled,
+// and one that could not be read (not in time: [server] read_timeout)
+// invalid, as for every other body.
 func requestError(err error) error {
 	var le *flowdoc.LimitError
 	var ve *flowdoc.ValidationError
@@ -72,8 +74,10 @@ func requestError(err error) error {
 		return repo.InvalidRequest(ve)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return &errs.Error{Kind: errs.Canceled, Msg: "the request body ended early", Err: err}
+	case errs.KindOf(err) != errs.Internal:
+		return err
 	}
-	return err
+	return errs.E(errs.Invalid, "request body: %w", err)
 }
 
 // decodeSave reads a SaveRequest, counting its changes against the limit.

@@ -54,7 +54,7 @@ func materialize(objs *objstore.Store, v *objstore.Version, cache blockCache) (f
 			if err != nil {
 				return flowdoc.Document{}, fmt.Errorf("block %s of %s@%s: %w", be.ID, v.Doc, v.Label, err)
 			}
-			if b, err = flowdoc.DecodeContent(data); err != nil {
+			if b, err = objstore.DecodeContent(data); err != nil {
 				return flowdoc.Document{}, fmt.Errorf("block %s of %s@%s: %w", be.ID, v.Doc, v.Label, err)
 			}
 			if cache != nil {

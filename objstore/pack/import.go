@@ -103,8 +103,10 @@ type VerifyResult struct {
 }
 
 // Verify reads the whole pack in r and checks its structure, every
-// object's hash, the object count and the trailer checksum. It writes
-// nothing and holds at most one chunk in memory.
+// object's hash, that it is one msgpack value that decodes into its kind
+// within the bounds of docs/objects.md (objstore.CheckBounds), the object
+// count and the trailer checksum. It writes nothing and holds at most one
+// chunk in memory.
 func Verify(ctx context.Context, r io.Reader) (VerifyResult, error) {
 	return verify(ctx, r, nil)
 }
@@ -130,6 +132,9 @@ func verify(ctx context.Context, r io.Reader, progress Progress) (VerifyResult, 
 		}
 		if err != nil {
 			return res, err
+		}
+		if err := objstore.CheckBounds(e.Kind, e.Data); err != nil {
+			return res, pr.entryError(e, err)
 		}
 		res.Kinds[e.Kind]++
 		progress.report("objects verified", pr.Count(), res.Header.Count)
@@ -362,6 +367,32 @@ func describe(objs *objstore.Store, id objstore.ID) string {
 	return fmt.Sprintf("%s (%s)", v.Label, id.Short())
 }
 
+// decodeEntry decodes e, the entry just returned by Next, as its kind
+// (bounded: a crafted object is an error, never an allocation it does not
+// pay for) and returns the ids it references. Content, which references
+// nothing, is only checked against the bounds (objstore.CheckBounds). An
+// entry that does not decode is a *FormatError naming it.
+func (r *Reader) decodeEntry(e Entry) ([]objstore.ID, error) {
+	var refs []objstore.ID
+	var err error
+	if e.Kind == objstore.KindContent {
+		err = objstore.CheckBounds(e.Kind, e.Data)
+	} else {
+		refs, err = objstore.References(e.Kind, e.Data)
+	}
+	if err != nil {
+		return nil, r.entryError(e, err)
+	}
+	return refs, nil
+}
+
+// entryError is the *FormatError for entry e (just returned by Next) that
+// does not decode.
+func (r *Reader) entryError(e Entry, err error) error {
+	return &FormatError{Offset: r.chunkOff, Entry: r.Count(),
+		Reason: fmt.Sprintf("%s %s does not decode: %v", e.Kind, e.ID.Short(), err)}
+}
+
 // recentMax bounds the set of ids Import remembers from the pack to check
 // references without a store read; it is reset after each batch commit.
 const (
@@ -410,9 +441,9 @@ func stageObjects(ctx context.Context, s Stores, pr *Reader, progress Progress) 
 		if err != nil {
 			return added, err
 		}
-		refsOf, err := objstore.References(e.Kind, e.Data)
+		refsOf, err := pr.decodeEntry(e)
 		if err != nil {
-			return added, &FormatError{Offset: pr.chunkOff, Entry: pr.Count(), Reason: fmt.Sprintf("%s %s does not decode: %v", e.Kind, e.ID.Short(), err)}
+			return added, err
 		}
 		for _, ref := range refsOf {
 			if _, ok := recent[ref]; ok {
