@@ -83,7 +83,7 @@ func (r *Repo) Fsck(ctx context.Context) (FsckReport, error) {
 		return rep, err
 	}
 	for _, n := range names {
-		doc := strings.TrimSuffix(strings.TrimPrefix(n, "docs/"), "/head")
+		doc, _, _ := strings.Cut(strings.TrimPrefix(n, "docs/"), "/") // docs/<id>/head, docs/<id>/published
 		if !known[doc] {
 			add("", doc, "ref %s has no document record (run folio reindex %s)", n, doc)
 		}
