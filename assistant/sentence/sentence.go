@@ -160,7 +160,7 @@ func Terms(s string) []string {
 	var cjk []rune
 	flushWord := func() {
 		if len(word) >= 2 {
-			w := strings.ToLower(string(word))
+			w := stem(strings.ToLower(string(word)))
 			if !stop[w] {
 				out = append(out, w)
 			}
@@ -201,6 +201,20 @@ func Terms(s string) []string {
 	return out
 }
 
+// stem folds the plural of an ASCII word ("refs", "versions") onto its
+// singular; it is all the stemming an extractive match needs.
+func stem(w string) string {
+	if len(w) > 3 && w[len(w)-1] == 's' && w[len(w)-2] != 's' && w[len(w)-2] != 'u' && w[len(w)-2] != 'i' {
+		for i := 0; i < len(w); i++ {
+			if w[i] >= 0x80 {
+				return w
+			}
+		}
+		return w[:len(w)-1]
+	}
+	return w
+}
+
 // Frequencies counts the terms of texts.
 func Frequencies(texts ...string) map[string]int {
 	f := map[string]int{}
@@ -232,7 +246,7 @@ var stop = func() map[string]bool {
 		he her his how i if in into is it its itself me more most my no not of on or our out she so some such than that
 		the their them then there these they this those to too up us was we were what when where which while who whom
 		why will with would you your yours also just only very about after again all any because before being both
-		each few further here other over own same should under until down off once`) {
+		each few further here other over own same should under until down off once without within`) {
 		m[w] = true
 	}
 	return m
