@@ -24,7 +24,7 @@ import (
 // Passage is one text block of a document, with its sentences and the
 // heading it stands under.
 type Passage struct {
-	Block     string   // block id
+	Block     string // block id
 	Type      flowdoc.BlockType
 	Text      string   // plain text
 	Sentences []string // Text split into sentences
