@@ -81,10 +81,11 @@ type Options struct {
 // Service explains passages of public articles to visitors. It is safe
 // for concurrent use.
 type Service struct {
-	gw    *assistant.Gateway
-	route assistant.Route
-	cfg   config.Reading
-	now   func() time.Time
+	gw     *assistant.Gateway
+	ledger *quota.Ledger
+	route  assistant.Route
+	cfg    config.Reading
+	now    func() time.Time
 
 	global chan struct{} // running explanations ([reading] concurrency)
 
@@ -129,8 +130,8 @@ func New(o Options) (*Service, error) {
 		o.Config = config.DefaultReading()
 	}
 	return &Service{
-		gw:    assistant.New(map[quota.Category]assistant.Route{quota.Reading: rt}, o.Ledger, o.Now),
-		route: rt, cfg: o.Config, now: o.Now,
+		gw:     assistant.New(map[quota.Category]assistant.Route{quota.Reading: rt}, o.Ledger, o.Now),
+		ledger: o.Ledger, route: rt, cfg: o.Config, now: o.Now,
 		global:   make(chan struct{}, o.Config.Concurrency),
 		visitors: map[string]*window{}, addrs: map[string]*window{}, running: map[string]int{},
 		inflight: map[string]*flight{}, cache: newLRU(o.Config.CacheBytes),
@@ -311,6 +312,9 @@ func (s *Service) Explain(ctx context.Context, req Request, emit func(Event) err
 }
 
 func (s *Service) replay(a *answer, emit func(Event) error) error {
+	if s.ledger != nil {
+		s.ledger.CountCacheHit(quota.Reading)
+	}
 	if err := emit(Event{Type: "meta", Cached: true, Provider: a.provider, Model: a.model, Extractive: a.extractive}); err != nil {
 		return err
 	}

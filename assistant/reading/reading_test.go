@@ -145,7 +145,7 @@ func TestCacheHitsAreNotBilled(t *testing.T) {
 	}
 	st, _ := s.route.Policy.Status()
 	rep, _ := ledger.Report(1)
-	if st.Requests != 1 || rep.Totals[quota.Reading].Events != 1 {
+	if st.Requests != 1 || rep.Totals[quota.Reading].Events != 1 || rep.Totals[quota.Reading].CacheHits != 1 {
 		t.Fatalf("policy requests %d, ledger events %d; want 1 and 1", st.Requests, rep.Totals[quota.Reading].Events)
 	}
 	if got := s.Stats(); got.CacheHits != 1 || got.ModelCalls != 1 {
