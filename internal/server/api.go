@@ -133,6 +133,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/tokens", s.authed(adminOnly, s.addToken))
 	mux.HandleFunc("DELETE /v1/tokens/{ref}", s.authed(adminOnly, s.revokeToken))
 
+	s.publishingRoutes(mux)
+
 	mux.HandleFunc("/v1/sync", s.syncEndpoint)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, Error{Code: CodeNotFound, What: "endpoint", Name: r.Method + " " + r.URL.Path,

@@ -34,7 +34,10 @@ const (
 
 // Error is the "error" member of every error response.
 type Error struct {
-	Code    string `json:"code"`
+	Code string `json:"code"`
+	// Kind is the error's kind (errs.Kind's name) when it has one beyond
+	// the codes above; it decides the status of a specific code.
+	Kind    string `json:"kind,omitempty"`
 	Message string `json:"message"`
 	// What and Name say what was missing (not_found): "document",
 	// "version", "block", "user", "token", "endpoint".
@@ -53,6 +56,14 @@ type Error struct {
 // ErrorBody is the body of every error response.
 type ErrorBody struct {
 	Error Error `json:"error"`
+}
+
+// statusOf is the HTTP status of e: its kind's when it has one.
+func statusOf(e Error) int {
+	if k, ok := errs.KindFromName(e.Kind); ok && e.Kind != "" {
+		return k.HTTPStatus()
+	}
+	return Status(e.Code)
 }
 
 // Status returns the HTTP status of an error code.
@@ -122,6 +133,9 @@ func toError(err error) (Error, bool) {
 		return errUnauthorized, true
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return Error{Code: CodeUnavailable, Message: "the request was cancelled"}, true
+	}
+	if k := errs.KindOf(err); k != errs.Internal {
+		return Error{Code: errs.CodeOf(err), Kind: k.String(), Message: errs.Message(err)}, true
 	}
 	return Error{Code: CodeInternal, Message: "internal error"}, false
 }

@@ -17,9 +17,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/foliodev/folio/assistant/attrs"
+	"github.com/foliodev/folio/assistant/reading"
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/repo/publish"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -56,6 +59,13 @@ type Config struct {
 	// Usage serves the token usage report (package quota) to admins at
 	// GET /v1/admin/usage; nil: the endpoint answers not_found.
 	Usage http.Handler
+	// Attrs and Reading are the attributes and reading assistants; nil
+	// answers attributes_disabled / reading_disabled (publishing and the
+	// public API work without them).
+	Attrs   *attrs.Service
+	Reading *reading.Service
+	// SiteTitle names the Atom feed ("" : "Folio").
+	SiteTitle string
 }
 
 // Server serves the HTTP API. Create it with New.
@@ -69,6 +79,8 @@ type Server struct {
 	maxBody int64
 	handler http.Handler
 
+	pub         *publish.Store
+	rendered    *renderCache
 	sync        SyncService // nil when no sync service is mounted
 	stopRevoke  func()
 	closing     atomic.Bool
@@ -96,7 +108,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.CheckpointMax == 0 {
 		cfg.CheckpointMax = 10 * time.Minute
 	}
-	s := &Server{cfg: cfg, repo: cfg.Repo, auth: cfg.Auth, log: cfg.Logger, reg: cfg.Registry, maxBody: cfg.MaxBody}
+	s := &Server{cfg: cfg, repo: cfg.Repo, auth: cfg.Auth, log: cfg.Logger, reg: cfg.Registry, maxBody: cfg.MaxBody,
+		pub: publish.New(cfg.Repo, nil), rendered: newRenderCache(renderCacheBytes)}
 	if s.maxBody <= 0 {
 		s.maxBody = 2*int64(cfg.Repo.Limits().MaxBytes) + 1<<20
 		if cfg.Repo.Limits().MaxBytes <= 0 {
@@ -415,7 +428,7 @@ func (s *Server) writeError(w http.ResponseWriter, e Error) {
 	if e.Code == CodeConflict {
 		s.m.conflicts.Inc()
 	}
-	writeJSON(w, Status(e.Code), ErrorBody{Error: e})
+	writeJSON(w, statusOf(e), ErrorBody{Error: e})
 }
 
 // Access levels of a route.
