@@ -131,4 +131,3 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) {
 		flusher.Flush()
 	}
 }
-
