@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"github.com/foliodev/folio/syncproto"
 	"net/http"
 
 	"github.com/foliodev/folio/assistant/attrs"
@@ -23,4 +25,16 @@ func (s *Server) suggestAttrs(w http.ResponseWriter, r *http.Request, p auth.Pri
 // p (who may access doc); the WebSocket transport calls it too.
 func (s *Server) SuggestAttrs(r *http.Request, p auth.Principal, doc string) (attrs.Suggestion, error) {
 	return SuggestAttrs(r.Context(), s.cfg.Attrs, s.repo, s.pub, p.User, doc)
+}
+
+// syncAttrs adapts the attributes assistant to the sync server.
+type syncAttrs struct{ s *Server }
+
+func (a syncAttrs) SuggestAttrs(ctx context.Context, p syncproto.Principal, doc string) (syncproto.AttrsSuggestion, error) {
+	sug, err := SuggestAttrs(ctx, a.s.cfg.Attrs, a.s.repo, a.s.pub, p.User, doc)
+	if err != nil {
+		return syncproto.AttrsSuggestion{}, err
+	}
+	return syncproto.AttrsSuggestion{Doc: doc, Summary: sug.Summary, Slug: sug.Slug, Category: sug.Category,
+		Tags: sug.Tags, Provider: sug.Provider, Model: sug.Model}, nil
 }
