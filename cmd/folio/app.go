@@ -44,7 +44,7 @@ func exitCode(err error) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	return exitError
+	return errs.KindOf(err).ExitCode() // exitError for anything unclassified
 }
 
 var (

@@ -42,13 +42,14 @@ func openBackend(c *cli.Context) (backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &localBackend{r: r, actor: actor()}, nil
+	return &localBackend{r: r, actor: actor(), config: c.String("config")}, nil
 }
 
 // localBackend works directly on a data directory.
 type localBackend struct {
-	r     *repo.Repo
-	actor string
+	r      *repo.Repo
+	actor  string
+	config string // --config, for the verbs that run an assistant
 }
 
 var _ backend = (*localBackend)(nil)

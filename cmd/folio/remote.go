@@ -15,6 +15,7 @@ import (
 
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/server"
 	"github.com/urfave/cli/v2"
@@ -128,6 +129,9 @@ func (r *remote) remoteError(status int, data []byte) error {
 		return exitf(exitError, "the daemon at %s answered HTTP %d: %s", r.base, status, strings.TrimSpace(string(data)))
 	}
 	e := eb.Error
+	if e.Kind != "" {
+		return errs.Remote(e.Kind, e.Code, e.Message) // the same kind, code and message as in the daemon
+	}
 	switch e.Code {
 	case server.CodeNotFound:
 		switch e.What {

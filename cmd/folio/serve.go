@@ -157,7 +157,11 @@ func cmdServe(c *cli.Context) error {
 		}
 		sources[cat] = string(rc.Source)
 	}
-	cfg.Usage = quota.UsageHandler(quota.NewLedger(r.DB(), quota.LedgerOptions{}), sources)
+	ledger := quota.NewLedger(r.DB(), quota.LedgerOptions{Logger: log})
+	cfg.Usage = quota.UsageHandler(ledger, sources)
+	if cfg.Attrs, cfg.Reading, err = narrowAssistants(fc, r, ledger, log); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return exitf(exitUnavailable, "listen on %s: %v (another daemon running? choose another --listen)", listen, err)
