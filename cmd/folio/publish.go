@@ -442,4 +442,3 @@ func (r *remote) SuggestAttrs(ctx context.Context, doc string) (attrs.Suggestion
 	err := r.do(ctx, http.MethodPost, docPath(doc, "attrs", "suggest"), nil, struct{}{}, &s)
 	return s, err
 }
-
