@@ -302,9 +302,9 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 		if err != nil && !errors.Is(err, refs.ErrNotFound) {
 			return err
 		}
-		if !published {
-			prevID = objstore.ID{} // a ref without a record is repaired by this publish
-		}
+		// A ref without a record (imported from a pack: packs carry
+		// published refs, not publication records) is repaired by this
+		// publish; the swap is against the ref's real value.
 		now := s.now()
 		b := s.db.NewBatch()
 		owned := true
@@ -345,9 +345,9 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 		ups := []refs.Update{{Name: repo.PublishedRef(p.Doc), Old: prevID, New: tx.Head}}
 		switch {
 		case published && prev.Slug == slug:
-			ups = append(ups, refs.Update{Name: SlugRef(slug), Old: prevID, New: tx.Head})
+			ups = append(ups, refs.Update{Name: SlugRef(slug), Old: prev.Version, New: tx.Head})
 		case published:
-			ups = append(ups, refs.Update{Name: SlugRef(prev.Slug), Old: prevID},
+			ups = append(ups, refs.Update{Name: SlugRef(prev.Slug), Old: prev.Version},
 				refs.Update{Name: SlugRef(slug), New: tx.Head})
 		default:
 			ups = append(ups, refs.Update{Name: SlugRef(slug), New: tx.Head})
