@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -338,12 +339,23 @@ func (s *Service) call(ctx context.Context, req Request, key string, f *flight, 
 		close(f.done)
 	}()
 	extractive := s.route.Provider.Name() == "local"
+	// Refuse before the stream starts when the policy would (a spent
+	// budget or request cap), so that the visitor gets a 429, not a 200
+	// that ends in an error event. Concurrency is left to the call.
+	msgs := Prompt(req)
+	if err := s.route.Policy.Check(visitorKey(req), llm.CountInput(msgs)+maxAnswerTokens); err != nil {
+		var qe *quota.Error
+		if errors.As(err, &qe) {
+			return retry(qe.RetryAfter, errs.C(errs.RateLimited, qe.Code(), "the reading assistant has reached its limit: %s; try again later", qe.Limit))
+		}
+		return err
+	}
 	if err := emit(Event{Type: "meta", Provider: s.route.Provider.Name(), Model: s.route.Provider.Model(), Extractive: extractive}); err != nil {
 		return err
 	}
 	s.misses.Add(1)
 	var emitErr error
-	res, err := s.gw.Text(ctx, assistant.Request{Category: quota.Reading, User: visitorKey(req), Messages: Prompt(req),
+	res, err := s.gw.Text(ctx, assistant.Request{Category: quota.Reading, User: visitorKey(req), Messages: msgs,
 		MaxTokens: maxAnswerTokens, OnText: func(piece string) {
 			if emitErr == nil {
 				emitErr = emit(Event{Type: "delta", Text: piece})

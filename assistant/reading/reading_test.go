@@ -317,3 +317,26 @@ func TestReadingBurstNeverTouchesWritingBudget(t *testing.T) {
 		t.Fatalf("writing tokens after restart: %d", st.Tokens)
 	}
 }
+
+// A spent reading policy refuses before the stream starts.
+func TestPolicyRefusalBeforeTheStream(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	defer db.Close()
+	s, err := New(Options{Route: assistant.Route{Provider: llm.NewLocal(""),
+		Policy: quota.NewPolicy(db, quota.Reading, quota.Limits{RequestsPerMinute: 1}, nil)},
+		Ledger: quota.NewLedger(db, quota.LedgerOptions{}), Config: config.DefaultReading()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := collect(t, s, Request{Version: "v", Body: article(), Passage: "a", Visitor: "x", Addr: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	_, evs, err := collect(t, s, Request{Version: "v", Body: article(), Passage: "b", Visitor: "y", Addr: "2"})
+	if errs.CodeOf(err) != "reading_rate_limited" || errs.KindOf(err) != errs.RateLimited || len(evs) != 0 {
+		t.Fatalf("over the policy: %v, %d events", err, len(evs))
+	}
+	// A cached answer is still served: hits never ask the policy.
+	if _, evs, err := collect(t, s, Request{Version: "v", Body: article(), Passage: "a", Visitor: "z", Addr: "3"}); err != nil || !evs[0].Cached {
+		t.Fatalf("cache hit over the policy: %v", err)
+	}
+}
