@@ -1,11 +1,10 @@
 // Package sentence is the text analysis of the narrow assistants' local
 // provider: sentence splitting and term extraction for Chinese, Japanese,
-// Korean and space-separated languages, and the passages of a FlowDocument
-// with their headings. It is pure logic, deterministic and bounded by its
-// input.
+// Korean and space-separated languages. It is pure logic, deterministic and
+// bounded by its input.
 //
 // Sentences end at 。！？；… (and their full-width forms), and at . ! ? ;
-// followed by white space or the end; a block is never joined with the next.
+// followed by white space or the end, and at line ends.
 // Terms are lower-cased words of letters and digits (at least two runes)
 // outside the stop words, and, for runs of CJK ideographs, every bigram of
 // adjacent ideographs (single ideographs of a one-character run too):
@@ -17,76 +16,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/foliodev/folio/flowdoc"
 )
-
-// Passage is one text block of a document, with its sentences and the
-// heading it stands under.
-type Passage struct {
-	Block     string // block id
-	Type      flowdoc.BlockType
-	Text      string   // plain text
-	Sentences []string // Text split into sentences
-	Heading   string   // text of the nearest heading above ("" for none)
-	Index     int      // position among the document's passages
-}
-
-// MaxPassages bounds the passages Passages returns.
-const MaxPassages = 5000
-
-// Passages returns the text blocks of d in order (list items, table
-// cells, details and columns included), at most MaxPassages.
-func Passages(d flowdoc.Document) []Passage {
-	var out []Passage
-	heading := ""
-	add := func(id string, t flowdoc.BlockType, text string) {
-		text = strings.TrimSpace(text)
-		if text == "" || len(out) >= MaxPassages {
-			return
-		}
-		out = append(out, Passage{Block: id, Type: t, Text: text, Sentences: Split(text), Heading: heading, Index: len(out)})
-	}
-	var items func(id string, its []flowdoc.ListItem)
-	items = func(id string, its []flowdoc.ListItem) {
-		for _, it := range its {
-			add(id, flowdoc.List, flowdoc.PlainText(it.RichText))
-			items(id, it.Items)
-		}
-	}
-	var walk func(bs []flowdoc.Block)
-	walk = func(bs []flowdoc.Block) {
-		for _, b := range bs {
-			switch b.Type {
-			case flowdoc.Heading:
-				heading = strings.TrimSpace(flowdoc.PlainText(b.RichText))
-				add(b.ID, b.Type, heading)
-			case flowdoc.List:
-				items(b.ID, b.Items)
-			case flowdoc.Table:
-				for _, r := range b.Rows {
-					var cells []string
-					for _, c := range r.Cells {
-						cells = append(cells, flowdoc.PlainText(c))
-					}
-					add(b.ID, b.Type, strings.Join(cells, " · "))
-				}
-			case flowdoc.Code, flowdoc.Equation, flowdoc.Media, flowdoc.Bookmark, flowdoc.File, flowdoc.Embed:
-				if b.Attrs != nil && b.Attrs.Caption != "" {
-					add(b.ID, b.Type, b.Attrs.Caption)
-				}
-			default:
-				add(b.ID, b.Type, flowdoc.PlainText(b.RichText))
-			}
-			walk(b.Children)
-			for _, c := range b.Cols {
-				walk(c.Blocks)
-			}
-		}
-	}
-	walk(d.Blocks)
-	return out
-}
 
 // Split splits text into sentences, keeping each sentence's closing
 // punctuation and trimming white space.
