@@ -68,7 +68,7 @@ func (s *Server) public(h http.HandlerFunc) http.HandlerFunc {
 func (s *Server) publicMissing(w http.ResponseWriter, slug string) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
-	h.Set("Vary", PasswordHeader)
+	h.Add("Vary", PasswordHeader)
 	h.Set("X-Content-Type-Options", "nosniff")
 	e := publish.NotFound(slug)
 	s.writeError(w, Error{Code: errs.CodeOf(e), Kind: errs.KindOf(e).String(), Message: e.Error()})
@@ -114,7 +114,7 @@ func (s *Server) publicArticle(format string) http.HandlerFunc {
 		tag := etag(pub.Version, format)
 		h := w.Header()
 		h.Set("ETag", tag)
-		h.Set("Vary", PasswordHeader)
+		h.Add("Vary", PasswordHeader)
 		h.Set("X-Content-Type-Options", "nosniff")
 		if vis == publish.Public {
 			h.Set("Cache-Control", "no-cache") // revalidate: an unpublish takes effect at once

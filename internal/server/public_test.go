@@ -277,3 +277,31 @@ func TestSuggestAttrsEndpoint(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// The admin usage view shows the reading meter's model calls and cache
+// hits apart from the writing and attributes meters.
+func TestUsageViewShowsReadingCacheHits(t *testing.T) {
+	e := newEnv(t, func(c *Config) {
+		withAssistants(c)
+		c.Usage = quota.UsageHandler(quota.NewLedger(c.Repo.DB(), quota.LedgerOptions{}),
+			map[quota.Category]string{quota.Writing: "compat", quota.Reading: "dedicated", quota.Attributes: "mixed"})
+	})
+	e.newArticle("a", "guide", "A ref is a named pointer.")
+	e.ok("POST", "/v1/docs/a/publish", e.ann, nil, nil)
+	for i := 0; i < 3; i++ {
+		w := e.raw("POST", "/v1/public/articles/guide/explain", http.Header{VisitorHeader: {fmt.Sprint("v", i)}}, `{"passage":"named pointer"}`)
+		if w.Code != 200 {
+			t.Fatalf("explain: %d %s", w.Code, w.Body)
+		}
+	}
+	e.ok("POST", "/v1/docs/a/attrs/suggest", e.ann, nil, nil)
+	var rep quota.Report
+	e.ok("GET", "/v1/admin/usage?days=1", e.admin, nil, &rep)
+	rd, wr, at := rep.Totals[quota.Reading], rep.Totals[quota.Writing], rep.Totals[quota.Attributes]
+	if rd.Events != 1 || rd.CacheHits != 2 || wr.Events != 0 || wr.CacheHits != 0 || at.Events != 1 || at.CacheHits != 0 {
+		t.Fatalf("totals: reading %+v, writing %+v, attributes %+v", rd, wr, at)
+	}
+	if rep.Health != quota.HealthOK || rep.Sources[quota.Reading] != "dedicated" || rep.Sources[quota.Attributes] != "mixed" {
+		t.Fatalf("report: health %s, sources %v", rep.Health, rep.Sources)
+	}
+}
