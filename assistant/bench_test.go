@@ -1,9 +1,11 @@
 package assistant
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,38 +54,123 @@ func benchWorld(b *testing.B) (*world, string) {
 	return w, v.Doc
 }
 
+// timedProvider adds up the time a provider spends answering (Stream and
+// Next).
+type timedProvider struct {
+	llm.Provider
+	mu      sync.Mutex
+	elapsed time.Duration
+}
+
+func (p *timedProvider) Stream(ctx context.Context, req llm.Request) (llm.Stream, error) {
+	start := time.Now()
+	s, err := p.Provider.Stream(ctx, req)
+	p.add(time.Since(start))
+	if err != nil {
+		return nil, err
+	}
+	return &timedStream{Stream: s, p: p}, nil
+}
+
+func (p *timedProvider) add(d time.Duration) {
+	p.mu.Lock()
+	p.elapsed += d
+	p.mu.Unlock()
+}
+
+func (p *timedProvider) total() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.elapsed
+}
+
+type timedStream struct {
+	llm.Stream
+	p *timedProvider
+}
+
+func (s *timedStream) Next() (string, error) {
+	start := time.Now()
+	piece, err := s.Stream.Next()
+	s.p.add(time.Since(start))
+	return piece, err
+}
+
+// localBenchWorld is a world on the local provider and a 500-block
+// article of Chinese and English paragraphs each of which the editing
+// rules shorten.
+func localBenchWorld(b *testing.B) (*world, string, *timedProvider) {
+	p := &timedProvider{Provider: llm.NewLocal("")}
+	w := newWorld(b, func(o *worldOptions) { o.provider = p })
+	d := flowdoc.Document{SchemaVersion: 1}
+	for i := 1; i <= 500; i++ {
+		text := fmt.Sprintf("In order to win round %d, the team made a decision about the plan and %s.", i, strings.Repeat("wrote the report ", 10))
+		if i%2 == 0 {
+			text = fmt.Sprintf("其实第%d轮需要进行一个全面的优化，这个方案的内容%s。", i, strings.Repeat("十分完整", 10))
+		}
+		d.Blocks = append(d.Blocks, para(fmt.Sprintf("p%d", i), text))
+	}
+	v, err := w.repo.CreateDoc(ctx, repoCreate(d))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return w, v.Doc, p
+}
+
 // BenchmarkRequestToSuggestion measures a request from Assist to its
-// suggestion committed (suggestion.created), on a 500-block article, with
-// a model that answers at once. provider-ms is the model's own time,
+// suggestion committed (suggestion.created), on a 500-block article:
+// with a model that answers at once (fake/…), and with the local provider
+// editing by the six rules (local/…). provider-ms is the model's own time,
 // overhead-* the rest.
 func BenchmarkRequestToSuggestion(b *testing.B) {
-	for _, scope := range []string{"block", "document"} {
-		b.Run(scope, func(b *testing.B) {
-			w, doc := benchWorld(b)
+	for _, bench := range []struct {
+		name, scope string
+		local       bool
+	}{{"fake/block", "block", false}, {"fake/document", "document", false}, {"local/block", "block", true}, {"local/document", "document", true}} {
+		b.Run(bench.name, func(b *testing.B) {
+			var w *world
+			var doc string
+			var elapsed func() time.Duration
+			req := AssistRequest{Instruction: "tighten"}
+			if bench.local {
+				var p *timedProvider
+				w, doc, p = localBenchWorld(b)
+				elapsed = p.total
+				req = AssistRequest{EditingPreset: "six-rules"}
+				// The first Chinese text loads the segmenter's dictionary
+				// once per process; it is not a request's cost.
+				if _, _, err := llm.LocalAnswer(llm.Request{Messages: []llm.Message{{Role: llm.User, Content: "其实"}}}); err != nil {
+					b.Fatal(err)
+				}
+			} else {
+				w, doc = benchWorld(b)
+				elapsed = func() time.Duration {
+					w.model.mu.Lock()
+					defer w.model.mu.Unlock()
+					return w.model.elapsed
+				}
+			}
+			req.Doc = doc
 			var total, overhead []time.Duration
 			var provider time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				sc := Scope{Kind: ScopeDocument}
-				if scope == "block" {
-					sc = Scope{Kind: ScopeBlock, Block: fmt.Sprintf("p%d", 1+i%500)}
+				req.Scope = Scope{Kind: ScopeDocument}
+				if bench.scope == "block" {
+					req.Scope = Scope{Kind: ScopeBlock, Block: fmt.Sprintf("p%d", 1+i%500)}
 				}
-				w.model.mu.Lock()
-				before := w.model.elapsed
-				w.model.mu.Unlock()
+				before := elapsed()
 				start := time.Now()
-				q, err := w.svc.Assist(ctx, authorA, AssistRequest{Doc: doc, Scope: sc, Instruction: "tighten"})
+				q, err := w.svc.Assist(ctx, authorA, req)
 				if err != nil {
 					b.Fatal(err)
 				}
 				run := w.wait(q.Run.ID)
 				d := time.Since(start)
 				if run.Suggestion == "" {
-					b.Fatalf("run %s: %s %+v", run.ID, run.Outcome, run.Error)
+					b.Fatalf("run %s: %s %q %+v", run.ID, run.Outcome, run.Summary, run.Error)
 				}
-				w.model.mu.Lock()
-				p := w.model.elapsed - before
-				w.model.mu.Unlock()
+				p := elapsed() - before
 				provider += p
 				total = append(total, d)
 				overhead = append(overhead, d-p)

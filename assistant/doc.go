@@ -40,6 +40,23 @@
 // the model answered), the assistant message, the usage events
 // (quota.Ledger.BookInBatch) and the run and document events. Anything
 // still invalid fails the run: no suggestion, never an empty document.
+//
+// Every call carries the request twice: as the prompt that remote models
+// read, and as an llm.EditTask with the scope's baseline blocks, the
+// selection's offsets, the instruction, the personalization and the
+// editing preset's name and rule ids (editTask), for providers that edit
+// blocks themselves. The local provider, the embedded default, answers
+// that task with the same {"summary", "ops"} object the prompt asks a
+// model for, or {"summary": <its reason>, "ops": []} when it cannot
+// honour the request (a writing preset, a persona, an instruction its
+// rules cannot carry out) or finds nothing to change. The conversion
+// from the rule engine's code-point edits to operations on rich-text runs
+// lives there, not here, so that this pipeline is provider-neutral: one
+// extraction, domain repair, validation, suggestion and usage path for
+// every provider, and no branch on which one answered. An empty ops list
+// is a succeeded run with outcome no_change whose summary — the reason —
+// is recorded in the run and said in the assistant message.
+//
 // A run's state follows its task's in the task's own transitions
 // (KindOptions.OnTransition): started, retry, recovered_after_restart,
 // interrupted, cancel_requested, failed and cancelled are written with the
@@ -153,5 +170,10 @@
 // provider_error, provider_stream_cut, provider_timeout, output_not_json,
 // output_invalid, cancelled and ai_not_configured; Error.Retryable and
 // Error.RetryAfter tell the task runner whether and when to retry, and a
-// failed run records the code.
+// failed run records the code. Each error also has a kind (package errs,
+// see errors.go).
+//
+// Gateway.Check is `folio ai check`: one small request through a
+// category's route, with a report and, on failure, one line that names
+// the provider and what to change; the CLI and the daemon share it.
 package assistant

@@ -77,7 +77,7 @@ func (s *Service) execute(ctx context.Context, t *task.Task) error {
 	out, err := s.gw.Structured(ctx, Request{
 		Category: quota.Writing, User: pl.Actor, Messages: messages(p, pl, pv, res),
 		Trace:  Trace{RunID: pl.Run, TaskID: t.ID.String(), Attempt: t.Attempt},
-		OnText: prog.add, DeferBooking: true, Schema: answerSchema(pl.Scope.Kind),
+		OnText: prog.add, DeferBooking: true, Schema: answerSchema(pl.Scope.Kind), Task: editTask(pl, pv, res),
 	}, func(obj json.RawMessage) error {
 		var err error
 		cand, err = parseAnswer(obj, snap.Body, res, s.limits, pl.Run)

@@ -64,6 +64,9 @@ func (e *Error) Unwrap() error { return e.Err }
 // exhausted budgets, invalid output and cancellation no.
 func (e *Error) Retryable() bool { return e.retryable }
 
+// ErrRetryAfter is when a retry may succeed, 0 when unknown.
+func (e *Error) ErrRetryAfter() time.Duration { return e.RetryAfter }
+
 // CodeOf returns err's gateway code, "" when err is not an *Error.
 func CodeOf(err error) string {
 	var e *Error
@@ -190,6 +193,10 @@ type Request struct {
 	// Schema describes the object Structured asks for; providers that
 	// can constrain their answer to it do (see llm.Request.Schema).
 	Schema *llm.Schema
+	// Task is the request in structured form, for providers that work on
+	// it rather than on the messages (the local provider); the others
+	// ignore it (see llm.Request.Task).
+	Task *llm.EditTask
 }
 
 // Result is a finished generation.
@@ -325,7 +332,7 @@ func (g *Gateway) call(ctx context.Context, req Request, asJSON bool, n int, res
 	if err != nil {
 		return "", g.mapErr(req.Category, rt.Provider.Name(), err)
 	}
-	lreq := llm.Request{Messages: req.Messages, MaxTokens: maxTokens, Temperature: req.Temperature, JSON: asJSON}
+	lreq := llm.Request{Messages: req.Messages, MaxTokens: maxTokens, Temperature: req.Temperature, JSON: asJSON, Task: req.Task}
 	if asJSON {
 		lreq.Schema = req.Schema
 	}

@@ -148,3 +148,34 @@ func scopeJSON(s Scope, r resolved) []byte {
 	data, _ := json.Marshal(v) // plain data: cannot fail
 	return data
 }
+
+// editTask is the request in structured form (llm.EditTask) for providers
+// that edit the scope's blocks themselves rather than read the prompt: the
+// local provider answers it with the same {"summary", "ops"} object the
+// prompt asks a model for, so its answer goes through the same extraction,
+// domain repair and validation. It carries the scope's blocks as the
+// baseline has them, the instruction, the personalization and, for an
+// editing preset, the pinned version's name and rule ids.
+func editTask(pl payload, pv *PresetVersion, r resolved) *llm.EditTask {
+	kind := map[ScopeKind]string{ScopeSelection: llm.EditSelection, ScopeBlock: llm.EditBlock,
+		ScopeSection: llm.EditSection, ScopeDocument: llm.EditDocument}[pl.Scope.Kind]
+	t := &llm.EditTask{
+		Instruction: pl.Instruction,
+		Scope:       &llm.EditScope{Kind: kind, Blocks: r.blocks, Start: pl.Scope.Start, End: pl.Scope.End},
+	}
+	switch pl.Personalization.Kind {
+	case PersonalizeEditing:
+		t.Personalization = "editing"
+	case PersonalizeWriting:
+		t.Personalization = "writing"
+	case PersonalizePersona:
+		t.Personalization = "persona"
+	}
+	if pv != nil && pv.Type == EditingPreset {
+		t.Preset = &llm.EditPreset{ID: pv.Preset, Name: pv.Name, Rules: make([]string, len(pv.Rules))}
+		for i, rule := range pv.Rules {
+			t.Preset.Rules[i] = rule.ID
+		}
+	}
+	return t
+}

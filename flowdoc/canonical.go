@@ -22,15 +22,6 @@ func EncodeContent(b Block) []byte {
 	return mustMarshal(n)
 }
 
-// DecodeContent is the inverse of EncodeContent; the caller sets the id.
-func DecodeContent(data []byte) (Block, error) {
-	var b Block
-	if err := msgpack.Unmarshal(data, &b); err != nil {
-		return Block{}, fmt.Errorf("flowdoc: decode content: %w", err)
-	}
-	return b, nil
-}
-
 // EncodeBody returns the canonical msgpack encoding of a document.
 func EncodeBody(d Document) []byte {
 	return mustMarshal(normalizeDoc(d))

@@ -10,6 +10,13 @@
 //
 //	{"schemaVersion":1,"blocks":[{"id":"p1","type":"paragraph","richText":[{"text":"Hello"}]}]}
 //
+// The format is specified for implementers — every block type, rich text,
+// the URL policy, limits, sanitizing, the canonical encodings and the body
+// fingerprint byte by byte, offsets, operations, problem paths and rules —
+// in docs/flowdoc.md at the repository root. Its examples, defaults and
+// rule list are checked against this package by go test ./docs, so a
+// change here that the spec does not follow fails there.
+//
 // # Reading outside input
 //
 // Parse decodes JSON strictly (unknown fields and wrong JSON types are

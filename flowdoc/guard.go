@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/foliodev/folio/internal/errs"
 )
 
 // ComplexError carries GuardComplex's problems for a rejected candidate.
@@ -16,8 +18,11 @@ func (e *ComplexError) Error() string {
 	for i, p := range e.Problems {
 		parts[i] = p.String()
 	}
-	return "flowdoc: candidate changes complex blocks: " + strings.Join(parts, "; ")
+	return "candidate changes complex blocks: " + strings.Join(parts, "; ")
 }
+
+// ErrKind makes every *ComplexError of kind errs.Invalid.
+func (e *ComplexError) ErrKind() errs.Kind { return errs.Invalid }
 
 // Unwrap makes errors.Is(err, ErrComplexChanged) true.
 func (e *ComplexError) Unwrap() error { return ErrComplexChanged }

@@ -83,7 +83,7 @@ type OpError struct {
 }
 
 func (e *OpError) Error() string {
-	return fmt.Sprintf("flowdoc: op %d (%s): %s", e.Index, e.Op, strings.TrimPrefix(e.Err.Error(), "flowdoc: "))
+	return fmt.Sprintf("flowdoc: op %d (%s): %v", e.Index, e.Op, e.Err)
 }
 
 // Unwrap returns the cause.

@@ -1,25 +1,29 @@
 package flowdoc
 
 import (
-	"errors"
 	"strings"
+
+	"github.com/foliodev/folio/internal/errs"
 )
 
 // Sentinel errors. Operation failures are *OpError values that wrap one of
-// these (or a *ValidationError); test with errors.Is / errors.As.
+// these (or a *ValidationError); test with errors.Is / errors.As. Each
+// carries its kind (package errs): a missing block is errs.NotFound,
+// everything else errs.Invalid. Their messages have no "flowdoc:" prefix
+// because an *OpError, whose message has it, always wraps them.
 var (
 	// ErrInvalid is matched by every *ValidationError.
-	ErrInvalid = errors.New("flowdoc: invalid document")
+	ErrInvalid error = errs.E(errs.Invalid, "invalid document")
 	// ErrBlockNotFound: an operation names a block id the document lacks.
-	ErrBlockNotFound = errors.New("flowdoc: block not found")
+	ErrBlockNotFound error = errs.E(errs.NotFound, "block not found")
 	// ErrConfirmationRequired: delete_block without confirm: true.
-	ErrConfirmationRequired = errors.New("flowdoc: deleting a block needs confirmation (set confirm: true)")
+	ErrConfirmationRequired error = errs.E(errs.Invalid, "deleting a block needs confirmation (set confirm: true)")
 	// ErrBadOp: an operation is malformed (unknown kind, missing or stray
 	// fields, offsets out of range, wrong block type).
-	ErrBadOp = errors.New("flowdoc: bad operation")
+	ErrBadOp error = errs.E(errs.Invalid, "bad operation")
 	// ErrComplexChanged is matched by every *ComplexError: a whole-document
 	// candidate changes, moves, removes or adds complex blocks.
-	ErrComplexChanged = errors.New("flowdoc: complex blocks changed")
+	ErrComplexChanged error = errs.E(errs.Invalid, "complex blocks changed")
 )
 
 // Problem is one validation failure: a JSON path into the document and the
@@ -43,8 +47,11 @@ func (e *ValidationError) Error() string {
 	for i, p := range e.Problems {
 		parts[i] = p.String()
 	}
-	return "flowdoc: invalid document: " + strings.Join(parts, "; ")
+	return "invalid document: " + strings.Join(parts, "; ")
 }
+
+// ErrKind makes every *ValidationError of kind errs.Invalid.
+func (e *ValidationError) ErrKind() errs.Kind { return errs.Invalid }
 
 // Unwrap makes errors.Is(err, ErrInvalid) true.
 func (e *ValidationError) Unwrap() error { return ErrInvalid }

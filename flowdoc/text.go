@@ -37,6 +37,10 @@ func RenderText(d Document) string {
 	return strings.Join(parts, "\n\n") + "\n"
 }
 
+// BlockText is the readable plain text of one block, as RenderText
+// renders it (a nested block's text included in its parent's).
+func BlockText(b Block) string { return blockText(b) }
+
 func attrsOf(b Block) Attrs {
 	if b.Attrs == nil {
 		return Attrs{}

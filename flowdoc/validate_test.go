@@ -149,7 +149,7 @@ func TestNormalizeError(t *testing.T) {
 	if !errors.As(err, &ve) || !errors.Is(err, ErrInvalid) {
 		t.Fatalf("Normalize error %T %v is not a *ValidationError matching ErrInvalid", err, err)
 	}
-	if want := "flowdoc: invalid document: blocks[0].attrs.level: heading level must be 1..4"; err.Error() != want {
+	if want := "invalid document: blocks[0].attrs.level: heading level must be 1..4"; err.Error() != want {
 		t.Fatalf("error = %q, want %q", err, want)
 	}
 }

@@ -147,10 +147,13 @@ func (d *deltaWriter) copy(off, n int) {
 // applyDelta rebuilds a target of size n from base, its id and ops. Every
 // op is bounds-checked: a damaged delta gives ErrCorrupt, never a panic.
 func applyDelta(base []byte, baseID ID, ops []byte, n int) ([]byte, error) {
-	if n < 0 || n > 1<<30 {
+	if n < 0 || n > MaxObject {
 		return nil, fmt.Errorf("%w: delta target size %d", ErrCorrupt, n)
 	}
-	out := make([]byte, 0, n)
+	// n is what the stored value claims; reserve no more than a delta of
+	// this size can plausibly rebuild (a version is mostly copies of its
+	// base) and let appends grow the rest as ops actually produce it.
+	out := make([]byte, 0, min(n, len(base)+len(ops)))
 	cursor := 0
 	for i := 0; i < len(ops); {
 		op := ops[i]

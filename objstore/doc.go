@@ -20,6 +20,13 @@
 // (its first parent, its sealing version), so keeping everything reachable
 // keeps everything readable, and Delete refuses to break that.
 //
+// Decoding is bounded: objects arrive from packs and backups and may be
+// damaged on disk, so every decoder here (DecodeContent, DecodeVersion,
+// DecodeTxn, DecodeStored, the delta and compact-transaction codecs)
+// checks each declared length against the bytes that remain before it
+// allocates (package bounded, through kv.Unmarshal), and nothing rebuilds
+// more than MaxObject bytes. A value that breaks a rule is ErrCorrupt.
+//
 // Traversal: Walk and Reachable visit what a set of roots reaches (minus
 // what a stop set reaches) in reference order, for packs; ForEach lists
 // every stored object, for fsck and gc; IsAncestor follows parents.

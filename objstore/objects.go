@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/bounded"
 	"github.com/foliodev/folio/internal/kv"
 )
 
@@ -99,11 +100,53 @@ func encode(k Kind, v any) ([]byte, ID, error) {
 	return data, Sum(k, data), nil
 }
 
+// DecodeContent decodes a content object's canonical bytes into its block
+// (flowdoc.EncodeContent's inverse); the caller sets the block id. Like
+// every decoder here it is bounded (kv.Unmarshal): a crafted object gives
+// an error, never an allocation its size does not pay for.
+func DecodeContent(data []byte) (flowdoc.Block, error) {
+	var b flowdoc.Block
+	if err := kv.Unmarshal(data, &b); err != nil {
+		return flowdoc.Block{}, fmt.Errorf("%w: decode content: %v", ErrCorrupt, err)
+	}
+	return b, nil
+}
+
+// CheckContent reports whether data decodes as a content object, as
+// fsck checks before accepting one.
+func CheckContent(data []byte) error {
+	_, err := DecodeContent(data)
+	return err
+}
+
+// CheckBounds reports whether the canonical bytes of an object of kind k
+// are one well-formed msgpack value that decodes into its kind within the
+// bounds of docs/objects.md §1, without decoding it (bounded.Check): a
+// pack's first pass refuses a crafted object this way at a fraction of a
+// decode's cost. A field of the wrong type still fails the decode.
+func CheckBounds(k Kind, data []byte) error {
+	var err error
+	switch k {
+	case KindContent:
+		err = bounded.Check(data, (*flowdoc.Block)(nil))
+	case KindVersion:
+		err = bounded.Check(data, (*Version)(nil))
+	case KindTxn:
+		err = bounded.Check(data, (*Txn)(nil))
+	default:
+		return fmt.Errorf("%w: unknown kind %d", ErrCorrupt, k)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrCorrupt, k, err)
+	}
+	return nil
+}
+
 // DecodeVersion decodes a version's canonical bytes.
 func DecodeVersion(data []byte) (*Version, error) {
 	var v Version
 	if err := kv.Unmarshal(data, &v); err != nil {
-		return nil, fmt.Errorf("objstore: decode version: %w", err)
+		return nil, fmt.Errorf("%w: decode version: %v", ErrCorrupt, err)
 	}
 	return &v, nil
 }
@@ -112,13 +155,15 @@ func DecodeVersion(data []byte) (*Version, error) {
 func DecodeTxn(data []byte) (*Txn, error) {
 	var t Txn
 	if err := kv.Unmarshal(data, &t); err != nil {
-		return nil, fmt.Errorf("objstore: decode txn: %w", err)
+		return nil, fmt.Errorf("%w: decode txn: %v", ErrCorrupt, err)
 	}
 	return &t, nil
 }
 
 // References returns the ids an object of kind k with canonical bytes data
-// points at (for walks, packs, fsck and gc).
+// points at (for walks, packs, fsck and gc). It decodes versions and
+// transactions (an error means they do not decode) but not content, which
+// references nothing: CheckContent decodes that.
 func References(k Kind, data []byte) ([]ID, error) {
 	switch k {
 	case KindContent:

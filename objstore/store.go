@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/klauspost/compress/zstd"
 )
@@ -16,15 +17,17 @@ var (
 	// ErrNotFound is returned when an object is not in the store.
 	ErrNotFound = errors.New("objstore: object not found")
 	// ErrCorrupt is returned when stored bytes do not decode or do not hash to their id.
-	ErrCorrupt = errors.New("objstore: object corrupt")
+	ErrCorrupt error = errs.E(errs.Corrupt, "objstore: object corrupt")
 	// ErrDangling is returned by Verify when an object references one the store lacks.
-	ErrDangling = errors.New("objstore: object references a missing object")
+	ErrDangling error = errs.E(errs.Corrupt, "objstore: object references a missing object")
 	// ErrDeltaBase is returned by Delete when an object to delete is needed
 	// to read another stored object that is not deleted with it (the delta
 	// base of a version, the version a transaction is stored against).
 	ErrDeltaBase = errors.New("objstore: object is needed to read another stored object")
 	// ErrLimit is returned by IsAncestor when the walk reaches its bound.
 	ErrLimit = errors.New("objstore: walk limit reached")
+	// ErrTooLarge is returned by Put for an object over MaxObject.
+	ErrTooLarge = errs.E(errs.TooLarge, "objstore: object larger than %d bytes", MaxObject)
 )
 
 // Storage codecs: the first byte of a stored value. See docs/objects.md.
@@ -34,6 +37,13 @@ const (
 	codecDelta byte = 2 // kind byte + delta against the first parent
 	// codecTxnOf (3), a transaction by reference to its version, is in txncodec.go.
 )
+
+// MaxObject bounds an object's canonical bytes. Put refuses bigger ones,
+// and a reader never rebuilds (decompresses, applies a delta to) more than
+// this, whatever a stored value claims. A version of 20,000 blocks takes
+// about 1 MB; one block's content is at most its document's size limit
+// (doc_max_bytes, 16 MiB by default).
+const MaxObject = 32 << 20
 
 // minCompress is the smallest payload worth trying zstd on.
 const minCompress = 128
@@ -127,6 +137,9 @@ func (s *Store) PutVersion(b *pebble.Batch, v *Version) (ID, error) {
 // caller has it.
 func (s *Store) put(b *pebble.Batch, k Kind, data []byte, v *Version) (ID, error) {
 	id := Sum(k, data)
+	if len(data) > MaxObject {
+		return id, fmt.Errorf("%w: %s %s is %d bytes", ErrTooLarge, k, id.Short(), len(data))
+	}
 	s.db.Touch(Key(id)) // a collection in progress must keep it (see kv.DB.WritePass)
 	has, err := s.Has(id)
 	if err != nil {
@@ -307,8 +320,8 @@ func parseDeltaHeader(v []byte) (deltaHeader, error) {
 	copy(h.base[:], p)
 	p = p[refLen:]
 	size, n := binary.Uvarint(p)
-	if n <= 0 || size > 1<<30 {
-		return h, fmt.Errorf("%w: delta size", ErrCorrupt)
+	if n <= 0 || size > MaxObject {
+		return h, fmt.Errorf("%w: delta size %d out of range (at most %d)", ErrCorrupt, size, MaxObject)
 	}
 	h.depth, h.size, h.ops = d, int(size), p[n:]
 	return h, nil
@@ -389,9 +402,9 @@ func (s *Store) rebuild(id ID, v []byte, src source, depth int) ([]byte, error) 
 	return out, nil
 }
 
-// Verify reads object id, checks that it hashes to id and that every
-// object it references is in the store. It returns ErrNotFound, ErrCorrupt
-// or ErrDangling (naming the missing ids).
+// Verify reads object id, checks that it hashes to id, that it decodes as
+// its kind and that every object it references is in the store. It
+// returns ErrNotFound, ErrCorrupt or ErrDangling (naming the missing ids).
 func (s *Store) Verify(id ID) (Kind, error) {
 	k, data, err := s.Get(id)
 	if err != nil {
@@ -401,8 +414,11 @@ func (s *Store) Verify(id ID) (Kind, error) {
 		return k, fmt.Errorf("%w: %s does not hash to its id", ErrCorrupt, id.Short())
 	}
 	refs, err := References(k, data)
+	if err == nil && k == KindContent {
+		err = CheckContent(data)
+	}
 	if err != nil {
-		return k, fmt.Errorf("%w: %s: %v", ErrCorrupt, id.Short(), err)
+		return k, fmt.Errorf("%w: %s %s: %v", ErrCorrupt, k, id.Short(), err)
 	}
 	var missing []string
 	for _, r := range refs {
@@ -465,7 +481,7 @@ var (
 func codecs() (*zstd.Encoder, *zstd.Decoder) {
 	encOnce.Do(func() {
 		encoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
-		decoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(256<<20))
+		decoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(MaxObject))
 	})
 	return encoder, decoder
 }
@@ -489,6 +505,12 @@ func EncodeStored(k Kind, data []byte) []byte {
 // DecodeStored is the inverse of EncodeStored. It cannot decode codecs 2
 // and 3 (a version delta, a transaction by reference), which need the
 // object they are stored against: Store.Get reads every codec.
+//
+// A zstd payload decodes to at most MaxObject bytes; the size its frame
+// header claims is checked against that before anything is allocated, and
+// the decoder allocates no more than the compressed bytes can actually
+// expand to (zstd's own bound, each block of up to 128 KiB taking at least
+// 4 bytes).
 func DecodeStored(v []byte) (Kind, []byte, error) {
 	if len(v) < 2 {
 		return 0, nil, fmt.Errorf("%w: stored value too short", ErrCorrupt)
@@ -498,6 +520,13 @@ func DecodeStored(v []byte) (Kind, []byte, error) {
 	case codecRaw:
 		return k, v[2:], nil
 	case codecZstd:
+		var h zstd.Header
+		if err := h.Decode(v[2:]); err != nil {
+			return 0, nil, fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
+		}
+		if h.HasFCS && h.FrameContentSize > MaxObject {
+			return 0, nil, fmt.Errorf("%w: zstd frame claims %d bytes, more than an object's %d", ErrCorrupt, h.FrameContentSize, MaxObject)
+		}
 		_, dec := codecs()
 		data, err := dec.DecodeAll(v[2:], nil)
 		if err != nil {

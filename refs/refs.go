@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
 )
 
 var (
 	// ErrConflict is returned by Update when a ref's current value is not the expected one.
-	ErrConflict = errors.New("refs: conflict")
+	ErrConflict error = errs.E(errs.Conflict, "refs: conflict")
 	// ErrNotFound is returned by Get when a ref does not exist.
 	ErrNotFound = errors.New("refs: not found")
 )

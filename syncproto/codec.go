@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/foliodev/folio/internal/bounded"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -99,7 +100,7 @@ func (jsonCodec) Decode(p []byte, allowEvents bool) (Message, error) {
 		return nil, &DecodeError{Code: CodeBadMessage, Err: errors.New("frame is not valid UTF-8 JSON")}
 	}
 	var env Envelope
-	if err := json.Unmarshal(p, &env); err != nil {
+	if err := bounded.UnmarshalJSON(p, &env); err != nil {
 		return nil, &DecodeError{Code: CodeBadMessage, ID: peekJSONID(p), Err: fmt.Errorf("not a message object: %v", err)}
 	}
 	if err := checkEnvelope(env); err != nil {
@@ -111,13 +112,13 @@ func (jsonCodec) Decode(p []byte, allowEvents bool) (Message, error) {
 			return nil, &DecodeError{Code: CodeUnknownType, ID: env.ID, Err: fmt.Errorf("unknown message type %q", env.Type)}
 		}
 		var je jsonEvent
-		if err := json.Unmarshal(p, &je); err != nil {
+		if err := bounded.UnmarshalJSON(p, &je); err != nil {
 			return nil, &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: fmt.Errorf("%s: %v", env.Type, err)}
 		}
 		return &Event{Envelope: je.Envelope, Stream: je.Stream, Cursor: je.Cursor, Time: je.Time,
 			Data: nil, raw: je.Data, codec: JSONCodec}, nil
 	}
-	if err := json.Unmarshal(p, m); err != nil {
+	if err := bounded.UnmarshalJSON(p, m); err != nil {
 		return nil, &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: fmt.Errorf("%s: %v", env.Type, err)}
 	}
 	return m, nil
@@ -126,12 +127,14 @@ func (jsonCodec) Decode(p []byte, allowEvents bool) (Message, error) {
 // peekJSONID recovers a string "id" from an object whose other fields
 // are broken, so that the error reply can still name the request.
 func peekJSONID(p []byte) string {
-	var probe map[string]json.RawMessage
-	if json.Unmarshal(p, &probe) != nil {
+	var probe struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if bounded.UnmarshalJSON(p, &probe) != nil {
 		return ""
 	}
 	var id string
-	if json.Unmarshal(probe["id"], &id) != nil || len(id) > maxIDLen {
+	if json.Unmarshal(probe.ID, &id) != nil || len(id) > maxIDLen {
 		return ""
 	}
 	return id
@@ -181,19 +184,12 @@ type msgpackEvent struct {
 	Data   msgpack.RawMessage `json:"data,omitempty"`
 }
 
+// msgpackUnmarshal decodes one frame payload (or event data) into v,
+// bounded: every declared length is checked against the bytes that remain
+// before anything is allocated, and the memory the decode takes is bounded
+// by len(p) (package bounded, docs/protocol.md).
 func msgpackUnmarshal(p []byte, v any) error {
-	dec := msgpack.GetDecoder()
-	defer msgpack.PutDecoder(dec)
-	r := bytes.NewReader(p)
-	dec.Reset(r)
-	dec.SetCustomStructTag("json")
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if r.Len() > 0 {
-		return errors.New("trailing bytes after the message")
-	}
-	return nil
+	return bounded.UnmarshalTag(p, v, "json")
 }
 
 func (msgpackCodec) Decode(p []byte, allowEvents bool) (Message, error) {
@@ -222,13 +218,12 @@ func (msgpackCodec) Decode(p []byte, allowEvents bool) (Message, error) {
 	return m, nil
 }
 
+// peekMsgpackID recovers the string "id" of a map whose other entries are
+// broken by scanning its entries up to the first it cannot read; nothing
+// of the frame is decoded.
 func peekMsgpackID(p []byte) string {
-	var probe map[string]any
-	if msgpackUnmarshal(p, &probe) != nil {
-		return ""
-	}
-	id, _ := probe["id"].(string)
-	return clipID(id)
+	id, _ := bounded.MapString(p, "id", maxIDLen)
+	return id
 }
 
 // DecodeData decodes the data of an event received by a client into v
@@ -247,6 +242,6 @@ func (e *Event) DecodeData(v any) error {
 	case e.codec == MsgpackCodec:
 		return msgpackUnmarshal(e.raw, v)
 	default:
-		return json.Unmarshal(e.raw, v)
+		return bounded.UnmarshalJSON(e.raw, v)
 	}
 }

@@ -1,14 +1,17 @@
 package syncproto_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/bounded/boundedtest"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 )
@@ -53,7 +56,7 @@ func sampleMessages() []syncproto.Message {
 		&syncproto.Resync{Envelope: syncproto.Envelope{ID: "8"}, Stream: "doc:d1", After: 3, First: 40, Last: 97},
 		&syncproto.Ping{Envelope: syncproto.Envelope{ID: "10"}},
 		&syncproto.Pong{Envelope: syncproto.Envelope{ID: "10"}, Time: 1767225600000},
-		&syncproto.Error{Envelope: syncproto.Envelope{ID: "5"}, Code: syncproto.CodeInvalidDocument, Message: "the save would make an invalid document; nothing was stored",
+		&syncproto.Error{Envelope: syncproto.Envelope{ID: "5"}, Code: syncproto.CodeInvalid, Kind: "invalid", Message: "invalid document: blocks[0].attrs.level: heading level must be 1..4",
 			Problems: []flowdoc.Problem{{Path: "blocks[0].attrs.level", Rule: "heading level must be 1..4"}}},
 	}
 }
@@ -150,18 +153,63 @@ func TestGoldenJSON(t *testing.T) {
 	}
 }
 
-func FuzzDecode(f *testing.F) {
-	for _, m := range sampleMessages() {
+// FuzzDecode: whatever a client or server sends, both codecs answer
+// with a message or a *DecodeError with a code, within the memory bound
+// (TestDecodeMemory checks the corpus against it); what decodes
+// re-encodes, and an event's data decodes into the event types.
+func FuzzDecode(f *testing.F) { boundedtest.Fuzz(f, decodeTarget()) }
+
+// hostileFrame is an unauthenticated client's whole attack: a map whose
+// "x" is an array claiming 2^32-1 elements, then a bad "type". Before
+// decoding was bounded, the id peek's make() of that length killed the
+// daemon.
+var hostileFrame = []byte{0x82, 0xa1, 0x78, 0xdd, 0xff, 0xff, 0xff, 0xff, 0xa4, 0x74, 0x79, 0x70, 0x65, 0x05}
+
+func decodeTarget() boundedtest.Target {
+	var seeds [][]byte
+	for _, m := range append(sampleMessages(), sampleEvents()...) {
 		m.Env().Type = syncproto.TypeOf(m)
 		for _, c := range []syncproto.Codec{syncproto.JSONCodec, syncproto.MsgpackCodec} {
 			p, _ := c.Encode(m)
-			f.Add(p)
+			seeds = append(seeds, p)
 		}
 	}
-	f.Add([]byte(`{"type":"draft.save","id":"x","doc":"d","changes":[{"op":"upsert","block":{"id":"a","type":"heading","attrs":{"level":9}}}]}`))
-	f.Add([]byte{0xde, 0xff, 0xff})
-	f.Add([]byte{0xdd, 0xff, 0xff, 0xff, 0xff})
-	f.Fuzz(func(t *testing.T, p []byte) {
+	seeds = append(seeds,
+		[]byte(`{"type":"draft.save","id":"x","doc":"d","changes":[{"op":"upsert","block":{"id":"a","type":"heading","attrs":{"level":9}}}]}`),
+		[]byte{0xde, 0xff, 0xff},
+		[]byte{0xdd, 0xff, 0xff, 0xff, 0xff},
+		hostileFrame,
+		// The same claim in each length-carrying type, after a good id.
+		[]byte("\x83\xa2id\xa11\xa4type\xaadraft.save\xa7changes\xdd\xff\xff\xff\xff"),
+		[]byte("\x83\xa2id\xa11\xa4type\xaadraft.save\xa3doc\xdb\xff\xff\xff\xff"),
+		[]byte("\x83\xa2id\xa11\xa4type\xaadraft.save\xa3doc\xc6\xff\xff\xff\xff"),
+		[]byte("\x83\xa2id\xa11\xa4type\xaadraft.save\xa3doc\xc9\xff\xff\xff\xff\x01"),
+		[]byte("\x83\xa2id\xa11\xa4type\xaadraft.save\xa3doc\xdf\xff\xff\xff\xff"),
+		// Arrays of one-byte elements that each become a whole struct.
+		append([]byte("\x83\xa2id\xa11\xa4type\xaadraft.save\xa7changes\xdc\x10\x00"), bytes.Repeat([]byte{0x80}, 4096)...),
+		append(append([]byte(`{"type":"draft.save","id":"1","body":{"blocks":[`), bytes.Repeat([]byte("{},"), 4096)...), "{}]}}"...),
+		// Nesting deeper than any message.
+		append(bytes.Repeat([]byte{0x91}, 10000), 0xc0),
+		[]byte(strings.Repeat("[", 10000)+strings.Repeat("]", 10000)),
+		// The 13-byte version object that claims 2^32-1 blocks.
+		[]byte{0x81, 0xa6, 'b', 'l', 'o', 'c', 'k', 's', 0xdd, 0xff, 0xff, 0xff, 0xff},
+	)
+	seeds = append(seeds, boundedtest.Hostile("changes")...)
+	seeds = append(seeds, boundedtest.Hostile("data")...)
+	var decoders []boundedtest.Decoder
+	for _, c := range []syncproto.Codec{syncproto.JSONCodec, syncproto.MsgpackCodec} {
+		decoders = append(decoders,
+			boundedtest.Decoder{Name: c.Name() + " request", Fn: func(p []byte) { c.Decode(p, false) }},
+			boundedtest.Decoder{Name: c.Name() + " event data", Fn: func(p []byte) {
+				if m, err := c.Decode(p, true); err == nil {
+					if ev, ok := m.(*syncproto.Event); ok {
+						var du syncproto.DraftUpdated
+						ev.DecodeData(&du)
+					}
+				}
+			}})
+	}
+	return boundedtest.Target{Name: "FuzzDecode", Seeds: seeds, Decoders: decoders, Check: func(t *testing.T, p []byte) {
 		for _, c := range []syncproto.Codec{syncproto.JSONCodec, syncproto.MsgpackCodec} {
 			for _, events := range []bool{false, true} {
 				m, err := c.Decode(p, events)
@@ -171,6 +219,12 @@ func FuzzDecode(f *testing.F) {
 						t.Fatalf("%s: error %v is not a DecodeError with a code", c.Name(), err)
 					}
 					continue
+				}
+				if ev, ok := m.(*syncproto.Event); ok {
+					var du syncproto.DraftUpdated
+					var vc syncproto.VersionCreated
+					ev.DecodeData(&du)
+					ev.DecodeData(&vc)
 				}
 				// What decodes re-encodes and decodes to the same type.
 				q, err := c.Encode(m)
@@ -186,5 +240,5 @@ func FuzzDecode(f *testing.F) {
 				}
 			}
 		}
-	})
+	}}
 }

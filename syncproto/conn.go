@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
 )
 
 // conn is one WebSocket session.
@@ -185,7 +187,7 @@ func (c *conn) handleFrame(typ websocket.MessageType, data []byte) {
 	authed := c.authed
 	c.mu.Unlock()
 	if !ok {
-		c.send(&Error{Envelope: Envelope{ID: env.ID}, Code: CodeRateLimited,
+		c.send(&Error{Envelope: Envelope{ID: env.ID}, Code: CodeRateLimited, Kind: CodeRateLimited.Kind().String(),
 			Message:      fmt.Sprintf("more than %g messages per second; %s was dropped", c.srv.cfg.MessagesPerSecond, env.Type),
 			RetryAfterMs: max((wait + time.Millisecond - 1).Milliseconds(), 1)})
 		return
@@ -201,9 +203,23 @@ func (c *conn) handleFrame(typ websocket.MessageType, data []byte) {
 	c.handle(m)
 }
 
-// replyError queues an error reply.
+// replyError queues an error reply with code and its kind.
 func (c *conn) replyError(id string, code Code, msg string) {
-	c.send(&Error{Envelope: Envelope{ID: id}, Code: code, Message: msg})
+	c.send(&Error{Envelope: Envelope{ID: id}, Code: code, Kind: code.Kind().String(), Message: msg})
+}
+
+// replyErr queues the error reply of err: its code, kind and message
+// (package errs), and the problems of an invalid document.
+func (c *conn) replyErr(id string, err error) {
+	e := &Error{Envelope: Envelope{ID: id}, Code: Code(errs.CodeOf(err)), Kind: errs.KindOf(err).String(), Message: errs.Message(err)}
+	var ve *flowdoc.ValidationError
+	if errors.As(err, &ve) {
+		e.Problems = ve.Problems
+	}
+	if d := errs.RetryAfterOf(err); d > 0 {
+		e.RetryAfterMs = max(d.Milliseconds(), 1)
+	}
+	c.send(e)
 }
 
 // encode sets the message's type and encodes it.

@@ -21,7 +21,12 @@
 //   - A draft.ack is sent only after Docs.SaveDraft returned, that is after
 //     the save is durable.
 //   - A bad frame gets an error reply with a stable Code; the connection
-//     stays usable. Only authentication, revocation, slow consumers,
-//     shutdown, a storage failure (FailStop, CloseStorageFailed) and
-//     oversized frames close it, each with its own close code.
+//     stays usable. Decoding a frame is bounded (package bounded): every
+//     declared length is checked against the frame's remaining bytes
+//     before anything is allocated, what a frame decodes into is bounded
+//     by its size, and nothing is decoded into interface values (stored
+//     event data of unknown types passes through as bytes). Only
+//     authentication, revocation, slow consumers, shutdown, a storage
+//     failure (FailStop, CloseStorageFailed) and oversized frames close
+//     it, each with its own close code.
 package syncproto

@@ -43,13 +43,17 @@ func TestProtocolDocExamples(t *testing.T) {
 			t.Errorf("docs/protocol.md lacks the example:\n%s", l)
 		}
 	}
-	for _, code := range []syncproto.Code{syncproto.CodeBadMessage, syncproto.CodeUnknownType, syncproto.CodeBadRequest,
-		syncproto.CodeNotFound, syncproto.CodeNotOpen, syncproto.CodeInvalidDocument, syncproto.CodeConflict,
-		syncproto.CodeRateLimited, syncproto.CodeTooManySubscriptions, syncproto.CodeAlreadySubscribed,
-		syncproto.CodeNotSubscribed, syncproto.CodeHelloRequired, syncproto.CodeUnavailable, syncproto.CodeInternal, syncproto.CodeReadOnly,
-		syncproto.CodeStorageFull, syncproto.CodeStorageFailed} {
-		if !strings.Contains(string(doc), "| `"+string(code)+"` |") {
-			t.Errorf("error code %s is not in the table of docs/protocol.md", code)
+	// Every specific code is in the table with its kind.
+	for code, kind := range syncproto.SpecificCodes() {
+		if !strings.Contains(string(doc), "| `"+string(code)+"` | `"+kind.String()+"` |") {
+			t.Errorf("error code %s (kind %s) is not in the table of docs/protocol.md", code, kind)
+		}
+	}
+	// The shared codes are their kinds' default codes.
+	for _, code := range []syncproto.Code{syncproto.CodeInvalid, syncproto.CodeNotFound, syncproto.CodeConflict,
+		syncproto.CodeRateLimited, syncproto.CodeUnavailable, syncproto.CodeInternal, syncproto.CodeStorageFailed, syncproto.CodeStorageFull} {
+		if code.Kind().String() != string(code) {
+			t.Errorf("shared code %s is not the default code of a kind", code)
 		}
 	}
 	for _, code := range []websocket.StatusCode{syncproto.CloseAuthFailed, syncproto.CloseTokenRevoked, syncproto.CloseSlowConsumer,

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/stream"
@@ -78,7 +77,7 @@ func (c *conn) handle(m Message) {
 		c.leave(m)
 	case *Save, *Checkpoint, *Restore:
 		if c.principal().ReadOnly {
-			c.replyError(m.Env().ID, CodeReadOnly, "this token may only read; use an author's token to change documents")
+			c.replyError(m.Env().ID, CodeReadOnly, "a backup token may only read; use an author's token to change documents")
 			return
 		}
 		switch m := m.(type) {
@@ -109,13 +108,13 @@ func DocStream(doc string) string { return "doc:" + doc }
 // document the caller may not see is answered as missing.
 func (c *conn) checkDoc(id, doc string) bool {
 	if !repo.ValidDocID(doc) {
-		c.replyError(id, CodeBadRequest, fmt.Sprintf("document id %q is not 1-64 characters of A-Z a-z 0-9 _ -", doc))
+		c.replyError(id, CodeInvalid, fmt.Sprintf("document id %q is not 1-64 characters of A-Z a-z 0-9 _ -", doc))
 		return false
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
 	defer cancel()
 	if !c.srv.cfg.Access.CanAccess(ctx, c.principal(), doc) {
-		c.replyError(id, CodeNotFound, fmt.Sprintf("document %q not found", doc))
+		c.replyErr(id, &repo.NotFoundError{What: "document", Name: doc})
 		return false
 	}
 	return true
@@ -223,28 +222,28 @@ func (c *conn) save(m *Save) {
 		return
 	}
 	if m.Body == nil && len(m.Changes) == 0 && m.Attrs == nil {
-		c.replyError(m.ID, CodeBadRequest, "draft.save needs changes, a body or attrs")
+		c.replyError(m.ID, CodeInvalid, "draft.save needs changes, a body or attrs")
 		return
 	}
 	if m.Body != nil && len(m.Changes) > 0 {
-		c.replyError(m.ID, CodeBadRequest, "draft.save carries either changes or a full body, not both")
+		c.replyError(m.ID, CodeInvalid, "draft.save carries either changes or a full body, not both")
 		return
 	}
 	for i, ch := range m.Changes {
 		if !changeOps[ch.Op] {
-			c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("changes[%d].op %q is not upsert, delete or move", i, ch.Op))
+			c.replyError(m.ID, CodeInvalid, fmt.Sprintf("changes[%d].op %q is not upsert, delete or move", i, ch.Op))
 			return
 		}
 		if ch.Op == "upsert" && ch.Block == nil {
-			c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("changes[%d]: upsert needs a block", i))
+			c.replyError(m.ID, CodeInvalid, fmt.Sprintf("changes[%d]: upsert needs a block", i))
 			return
 		}
 		if ch.Op != "upsert" && ch.BlockID == "" {
-			c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("changes[%d]: %s needs blockId", i, ch.Op))
+			c.replyError(m.ID, CodeInvalid, fmt.Sprintf("changes[%d]: %s needs blockId", i, ch.Op))
 			return
 		}
 		if ch.Op == "move" && ch.After == nil {
-			c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("changes[%d]: move needs after (\"\" for the start)", i))
+			c.replyError(m.ID, CodeInvalid, fmt.Sprintf("changes[%d]: move needs after (\"\" for the start)", i))
 			return
 		}
 	}
@@ -254,7 +253,6 @@ func (c *conn) save(m *Save) {
 		BaseSeq: m.BaseSeq, Body: m.Body, Changes: m.Changes, Attrs: m.Attrs})
 	cancel()
 	var ce *repo.ConflictError
-	var ve *flowdoc.ValidationError
 	switch {
 	case err == nil:
 	case errors.As(err, &ce):
@@ -265,14 +263,9 @@ func (c *conn) save(m *Save) {
 		}
 		c.send(&Conflict{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: ce.Seq, Reason: ce.Reason, Blocks: blocks})
 		return
-	case errors.As(err, &ve):
+	case errors.Is(err, errs.Invalid):
 		c.srv.cfg.Metrics.save("invalid", 0)
-		c.send(&Error{Envelope: Envelope{ID: m.ID}, Code: CodeInvalidDocument,
-			Message: "the save would make an invalid document; nothing was stored", Problems: ve.Problems})
-		return
-	case errors.Is(err, repo.ErrInvalid):
-		c.srv.cfg.Metrics.save("invalid", 0)
-		c.send(&Error{Envelope: Envelope{ID: m.ID}, Code: CodeBadRequest, Message: err.Error() + "; nothing was stored"})
+		c.replyErr(m.ID, err)
 		return
 	default:
 		c.srv.cfg.Metrics.save("error", 0)
@@ -302,11 +295,11 @@ func (c *conn) checkpoint(m *Checkpoint) {
 		reason = objstore.ReasonManual
 	}
 	if !clientReasons[reason] {
-		c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("checkpoint reason %q is not manual, publish or ai", reason))
+		c.replyError(m.ID, CodeInvalid, fmt.Sprintf("checkpoint reason %q is not manual, publish or ai", reason))
 		return
 	}
 	if len(m.Message) > 4096 {
-		c.replyError(m.ID, CodeBadRequest, "checkpoint message is longer than 4096 bytes")
+		c.replyError(m.ID, CodeInvalid, "checkpoint message is longer than 4096 bytes")
 		return
 	}
 	if !c.checkDoc(m.ID, m.Doc) {
@@ -333,7 +326,7 @@ func (c *conn) checkpoint(m *Checkpoint) {
 
 func (c *conn) restore(m *Restore) {
 	if m.Label == "" || len(m.Label) > 64 {
-		c.replyError(m.ID, CodeBadRequest, "restore needs the label of a version, like v1.r2")
+		c.replyError(m.ID, CodeInvalid, "restore needs the label of a version, like v1.r2")
 		return
 	}
 	if !c.checkDoc(m.ID, m.Doc) {
@@ -351,27 +344,16 @@ func (c *conn) restore(m *Restore) {
 	c.send(&RestoreDone{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Version: v})
 }
 
-// repoError answers a repository error with its wire code.
+// repoError answers a repository error with its code and kind; internal
+// errors are logged and answered without their details.
 func (c *conn) repoError(id, doc, what string, err error) {
-	var nf *repo.NotFoundError
 	switch {
-	case errors.As(err, &nf):
-		c.replyError(id, CodeNotFound, nf.Error())
-	case isNotFound(err):
-		c.replyError(id, CodeNotFound, fmt.Sprintf("document %q not found", doc))
-	case errors.Is(err, repo.ErrConflict):
-		c.replyError(id, CodeConflict, err.Error())
-	case errors.Is(err, repo.ErrInvalid):
-		c.replyError(id, CodeBadRequest, err.Error())
-	case errs.KindOf(err) == errs.Storage:
-		c.replyError(id, CodeStorageFailed, what+" failed: "+err.Error()+"; the server is restarting, so resend it once you have reconnected")
-	case errs.KindOf(err) == errs.StorageFull:
-		c.send(&Error{Envelope: Envelope{ID: id}, Code: CodeStorageFull, Message: what + " refused: " + err.Error(),
-			RetryAfterMs: errs.RetryAfterOf(err).Milliseconds()})
 	case errors.Is(err, context.Canceled) && c.ctx.Err() != nil:
 		c.replyError(id, CodeUnavailable, "the connection is closing")
-	default:
+	case errs.KindOf(err) == errs.Internal:
 		c.internal(id, what+" "+doc, err)
+	default:
+		c.replyErr(id, err)
 	}
 }
 
@@ -384,7 +366,7 @@ func (c *conn) internal(id, what string, err error) {
 func (c *conn) streamAllowed(id, name string) bool {
 	kind, rest, ok := strings.Cut(name, ":")
 	if !ok || rest == "" || len(name) > 300 {
-		c.replyError(id, CodeBadRequest, fmt.Sprintf("stream %q is not <kind>:<id>", name))
+		c.replyError(id, CodeInvalid, fmt.Sprintf("stream %q is not <kind>:<id>", name))
 		return false
 	}
 	switch kind {
@@ -399,7 +381,7 @@ func (c *conn) streamAllowed(id, name string) bool {
 		}
 		return true
 	}
-	c.replyError(id, CodeBadRequest, fmt.Sprintf("stream kind %q is not doc, run or task", kind))
+	c.replyError(id, CodeInvalid, fmt.Sprintf("stream kind %q is not doc, run or task", kind))
 	return false
 }
 
@@ -447,7 +429,7 @@ func (c *conn) subscribe(m *Subscribe) {
 
 func (c *conn) unsubscribe(m *Unsubscribe) {
 	if strings.HasPrefix(m.Stream, "doc:") && c.isOpen(strings.TrimPrefix(m.Stream, "doc:")) {
-		c.replyError(m.ID, CodeBadRequest, fmt.Sprintf("stream %s belongs to an open document; send leave", m.Stream))
+		c.replyError(m.ID, CodeInvalid, fmt.Sprintf("stream %s belongs to an open document; send leave", m.Stream))
 		return
 	}
 	if !c.stopSub(m.Stream) {

@@ -249,12 +249,15 @@ type Pong struct {
 }
 
 // Error answers a request that failed. ID is the failed request's id
-// (empty when the frame could not be read far enough to find it).
+// (empty when the frame could not be read far enough to find it). Code
+// and Kind are the HTTP API's (package errs): the same error has the same
+// code and kind on both.
 type Error struct {
 	Envelope
 	Code         Code              `json:"code"`
+	Kind         string            `json:"kind"`
 	Message      string            `json:"message"`
-	Problems     []flowdoc.Problem `json:"problems,omitempty"`     // invalid_document
+	Problems     []flowdoc.Problem `json:"problems,omitempty"`     // invalid documents
 	RetryAfterMs int64             `json:"retryAfterMs,omitempty"` // rate_limited
 }
 

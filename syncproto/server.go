@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/foliodev/folio/internal/bounded"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Config configures a Server. Docs, Events, Auth and Access are required;
@@ -131,8 +133,9 @@ func (c *Config) defaults() {
 // DecodeEvent is the default Config.DecodeEvent. It turns the repository's
 // stored payloads into the wire form: draft.updated (repo.DraftEvent) into
 // a DraftUpdated, version.created (repo.VersionEvent) into a
-// VersionCreated; any other event's data is decoded into plain maps and
-// values.
+// VersionCreated; any other event's data is validated and passed through
+// as it was stored (its JSON form transcoded from it), never decoded into
+// interface values.
 func DecodeEvent(e stream.Event) (any, error) {
 	if len(e.Data) == 0 {
 		return nil, nil
@@ -154,10 +157,21 @@ func DecodeEvent(e stream.Event) (any, error) {
 		return &VersionCreated{Doc: doc, Label: v.Label, Seq: v.Seq, Kind: v.Kind, Reason: v.Reason, Hash: v.Hash,
 			Author: v.Author, Time: e.Time, Fingerprint: v.Fingerprint, RestoredFrom: v.RestoredFrom}, nil
 	}
-	var v any
-	err := kv.Unmarshal(e.Data, &v)
-	return v, err
+	if err := bounded.Validate(e.Data); err != nil {
+		return nil, err
+	}
+	return rawData{e.Data}, nil
 }
+
+// rawData is the data of a stored event whose type the server does not
+// know (a task's events, for instance), passed through without decoding
+// it into Go values: its msgpack bytes verbatim on folio.v1.msgpack
+// (msgpack.RawMessage encodes itself), transcoded to JSON on
+// folio.v1.json. It is validated (bounded.Validate) before it is wrapped.
+type rawData struct{ msgpack.RawMessage }
+
+// MarshalJSON writes the data as JSON.
+func (r rawData) MarshalJSON() ([]byte, error) { return bounded.AppendJSON(nil, r.RawMessage) }
 
 // Server serves the sync protocol. It is an http.Handler for /v1/sync.
 type Server struct {

@@ -2,7 +2,6 @@ package syncproto
 
 import (
 	"context"
-	"errors"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/repo"
@@ -101,6 +100,3 @@ func (s StoreEvents) FirstRetained(_ context.Context, name string) (uint64, erro
 
 // Wait implements Events.
 func (s StoreEvents) Wait(name string) <-chan struct{} { return s.Hub.Wait(name) }
-
-// isNotFound reports a repository not-found error.
-func isNotFound(err error) bool { return errors.Is(err, repo.ErrNotFound) }

@@ -192,7 +192,7 @@ func TestRunStreamAccess(t *testing.T) {
 	if _, err := b.Subscribe(ctx, "run:r1", &zero); !errors.As(err, &re) || re.Code != syncproto.CodeNotFound {
 		t.Fatalf("bob on alice's run: %v", err)
 	}
-	if _, err := b.Subscribe(ctx, "nope:x", nil); !errors.As(err, &re) || re.Code != syncproto.CodeBadRequest {
+	if _, err := b.Subscribe(ctx, "nope:x", nil); !errors.As(err, &re) || re.Code != syncproto.CodeInvalid {
 		t.Fatalf("unknown stream kind: %v", err)
 	}
 }
@@ -412,13 +412,13 @@ func TestRequestErrors(t *testing.T) {
 	_, err = a.SaveMessage(ctx, &syncproto.Save{Doc: "d1", BaseSeq: snap.Seq,
 		Changes: []repo.DraftChange{upsert("p9", "fine"), {Op: "upsert", Block: &flowdoc.Block{Type: flowdoc.Paragraph}}}})
 	var re *syncproto.RemoteError
-	if !errors.As(err, &re) || re.Code != syncproto.CodeInvalidDocument || len(re.Problems) == 0 || re.Problems[0].Path == "" {
+	if !errors.As(err, &re) || re.Code != syncproto.CodeInvalid || len(re.Problems) == 0 || re.Problems[0].Path == "" {
 		t.Fatalf("invalid save: %+v", err)
 	}
 	if d, _ := e.Repo.Draft(ctx, "d1"); d.Seq != snap.Seq || len(d.Body.Blocks) != 3 {
 		t.Fatalf("an invalid save changed the draft: seq %d, %d blocks", d.Seq, len(d.Body.Blocks))
 	}
-	if _, err := a.SaveMessage(ctx, &syncproto.Save{Doc: "d1", BaseSeq: snap.Seq, Changes: []repo.DraftChange{{Op: "explode", BlockID: "p1"}}}); code(err) != syncproto.CodeBadRequest {
+	if _, err := a.SaveMessage(ctx, &syncproto.Save{Doc: "d1", BaseSeq: snap.Seq, Changes: []repo.DraftChange{{Op: "explode", BlockID: "p1"}}}); code(err) != syncproto.CodeInvalid {
 		t.Errorf("unknown op: %v", err)
 	}
 	if _, err := a.Subscribe(ctx, "doc:d2", nil); code(err) != syncproto.CodeNotFound {
@@ -435,7 +435,7 @@ func TestRequestErrors(t *testing.T) {
 	if _, err := a.Restore(ctx, "d1", "v9.r9"); code(err) != syncproto.CodeNotFound {
 		t.Errorf("restore of a missing label: %v", err)
 	}
-	if _, err := a.Checkpoint(ctx, "d1", "idle", ""); code(err) != syncproto.CodeBadRequest {
+	if _, err := a.Checkpoint(ctx, "d1", "idle", ""); code(err) != syncproto.CodeInvalid {
 		t.Errorf("checkpoint with a server-only reason: %v", err)
 	}
 }

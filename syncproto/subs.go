@@ -176,7 +176,7 @@ func (sb *sub) deliver() bool {
 		if err != nil {
 			if c.ctx.Err() == nil {
 				c.srv.log.Error("sync: read stream failed", "stream", sb.stream, "err", err)
-				c.send(&Error{Code: CodeInternal, Message: "reading " + sb.stream + " failed on the server; the subscription ended; subscribe again from your cursor"})
+				c.send(&Error{Code: CodeInternal, Kind: CodeInternal.Kind().String(), Message: "reading " + sb.stream + " failed on the server; the subscription ended; subscribe again from your cursor"})
 			}
 			return false
 		}

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/foliodev/folio/assistant"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/llm/llmtest"
 	"github.com/foliodev/folio/internal/quota"
@@ -42,13 +41,23 @@ func newAITestEnv(t *testing.T, configText string) *aiTestEnv {
 	return e
 }
 
-// run runs `folio --data D --config C args…` and returns stdout and the error.
-func (e *aiTestEnv) run(args ...string) (string, error) {
-	var out bytes.Buffer
-	app := newApp()
-	app.Writer, app.ErrWriter = &out, io.Discard
-	err := app.Run(append([]string{"folio", "--data", e.data, "--config", e.config}, args...))
-	return out.String(), err
+// cliErr is a failed run: its error line (without "folio: ") and exit code.
+type cliErr struct {
+	msg  string
+	code int
+}
+
+func (e *cliErr) Error() string { return e.msg }
+
+// run runs `folio --data D --config C args…` and returns stdout and the
+// error line, nil on success.
+func (e *aiTestEnv) run(args ...string) (string, *cliErr) {
+	r := runCLI(append([]string{"--data", e.data, "--config", e.config}, args...)...)
+	if r.code == 0 {
+		return r.stdout, nil
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	return r.stdout, &cliErr{msg: strings.TrimPrefix(lines[len(lines)-1], "folio: "), code: r.code}
 }
 
 func (e *aiTestEnv) usage(t *testing.T) quota.Report {
@@ -107,11 +116,12 @@ func TestAICheckSuccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cr checkReport
+	var cr assistant.CheckReport
 	if err := json.Unmarshal([]byte(out), &cr); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if cr.Provider != "local" || cr.Source != "compat" || cr.Text != "To win, use the data." || !cr.UsageKnown || !cr.Booked || cr.Usage.Total == 0 {
+	if cr.Provider != "local" || cr.Source != "compat" || cr.Text != "To win, use the data." || !cr.UsageKnown || !cr.Booked || cr.Usage.Total == 0 ||
+		!strings.Contains(cr.About, "offline local provider") {
 		t.Errorf("json check %+v", cr)
 	}
 	out, err = e.run("usage")
@@ -144,10 +154,10 @@ func TestAICheckErrors(t *testing.T) {
 		exit     int
 	}{
 		{name: "unreachable", baseURL: closed, exit: exitUnavailable, want: []string{"provider_unreachable", "base_url (set in [ai.writing]; or override with FOLIO_AI_WRITING_BASE_URL)"}},
-		{name: "401", sc: llmtest.Unauthorized, want: []string{"provider_unauthorized", "401", "api_key (set in [ai.writing]", "FOLIO_AI_WRITING_API_KEY"}},
-		{name: "429", sc: llmtest.RateLimited, want: []string{"provider_rate_limited", "429", "retry in 7s"}},
-		{name: "stream cut", sc: llmtest.CutMidStream, want: []string{"provider_stream_cut", "reservation", "charged"}, charged: true, partText: "Hello \n"},
-		{name: "budget", sc: llmtest.OK, extra: "daily_tokens = 10\n", want: []string{"writing_token_budget_exhausted", "daily budget of 10 tokens", "[ai.writing]"}},
+		{name: "401", sc: llmtest.Unauthorized, exit: exitDenied, want: []string{"provider_unauthorized", "401", "api_key (set in [ai.writing]", "FOLIO_AI_WRITING_API_KEY"}},
+		{name: "429", sc: llmtest.RateLimited, exit: exitUnavailable, want: []string{"provider_rate_limited", "429", "retry in 7s"}},
+		{name: "stream cut", sc: llmtest.CutMidStream, exit: exitUnavailable, want: []string{"provider_stream_cut", "reservation", "charged"}, charged: true, partText: "Hello \n"},
+		{name: "budget", sc: llmtest.OK, extra: "daily_tokens = 10\n", exit: exitLimited, want: []string{"writing_token_budget_exhausted", "daily budget of 10 tokens", "[ai.writing]"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,8 +171,8 @@ func TestAICheckErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error; output:\n%s", out)
 			}
-			if want := max(tt.exit, exitError); exitCode(err) != want {
-				t.Errorf("exit code %d, want %d", exitCode(err), want)
+			if err.code != tt.exit {
+				t.Errorf("exit code %d, want %d", err.code, tt.exit)
 			}
 			msg := err.Error()
 			if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "ai check writing: provider openai at "+base) {
@@ -189,7 +199,7 @@ func TestAICheckErrors(t *testing.T) {
 
 func TestUsageFlags(t *testing.T) {
 	e := newAITestEnv(t, "")
-	if _, err := e.run("usage", "--days", "0"); err == nil || !strings.Contains(err.Error(), "--days") || exitCode(err) != exitUsage {
+	if _, err := e.run("usage", "--days", "0"); err == nil || !strings.Contains(err.Error(), "--days") || err.code != exitUsage {
 		t.Errorf("days 0: %v", err)
 	}
 	if _, err := e.run("usage", "--format", "yaml"); err == nil || !strings.Contains(err.Error(), "--format") {
@@ -198,10 +208,7 @@ func TestUsageFlags(t *testing.T) {
 	if _, err := e.run("ai", "check", "--category", "poetry"); err == nil || !strings.Contains(err.Error(), "poetry") {
 		t.Errorf("bad category: %v", err)
 	}
-	if _, err := e.run("--server", "http://127.0.0.1:7420", "usage"); exitCode(err) != exitUsage || !strings.Contains(err.Error(), "--data") {
-		t.Errorf("--server: %v", err)
-	}
-	if _, err := e.run("ai", "check", "--prompt", " "); exitCode(err) != exitUsage {
+	if _, err := e.run("ai", "check", "--prompt", " "); err == nil || err.code != exitUsage {
 		t.Errorf("empty prompt: %v", err)
 	}
 	out, err := e.run("usage", "--days", "2")

@@ -2,16 +2,24 @@ package main
 
 import (
 	"context"
+	"io"
+	"sort"
 
+	"github.com/foliodev/folio/assistant"
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/config"
+	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/server"
 	"github.com/foliodev/folio/objstore"
+	"github.com/foliodev/folio/objstore/pack"
 	"github.com/urfave/cli/v2"
 )
 
-// backend is what the history verbs need. Direct mode implements it on the
-// data directory; --server mode on the daemon's HTTP API, so both print the
-// same output.
+// backend is what the verbs that read or change history need. Direct mode
+// implements it on the data directory; --server mode on the daemon's HTTP
+// API, so that both print the same output and fail with the same errors.
 type backend interface {
 	CreateDoc(ctx context.Context, p repo.CreateParams) (repo.VersionInfo, error)
 	ListDocs(ctx context.Context) ([]repo.DocInfo, error)
@@ -22,34 +30,56 @@ type backend interface {
 	Show(ctx context.Context, doc, label string) (repo.Snapshot, error)
 	Diff(ctx context.Context, doc, a, b string) ([]flowdoc.BlockChange, error)
 	Restore(ctx context.Context, doc, label, block string) (repo.VersionInfo, error)
+	// History is a block's revisions, oldest first.
 	History(ctx context.Context, doc, block string) ([]repo.BlockRevision, error)
-	Fsck(ctx context.Context) (repo.FsckReport, error)
+	Fsck(ctx context.Context, progress repo.Progress) (repo.FsckReport, error)
 	GC(ctx context.Context, o repo.GCOptions) (repo.GCReport, error)
+
+	// ExportPack writes a pack of the documents (all when docs is empty)
+	// without what haves reach (docs/packs.md).
+	ExportPack(ctx context.Context, docs []string, haves []objstore.ID, w io.Writer) (server.ExportStats, error)
+	// Heads lists document heads and backup refs, sorted by name.
+	Heads(ctx context.Context) ([]pack.Ref, error)
+	// ExportGit writes a git fast-import stream of the documents.
+	ExportGit(ctx context.Context, o pack.GitOptions, w io.Writer) (pack.GitStats, error)
+	// Usage is the token usage report of the last days, with the settings
+	// source of each category (the daemon's configuration in --server mode).
+	Usage(ctx context.Context, days int) (*quota.Report, error)
+	// AICheck runs `folio ai check` (assistant.Gateway.Check): in the
+	// daemon, with its configuration, in --server mode.
+	AICheck(ctx context.Context, cat quota.Category, prompt string, onText func(string)) (*assistant.CheckReport, error)
+
 	Close() error
 }
 
 // newRemoteBackend is set by the file that implements --server mode.
 var newRemoteBackend func(c *cli.Context, url, token string) (backend, error)
 
+// openBackend opens the daemon (serverURL) or the data directory.
 func openBackend(c *cli.Context) (backend, error) {
-	if url := c.String("server"); url != "" {
+	return openBackendWith(c, repo.Options{})
+}
+
+// openBackendWith is openBackend with options for the data directory.
+func openBackendWith(c *cli.Context, o repo.Options) (backend, error) {
+	if url := serverURL(c); url != "" {
 		if newRemoteBackend == nil {
-			return nil, exitf(exitUsage, "--server is not supported by this build")
+			return nil, usagef("--server is not supported by this build")
 		}
 		return newRemoteBackend(c, url, c.String("token"))
 	}
-	r, err := openRepo(c)
+	r, err := openRepoWith(c, o)
 	if err != nil {
 		return nil, err
 	}
-	return &localBackend{r: r, actor: actor(), config: c.String("config")}, nil
+	return &localBackend{r: r, actor: actor(), configPath: c.String("config")}, nil
 }
 
 // localBackend works directly on a data directory.
 type localBackend struct {
-	r      *repo.Repo
-	actor  string
-	config string // --config, for the verbs that run an assistant
+	r          *repo.Repo
+	actor      string
+	configPath string
 }
 
 var _ backend = (*localBackend)(nil)
@@ -101,12 +131,87 @@ func (l *localBackend) History(ctx context.Context, doc, block string) ([]repo.B
 	return l.r.BlockHistory(ctx, doc, block)
 }
 
-func (l *localBackend) Fsck(ctx context.Context) (repo.FsckReport, error) {
-	return l.r.Fsck(ctx)
+func (l *localBackend) Fsck(ctx context.Context, progress repo.Progress) (repo.FsckReport, error) {
+	return l.r.Fsck(ctx, repo.FsckOptions{Progress: progress})
 }
 
 func (l *localBackend) GC(ctx context.Context, o repo.GCOptions) (repo.GCReport, error) {
 	return l.r.GC(ctx, o)
+}
+
+func (l *localBackend) stores() pack.Stores {
+	return pack.Stores{DB: l.r.DB(), Objects: l.r.Objects(), Refs: l.r.Refs()}
+}
+
+func (l *localBackend) ExportPack(ctx context.Context, docs []string, haves []objstore.ID, w io.Writer) (server.ExportStats, error) {
+	st, err := pack.Export(ctx, l.stores(), w, pack.ExportOptions{Docs: docs, Haves: haves})
+	return server.ExportStatsFrom(st), err
+}
+
+func (l *localBackend) Heads(ctx context.Context) ([]pack.Ref, error) {
+	var out []pack.Ref
+	for _, prefix := range []string{pack.DocPrefix, pack.BackupPrefix} {
+		vals, names, err := l.r.Refs().List(prefix)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			out = append(out, pack.Ref{Name: n, ID: vals[n]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (l *localBackend) ExportGit(ctx context.Context, o pack.GitOptions, w io.Writer) (pack.GitStats, error) {
+	return pack.ExportGit(ctx, l.stores(), w, o)
+}
+
+// config loads --config (none means defaults) with environment overrides.
+func (l *localBackend) config() (*config.Config, error) {
+	cfg, err := config.Load(l.configPath, nil)
+	if err != nil {
+		return nil, errs.Wrap(errs.Invalid, err)
+	}
+	return cfg, nil
+}
+
+func (l *localBackend) Usage(ctx context.Context, days int) (*quota.Report, error) {
+	cfg, err := l.config()
+	if err != nil {
+		return nil, err
+	}
+	return usageReport(cfg, quota.NewLedger(l.r.DB(), quota.LedgerOptions{}), days)
+}
+
+// usageReport is the ledger's report with the settings source of each
+// category; the daemon serves the same.
+func usageReport(cfg *config.Config, ledger *quota.Ledger, days int) (*quota.Report, error) {
+	rep, err := ledger.Report(days)
+	if err != nil {
+		return nil, err
+	}
+	rep.Sources = map[quota.Category]string{}
+	for _, cat := range quota.Categories {
+		r, err := cfg.AICategory(string(cat))
+		if err != nil {
+			return nil, errs.Wrap(errs.Invalid, err)
+		}
+		rep.Sources[cat] = string(r.Source)
+	}
+	return rep, nil
+}
+
+func (l *localBackend) AICheck(ctx context.Context, cat quota.Category, prompt string, onText func(string)) (*assistant.CheckReport, error) {
+	cfg, err := l.config()
+	if err != nil {
+		return nil, err
+	}
+	g, err := assistant.Open(cfg, l.r.DB(), quota.NewLedger(l.r.DB(), quota.LedgerOptions{}), nil)
+	if err != nil {
+		return nil, errs.E(errs.Invalid, "ai check %s: %w", cat, err)
+	}
+	return g.Check(ctx, cat, prompt, onText)
 }
 
 func (l *localBackend) Close() error { return l.r.Close() }

@@ -9,11 +9,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/server"
 	"github.com/foliodev/folio/objstore/pack"
 	"github.com/urfave/cli/v2"
 )
@@ -48,9 +49,6 @@ func init() {
 	})
 }
 
-// backupPackPath is where a daemon serves packs to backup tools.
-const backupPackPath = "/v1/backup/pack"
-
 // incomingDir holds a pull's pack while it downloads, inside the mirror.
 const incomingDir = "incoming"
 
@@ -62,10 +60,18 @@ func cmdBackupPull(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	server := strings.TrimRight(c.String("server"), "/")
-	if server == "" {
-		return exitf(exitUsage, "folio backup pull needs the daemon: --server URL (or FOLIO_SERVER) and an admin or backup token (--token / FOLIO_TOKEN)")
+	base := inherited(c, "server")
+	if base == "" {
+		base = os.Getenv("FOLIO_SERVER")
 	}
+	if base == "" {
+		return usagef("folio backup pull needs the daemon: --server URL (or FOLIO_SERVER) and an admin's token or a backup token (--token / FOLIO_TOKEN)")
+	}
+	rm, err := dialRemote(base, c.String("token"))
+	if err != nil {
+		return err
+	}
+	defer rm.Close()
 	dir := c.String("to")
 	if err := repo.Init(dir); err != nil {
 		return storeError(dir, err)
@@ -99,19 +105,24 @@ func cmdBackupPull(c *cli.Context) error {
 	}
 	defer os.RemoveAll(in)
 	start := time.Now()
-	path, n, err := downloadPack(c.Context, server+backupPackPath, c.String("token"), &haves, in)
+	m := newMeter(c, "backup pull")
+	path, n, err := downloadPack(c.Context, rm, &haves, in, m)
 	if err != nil {
+		m.Done()
 		return err
 	}
 	f, err := os.Open(path)
 	if err != nil {
+		m.Done()
 		return err
 	}
 	defer f.Close()
 	res, err := pack.Import(c.Context, s, f, pack.ImportOptions{
-		Message: "backup pull " + server,
-		Index:   indexWith(r),
+		Message:  "backup pull " + rm.base,
+		Index:    indexWith(r),
+		Progress: m.Progress,
 	})
+	m.Done()
 	if err != nil {
 		return packError("pulled pack", err)
 	}
@@ -121,49 +132,34 @@ func cmdBackupPull(c *cli.Context) error {
 			moved++
 		}
 	}
+	if len(res.Refs) == 0 {
+		// A pack carries the head of every document the token may read,
+		// moved or not: none means it reads none.
+		notice(c, "the daemon at %s showed this token no documents, so the mirror holds none: "+
+			"pull with an admin's token or an admin's backup token (`folio token add admin --kind backup`) to back up every document; "+
+			"an author's backup token sees only that author's documents", rm.base)
+	}
 	if format == "json" {
 		return printJSON(c.App.Writer, map[string]any{
-			"server": server, "mirror": dir, "bytes": n, "objects": res.Objects, "new": res.New,
+			"server": rm.base, "mirror": dir, "bytes": n, "objects": res.Objects, "new": res.New,
 			"rawBytes": res.RawBytes, "docs": len(res.Refs), "moved": moved, "seconds": time.Since(start).Seconds(),
 		})
 	}
-	fmt.Fprintf(c.App.Writer, "pulled %s from %s into %s: %d objects (%d new), %d of %d document heads moved, in %.2fs\n",
-		size(n), server, dir, res.Objects, res.New, moved, len(res.Refs), time.Since(start).Seconds())
+	fmt.Fprintf(c.App.Writer, "pulled %s from %s into %s: %s (%d new), %d of %s moved, in %.2fs\n",
+		size(n), rm.base, dir, plural(int(res.Objects), "object"), res.New, moved, plural(len(res.Refs), "document head"), time.Since(start).Seconds())
 	return nil
 }
 
-// downloadPack posts the have-file and streams the pack into a synced
-// file in dir. It returns the file and the bytes transferred.
-func downloadPack(ctx context.Context, url, token string, haves io.Reader, dir string) (string, int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, haves)
-	if err != nil {
-		return "", 0, exitf(exitUsage, "--server: %v", err)
-	}
-	req.Header.Set("Content-Type", "text/plain")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", 0, exitf(exitUnavailable, "cannot reach the daemon at %s: %v; is `folio serve` running there?", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		msg := strings.TrimSpace(string(body))
-		switch resp.StatusCode {
-		case http.StatusUnauthorized:
-			return "", 0, exitf(exitUnavailable, "the daemon refused the token (%s): pass an admin or backup token with --token / FOLIO_TOKEN (`folio token add USER --kind backup`)", msg)
-		case http.StatusForbidden:
-			return "", 0, exitf(exitUnavailable, "this token may not pull backups (%s): use an admin or backup token", msg)
-		}
-		return "", 0, exitf(exitError, "backup pull: the daemon answered %s: %s", resp.Status, msg)
-	}
+// downloadPack posts the have-file to the daemon's backup endpoint and
+// streams the pack into a synced file in dir. It returns the file and the
+// bytes transferred.
+func downloadPack(ctx context.Context, rm *remote, haves io.Reader, dir string, m *meter) (string, int64, error) {
 	f, err := os.CreateTemp(dir, "pull-*.fpack")
 	if err != nil {
 		return "", 0, err
 	}
-	n, err := io.Copy(f, resp.Body)
+	cw := &countingWriter{w: f, m: m, what: "bytes received"}
+	_, err = rm.stream(ctx, http.MethodPost, server.BackupPackPath, nil, haves, cw)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -171,9 +167,12 @@ func downloadPack(ctx context.Context, url, token string, haves io.Reader, dir s
 		err = cerr
 	}
 	if err != nil {
-		return "", n, fmt.Errorf("backup pull: download interrupted after %s: %w; run the pull again", size(n), err)
+		if cw.n == 0 {
+			return "", 0, err
+		}
+		return "", cw.n, fmt.Errorf("backup pull: download interrupted after %s (run the pull again): %w", size(cw.n), err)
 	}
-	return f.Name(), n, nil
+	return f.Name(), cw.n, nil
 }
 
 func cmdBackupRestore(c *cli.Context) error {
@@ -184,12 +183,13 @@ func cmdBackupRestore(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.String("server") != "" {
-		return exitf(exitUsage, "folio backup restore writes into a data directory (--data); stop the daemon that holds it first")
+	from, dir := c.String("from"), dataDir(c)
+	if url := serverURL(c); url != "" {
+		return usagef("folio backup restore writes into a local data directory and does not go through a daemon (--server / FOLIO_SERVER %s): "+
+			"stop the daemon and restore into its directory with --data DIR, or restore into another directory with --data NEWDIR and serve that", url)
 	}
-	from, dir := c.String("from"), c.String("data")
 	if filepath.Clean(from) == filepath.Clean(dir) {
-		return exitf(exitUsage, "--from and --data are the same directory")
+		return usagef("--from and --data are the same directory")
 	}
 	src, err := repo.Open(from, repo.Options{})
 	if err != nil {
@@ -209,12 +209,13 @@ func cmdBackupRestore(c *cli.Context) error {
 	docs := c.StringSlice("doc")
 	for _, d := range docs {
 		if _, err := srcS.Refs.Get(pack.HeadRef(d)); err != nil {
-			return exitf(exitNotFound, "document %q is not in the mirror %s", d, from)
+			return errs.E(errs.NotFound, "document %q is not in the mirror %s; `folio --data %s doc list` shows what it holds", d, from, from)
 		}
 	}
 
 	// Stream a pack from the mirror straight into the target; the import
 	// verifies it before any head moves.
+	m := newMeter(c, "backup restore")
 	pr, pw := io.Pipe()
 	exported := make(chan error, 1)
 	go func() {
@@ -223,9 +224,11 @@ func cmdBackupRestore(c *cli.Context) error {
 		exported <- err
 	}()
 	res, err := pack.Import(c.Context, dstS, pr, pack.ImportOptions{
-		Message: "backup restore from " + from,
-		Index:   indexWith(dst),
+		Message:  "backup restore from " + from,
+		Index:    indexWith(dst),
+		Progress: m.Progress,
 	})
+	m.Done()
 	pr.CloseWithError(errors.New("import ended"))
 	if eerr := <-exported; eerr != nil && err == nil {
 		err = eerr
@@ -240,7 +243,7 @@ func cmdBackupRestore(c *cli.Context) error {
 	if format == "json" {
 		return printJSON(c.App.Writer, map[string]any{"from": from, "to": dir, "objects": res.Objects, "new": res.New, "refs": res.Refs})
 	}
-	fmt.Fprintf(c.App.Writer, "restored %d documents from %s into %s (%d objects, %d new): %d created, %d moved forward, %d unchanged, %d newer here and kept\n",
-		len(res.Refs), from, dir, res.Objects, res.New, counts[pack.RefCreated], counts[pack.RefForwarded], counts[pack.RefUnchanged], counts[pack.RefAhead])
+	fmt.Fprintf(c.App.Writer, "restored %s from %s into %s (%s, %d new): %d created, %d moved forward, %d unchanged, %d newer here and kept\n",
+		plural(len(res.Refs), "document"), from, dir, plural(int(res.Objects), "object"), res.New, counts[pack.RefCreated], counts[pack.RefForwarded], counts[pack.RefUnchanged], counts[pack.RefAhead])
 	return nil
 }

@@ -132,7 +132,7 @@ func TestBackupPullKilled(t *testing.T) {
 		if err != nil {
 			t.Fatalf("kill %d: the mirror does not open: %v", k, err)
 		}
-		rep, err := m.Fsck(ctx)
+		rep, err := m.Fsck(ctx, repo.FsckOptions{})
 		m.Close()
 		if err != nil || !rep.OK {
 			t.Fatalf("kill %d: fsck of the mirror: %+v %v", k, rep.Problems, err)

@@ -127,7 +127,7 @@ func dirSize(dir string) (int64, error) {
 func cmdBenchHistory(c *cli.Context) error {
 	input := c.String("input")
 	if input != "changes" && input != "document" {
-		return exitf(exitUsage, "--input %q: want changes or document", input)
+		return usagef("--input %q: want changes or document", input)
 	}
 	dir, err := os.MkdirTemp("", "folio-bench-history-")
 	if err != nil {
@@ -294,11 +294,11 @@ func cmdBenchSync(c *cli.Context) error {
 		o.ReadersPerDoc = -1 // loadgen: negative means none
 	}
 	var rep loadgen.Report
-	if server := c.String("server"); server != "" {
+	if server := serverURL(c); server != "" {
 		o.URL = strings.TrimRight(strings.Replace(strings.Replace(server, "https://", "wss://", 1), "http://", "ws://", 1), "/") + "/v1/sync"
 		o.Token, o.Docs = c.String("token"), c.StringSlice("doc")
 		if len(o.Docs) == 0 {
-			return exitf(exitUsage, "folio bench sync --server needs the documents to edit: --doc ID (repeat)")
+			return usagef("folio bench sync --server needs the documents to edit: --doc ID (repeat)")
 		}
 		// The daemon's own resident memory, from its /metrics (the process
 		// collector), so that idle-connection memory is the server's alone.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/repo"
@@ -153,5 +154,58 @@ func TestCLIHistoryVerbs(t *testing.T) {
 	_, stderr, code = run(t, "--data", data, "log", id)
 	if code != exitUnavailable || !strings.Contains(stderr, "locked") {
 		t.Errorf("locked store: %d %q", code, stderr)
+	}
+}
+
+// history prints a block's revisions newest first, in text and in JSON
+// alike, with RFC 3339 times as log and doc list do.
+func TestHistoryOrderAndTimes(t *testing.T) {
+	isolateEnv(t)
+	tmp := t.TempDir()
+	data := filepath.Join(tmp, "data")
+	if _, _, code := run(t, "--data", data, "init"); code != 0 {
+		t.Fatal("init failed")
+	}
+	body := func(text string) string {
+		return write(t, tmp, "b.json", `{"schemaVersion":1,"blocks":[{"id":"p1","type":"paragraph","richText":[{"text":"`+text+`"}]}]}`)
+	}
+	if _, stderr, code := run(t, "--data", data, "doc", "new", "--id", "d1", "--title", "T", "--from", body("one")); code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, text := range []string{"two", "three"} {
+		if _, stderr, code := run(t, "--data", data, "doc", "save", "d1", "--from", body(text), "--checkpoint"); code != 0 {
+			t.Fatal(stderr)
+		}
+	}
+	out, _, _ := run(t, "--data", data, "history", "d1", "p1", "--format", "json")
+	var revs []struct{ Label, Change, Time string }
+	if err := json.Unmarshal([]byte(out), &revs); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var labels []string
+	for _, r := range revs {
+		labels = append(labels, r.Label)
+		if _, err := time.Parse(time.RFC3339, r.Time); err != nil || !strings.HasSuffix(r.Time, "Z") {
+			t.Errorf("time %q is not RFC 3339 UTC", r.Time)
+		}
+	}
+	if strings.Join(labels, " ") != "v1.r2 v1.r1 v1.r0" || revs[2].Change != "added" || revs[0].Change != "modified" {
+		t.Fatalf("history json = %+v, want newest first", revs)
+	}
+	text, _, _ := run(t, "--data", data, "history", "d1", "p1")
+	var textLabels []string
+	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+		textLabels = append(textLabels, strings.Fields(l)[0])
+	}
+	if strings.Join(textLabels, " ") != strings.Join(labels, " ") {
+		t.Fatalf("text order %v differs from json order %v", textLabels, labels)
+	}
+	out, _, _ = run(t, "--data", data, "doc", "list", "--format", "json")
+	var docs []struct{ Created string }
+	if err := json.Unmarshal([]byte(out), &docs); err != nil || len(docs) != 1 {
+		t.Fatalf("doc list json: %v %s", err, out)
+	}
+	if _, err := time.Parse(time.RFC3339, docs[0].Created); err != nil || !strings.HasSuffix(docs[0].Created, "Z") {
+		t.Fatalf("doc list created %q is not RFC 3339 UTC", docs[0].Created)
 	}
 }

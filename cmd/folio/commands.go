@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/urfave/cli/v2"
 )
@@ -96,6 +97,13 @@ func coreCommands() []*cli.Command {
 			Action: cmdRestore,
 		},
 		{
+			Name:      "blocks",
+			Usage:     "list the blocks of a version (the head by default): id, type, first words",
+			ArgsUsage: "ID[@LABEL]",
+			Flags:     []cli.Flag{formatFlag("text", "text", "json")},
+			Action:    cmdBlocks,
+		},
+		{
 			Name:      "history",
 			Usage:     "list the revisions of one block",
 			ArgsUsage: "ID BLOCK_ID",
@@ -133,7 +141,7 @@ func coreCommands() []*cli.Command {
 func args(c *cli.Context, n int) ([]string, error) {
 	a := c.Args().Slice()
 	if len(a) != n {
-		return nil, exitf(exitUsage, "folio %s takes %d argument(s): %s", c.Command.FullName(), n, c.Command.ArgsUsage)
+		return nil, usagef("%s takes %s: %s", cmdName(c), plural(n, "argument"), strings.TrimSpace(c.Command.ArgsUsage))
 	}
 	return a, nil
 }
@@ -145,7 +153,7 @@ func checkFormat(c *cli.Context, allowed ...string) (string, error) {
 			return f, nil
 		}
 	}
-	return "", exitf(exitUsage, "--format %q is not one of %s", f, strings.Join(allowed, ", "))
+	return "", usagef("--format %q is not one of %s", f, strings.Join(allowed, ", "))
 }
 
 func printJSON(w io.Writer, v any) error {
@@ -169,13 +177,13 @@ func readBody(c *cli.Context, path string) (flowdoc.Document, error) {
 		data, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return flowdoc.Document{}, exitf(exitInvalid, "read %s: %v", path, err)
+		return flowdoc.Document{}, errs.E(errs.Invalid, "read %s: %v", path, err)
 	}
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".md" || ext == ".markdown" {
 		d, unsupported, err := flowdoc.ImportMarkdown(data)
 		if err != nil {
-			return flowdoc.Document{}, exitf(exitInvalid, "import %s: %v", path, err)
+			return flowdoc.Document{}, errs.E(errs.Invalid, "import %s: %v", path, err)
 		}
 		for _, u := range unsupported {
 			note := ""
@@ -187,11 +195,11 @@ func readBody(c *cli.Context, path string) (flowdoc.Document, error) {
 		return d, nil
 	}
 	if ext != ".json" && !bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
-		return flowdoc.Document{}, exitf(exitInvalid, "%s is neither a FlowDocument .json nor a Markdown .md file", path)
+		return flowdoc.Document{}, errs.E(errs.Invalid, "%s is neither a FlowDocument .json nor a Markdown .md file", path)
 	}
 	d, err := flowdoc.Parse(data)
 	if err != nil {
-		return flowdoc.Document{}, exitf(exitInvalid, "%s: %v", path, userError(err))
+		return flowdoc.Document{}, fmt.Errorf("%s: %w", path, errs.Wrap(errs.Invalid, err))
 	}
 	return d, nil
 }
@@ -200,7 +208,11 @@ func cmdInit(c *cli.Context) error {
 	if _, err := args(c, 0); err != nil {
 		return err
 	}
-	dir := c.String("data")
+	if url := serverURL(c); url != "" {
+		return usagef("folio init creates a store in a local directory; the daemon at %s (--server / FOLIO_SERVER) has its store already; "+
+			"give --data DIR to create one here", url)
+	}
+	dir := dataDir(c)
 	if err := repo.Init(dir); err != nil {
 		return storeError(dir, err)
 	}
@@ -229,7 +241,7 @@ func cmdDocNew(c *cli.Context) error {
 	defer b.Close()
 	v, err := b.CreateDoc(c.Context, repo.CreateParams{ID: c.String("id"), Attrs: flowdoc.Attributes{Title: c.String("title")}, Body: body})
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	if format == "json" {
 		return printJSON(c.App.Writer, map[string]string{"id": v.Doc, "version": v.Label})
@@ -241,13 +253,24 @@ func cmdDocNew(c *cli.Context) error {
 var cmdDocList = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _ []string, format string, b backend) error {
 	docs, err := b.ListDocs(c.Context)
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	if format == "json" {
-		if docs == nil {
-			docs = []repo.DocInfo{}
+		type docView struct {
+			ID       string `json:"id"`
+			Title    string `json:"title"`
+			Owner    string `json:"owner"`
+			Created  string `json:"created"`
+			Head     string `json:"head"`
+			Versions uint64 `json:"versions"`
+			Unsealed bool   `json:"unsealed"`
 		}
-		return printJSON(c.App.Writer, docs)
+		out := make([]docView, len(docs))
+		for i, d := range docs {
+			out[i] = docView{ID: d.ID, Title: d.Title, Owner: d.Owner, Created: fmtTime(d.Created.UnixMilli()),
+				Head: d.Head, Versions: d.Versions, Unsealed: d.Unsealed}
+		}
+		return printJSON(c.App.Writer, out)
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tHEAD\tVERSIONS\tDRAFT\tTITLE")
@@ -281,7 +304,7 @@ func cmdDocSave(c *cli.Context) error {
 	defer b.Close()
 	d, err := b.Draft(c.Context, a[0])
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	p := repo.SaveParams{Doc: a[0], BaseSeq: d.Seq, Body: &body}
 	if c.Bool("checkpoint") {
@@ -289,7 +312,7 @@ func cmdDocSave(c *cli.Context) error {
 	}
 	res, err := b.SaveDraft(c.Context, p)
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	out := map[string]any{"seq": res.Seq, "fingerprint": res.Fingerprint.String(), "unsealed": res.Unsealed}
 	if c.Bool("checkpoint") {
@@ -355,7 +378,7 @@ func kindText(v repo.VersionInfo) string {
 var cmdLog = withBackend(1, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b backend) error {
 	vs, err := b.Log(c.Context, a[0], c.Int("limit"))
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	if format == "json" {
 		out := make([]versionView, len(vs))
@@ -375,7 +398,7 @@ var cmdShow = withBackend(1, []string{"json", "md", "text"}, func(c *cli.Context
 	doc, label := repo.ParseRef(a[0])
 	s, err := b.Show(c.Context, doc, label)
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	w := c.App.Writer
 	switch format {
@@ -392,7 +415,7 @@ var cmdShow = withBackend(1, []string{"json", "md", "text"}, func(c *cli.Context
 var cmdDiff = withBackend(3, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b backend) error {
 	changes, err := b.Diff(c.Context, a[0], a[1], a[2])
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	if changes == nil {
 		changes = []flowdoc.BlockChange{}
@@ -433,7 +456,7 @@ var cmdDiff = withBackend(3, []string{"text", "json"}, func(c *cli.Context, a []
 var cmdRestore = withBackend(2, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b backend) error {
 	v, err := b.Restore(c.Context, a[0], a[1], c.String("block"))
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	if format == "json" {
 		return printJSON(c.App.Writer, viewOf(v))
@@ -446,10 +469,54 @@ var cmdRestore = withBackend(2, []string{"text", "json"}, func(c *cli.Context, a
 	return nil
 })
 
+// cmdBlocks lists the top-level blocks of a version, whose ids history,
+// restore --block and the sync protocol take (a nested block is part of
+// its parent).
+var cmdBlocks = withBackend(1, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b backend) error {
+	doc, label := repo.ParseRef(a[0])
+	s, err := b.Show(c.Context, doc, label)
+	if err != nil {
+		return err
+	}
+	type view struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	out := make([]view, len(s.Body.Blocks))
+	for i, blk := range s.Body.Blocks {
+		out[i] = view{ID: blk.ID, Type: string(blk.Type), Text: firstWords(flowdoc.BlockText(blk), 60)}
+	}
+	if format == "json" {
+		return printJSON(c.App.Writer, out)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTYPE\tTEXT")
+	for _, v := range out {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.ID, v.Type, v.Text)
+	}
+	return tw.Flush()
+})
+
+// firstWords is the start of text on one line: at most max characters,
+// cut at a space when there is one near the end, with "…" when cut.
+func firstWords(text string, max int) string {
+	text = strings.Join(strings.Fields(text), " ")
+	r := []rune(text)
+	if len(r) <= max {
+		return text
+	}
+	cut := r[:max]
+	if i := strings.LastIndexByte(string(cut), ' '); i > len(string(cut))*2/3 {
+		return string(cut)[:i] + "…"
+	}
+	return string(cut) + "…"
+}
+
 var cmdHistory = withBackend(2, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b backend) error {
 	hs, err := b.History(c.Context, a[0], a[1])
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	type view struct {
 		Label   string `json:"label"`
@@ -460,24 +527,26 @@ var cmdHistory = withBackend(2, []string{"text", "json"}, func(c *cli.Context, a
 		Author  string `json:"author"`
 		Time    string `json:"time"`
 	}
+	// The revisions come oldest first; both outputs show them newest
+	// first, as log does.
 	out := make([]view, len(hs))
 	for i, h := range hs {
-		out[i] = view{Label: h.Label, Seq: h.Seq, Kind: h.Kind, Author: h.Author, Time: fmtTime(h.Time)}
+		v := view{Label: h.Label, Seq: h.Seq, Kind: h.Kind, Author: h.Author, Time: fmtTime(h.Time)}
 		switch {
 		case h.Deleted:
-			out[i].Change = "deleted"
+			v.Change = "deleted"
 		case i == 0 || hs[i-1].Deleted:
-			out[i].Change, out[i].Content = "added", h.Content.String()
+			v.Change, v.Content = "added", h.Content.String()
 		default:
-			out[i].Change, out[i].Content = "modified", h.Content.String()
+			v.Change, v.Content = "modified", h.Content.String()
 		}
+		out[len(hs)-1-i] = v
 	}
 	if format == "json" {
 		return printJSON(c.App.Writer, out)
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-	for i := len(out) - 1; i >= 0; i-- {
-		v := out[i]
+	for _, v := range out {
 		short := v.Content
 		if len(short) > 12 {
 			short = short[:12]
@@ -488,9 +557,11 @@ var cmdHistory = withBackend(2, []string{"text", "json"}, func(c *cli.Context, a
 })
 
 var cmdFsck = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _ []string, format string, b backend) error {
-	rep, err := b.Fsck(c.Context)
+	m := newMeter(c, "fsck")
+	rep, err := b.Fsck(c.Context, m.Progress)
+	m.Done()
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	if format == "json" {
 		if err := printJSON(c.App.Writer, rep); err != nil {
@@ -504,10 +575,11 @@ var cmdFsck = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _ []
 			}
 			fmt.Fprintf(c.App.Writer, "problem: %s: %s\n", strings.TrimSpace(where), p.Problem)
 		}
-		fmt.Fprintf(c.App.Writer, "%d objects, %d documents, %d versions checked: %d problem(s)\n", rep.Objects, rep.Docs, rep.Versions, len(rep.Problems))
+		fmt.Fprintf(c.App.Writer, "%s, %s, %s checked: %s\n", plural(rep.Objects, "object"), plural(rep.Docs, "document"),
+			plural(rep.Versions, "version"), plural(len(rep.Problems), "problem"))
 	}
 	if !rep.OK {
-		return exitf(exitProblems, "fsck found %d problem(s)", len(rep.Problems))
+		return errs.E(errs.Corrupt, "fsck found %s; `folio reindex ID` rebuilds a document's indexes, and a backup (`folio backup restore`) brings back lost objects", plural(len(rep.Problems), "problem"))
 	}
 	return nil
 })
@@ -517,13 +589,20 @@ func cmdReindex(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if url := serverURL(c); url != "" {
+		return usagef("folio reindex rewrites a document's indexes and draft on the data directory and does not go through a daemon (--server / FOLIO_SERVER %s): "+
+			"stop the daemon and run `folio --data DIR reindex %s`", url, a[0])
+	}
 	r, err := openRepo(c)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	if err := r.Reindex(c.Context, a[0], actor()); err != nil {
-		return userError(err)
+	m := newMeter(c, "reindex")
+	err = r.ReindexWith(c.Context, a[0], actor(), m.Progress)
+	m.Done()
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(c.App.Writer, "reindexed %s\n", a[0])
 	return nil
@@ -537,7 +616,7 @@ func parseAge(s string) (time.Duration, error) {
 	if d, ok := strings.CutSuffix(s, "d"); ok {
 		var n int
 		if _, err := fmt.Sscanf(d, "%d", &n); err != nil || n < 0 || fmt.Sprint(n) != d {
-			return 0, exitf(exitUsage, "--prune %q: want a number of days like 14d, or a duration like 36h", s)
+			return 0, usagef("--prune %q: want a number of days like 14d, or a duration like 36h", s)
 		}
 		if n == 0 {
 			return -1, nil
@@ -546,7 +625,7 @@ func parseAge(s string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return 0, exitf(exitUsage, "--prune %q: want a number of days like 14d, or a duration like 36h", s)
+		return 0, usagef("--prune %q: want a number of days like 14d, or a duration like 36h", s)
 	}
 	if d == 0 {
 		return -1, nil
@@ -559,9 +638,11 @@ var cmdGC = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _ []st
 	if err != nil {
 		return err
 	}
-	rep, err := b.GC(c.Context, repo.GCOptions{Prune: prune, DryRun: c.Bool("dry-run")})
+	m := newMeter(c, "gc")
+	rep, err := b.GC(c.Context, repo.GCOptions{Prune: prune, DryRun: c.Bool("dry-run"), Progress: m.Progress})
+	m.Done()
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	if format == "json" {
 		return printJSON(c.App.Writer, rep)
@@ -570,7 +651,7 @@ var cmdGC = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _ []st
 	if rep.DryRun {
 		verb = "would remove"
 	}
-	fmt.Fprintf(c.App.Writer, "%d objects, %d reachable; %s %d (%d bytes)\n", rep.Objects, rep.Reachable, verb, rep.Removed, rep.Bytes)
+	fmt.Fprintf(c.App.Writer, "%s, %d reachable; %s %d (%s)\n", plural(rep.Objects, "object"), rep.Reachable, verb, rep.Removed, size(rep.Bytes))
 	return nil
 })
 

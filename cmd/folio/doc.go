@@ -1,4 +1,11 @@
 // Command folio is Folio's single binary: `folio serve` runs the daemon and
 // every other verb is the command-line interface to a data directory
 // (--data) or to a running daemon (--server).
+//
+// Every verb that reads or changes history works on a backend: the data
+// directory (localBackend) or the daemon's HTTP API (remote), which
+// rebuilds the daemon's errors with their kinds, so that both modes print
+// the same output and exit with the same codes. Only execute turns errors
+// into exit codes (the kind's, package errs) and prints them, one line on
+// stderr; notices go to stderr with "note:", progress only to a terminal.
 package main

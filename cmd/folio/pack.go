@@ -3,17 +3,17 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"github.com/cockroachdb/pebble"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/server"
 	"github.com/foliodev/folio/objstore"
 	"github.com/foliodev/folio/objstore/pack"
 	"github.com/urfave/cli/v2"
@@ -76,21 +76,17 @@ func packCommands() []*cli.Command {
 	}
 }
 
-// packStores opens the data directory with a block cache sized for a
-// whole-store walk (pack.CacheSize); the pack functions use the
-// repository's own object and ref stores, and reindex moved documents
-// through it.
-func packStores(c *cli.Context) (pack.Stores, *repo.Repo, func(), error) {
-	return packStoresFor(c, 0)
-}
-
-// packStoresFor is packStores for importing a pack of packBytes.
-func packStoresFor(c *cli.Context, packBytes int64) (pack.Stores, *repo.Repo, func(), error) {
-	if c.String("server") != "" {
-		return pack.Stores{}, nil, nil, exitf(exitUnavailable,
-			"folio %s works on a data directory (--data), not through a daemon (--server); stop the daemon to use its directory", c.Command.FullName())
+// packStores opens the data directory for `pack import`, with a block
+// cache sized for a whole-store walk of a pack of packBytes
+// (pack.CacheSizeFor); the pack functions use the repository's own object
+// and ref stores, and reindex moved documents through it. Imports write
+// into the directory, so they never go through a daemon.
+func packStores(c *cli.Context, packBytes int64) (pack.Stores, *repo.Repo, func(), error) {
+	dir := dataDir(c)
+	if url := serverURL(c); url != "" {
+		return pack.Stores{}, nil, nil, usagef("%s writes into a data directory and does not go through a daemon (--server / FOLIO_SERVER %s): "+
+			"stop the daemon and run it with --data DIR, or import into another directory with --data NEWDIR", cmdName(c), url)
 	}
-	dir := c.String("data")
 	r, err := repo.Open(dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSizeFor(dir, packBytes)}})
 	if err != nil {
 		return pack.Stores{}, nil, nil, storeError(dir, err)
@@ -99,21 +95,18 @@ func packStoresFor(c *cli.Context, packBytes int64) (pack.Stores, *repo.Repo, fu
 	return s, r, func() { r.Close() }, nil
 }
 
-// packError gives pack errors their exit codes: a damaged or incomplete
-// pack is invalid input (5), a refused ref move is a conflict (4).
+// openPackBackend opens the daemon or the data directory for a verb that
+// walks the whole store (pack export, pack heads, export git).
+func openPackBackend(c *cli.Context) (backend, error) {
+	return openBackendWith(c, repo.Options{KV: kv.Options{CacheSize: pack.CacheSize(dataDir(c))}})
+}
+
+// packError names the pack a pack error is about; its kind says the exit
+// code (a damaged or incomplete pack is invalid, a refused ref move a
+// conflict).
 func packError(name string, err error) error {
-	var ee *exitErr
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case errors.As(err, &ee):
-		return err
-	case errors.Is(err, pack.ErrRefused):
-		return exitf(exitConflict, "%s: %v", name, err)
-	case errors.Is(err, pack.ErrFormat), errors.Is(err, pack.ErrIncomplete):
-		return exitf(exitInvalid, "%s: %v", name, err)
-	case errors.Is(err, context.Canceled):
-		return exitf(exitError, "interrupted")
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }
@@ -124,12 +117,10 @@ func packError(name string, err error) error {
 func writeOutput(c *cli.Context, binary bool, write func(io.Writer) error) error {
 	path := c.String("output")
 	if path == "" || path == "-" {
-		if binary {
-			if fi, err := os.Stdout.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-				return exitf(exitUsage, "refusing to write a binary pack to a terminal: redirect standard output or use --output FILE")
-			}
+		if binary && isTerminal(c.App.Writer) {
+			return usagef("refusing to write a binary pack to a terminal: redirect standard output or use --output FILE")
 		}
-		w := bufio.NewWriterSize(os.Stdout, 1<<20)
+		w := bufio.NewWriterSize(c.App.Writer, 1<<20)
 		if err := write(w); err != nil {
 			return err
 		}
@@ -175,32 +166,35 @@ func packExport(c *cli.Context) error {
 	if hf := c.String("have"); hf != "" {
 		f, err := os.Open(hf)
 		if err != nil {
-			return exitf(exitUsage, "have-file: %v", err)
+			return usagef("have-file: %v", err)
 		}
 		haves, err = pack.ReadHaves(f)
 		f.Close()
 		if err != nil {
-			return exitf(exitInvalid, "%s: %v", hf, err)
+			return fmt.Errorf("%s: %w", hf, err)
 		}
 	}
-	s, _, closeDB, err := packStores(c)
+	b, err := openPackBackend(c)
 	if err != nil {
 		return err
 	}
-	defer closeDB()
-	var st pack.ExportStats
+	defer b.Close()
+	var st server.ExportStats
+	m := newMeter(c, "pack export")
 	err = writeOutput(c, true, func(w io.Writer) error {
-		var err error
-		st, err = pack.Export(c.Context, s, w, pack.ExportOptions{Docs: c.StringSlice("doc"), Haves: haves})
+		es, err := b.ExportPack(c.Context, c.StringSlice("doc"), haves, &countingWriter{w: w, m: m, what: "bytes written"})
+		st = es
 		return err
 	})
+	m.Done()
 	if err != nil {
 		return packError("pack export", err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "exported %d objects (%s of object data) and %d heads in a %s pack\n",
-		st.Objects, size(int64(st.RawBytes)), len(st.Refs), size(st.PackBytes))
+	fmt.Fprintf(c.App.ErrWriter, "exported %s (%s of object data) and %s in a pack of %s\n",
+		plural(int(st.Objects), "object"), size(int64(st.RawBytes)), plural(st.Heads, "head"), size(st.PackBytes))
 	if st.UnknownHaves > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "note: %d of %d haves are not in this store and were ignored\n", st.UnknownHaves, len(haves))
+		notice(c, "%d of %s %s not in this store and %s ignored", st.UnknownHaves, plural(len(haves), "have"),
+			were(st.UnknownHaves, "is", "are"), were(st.UnknownHaves, "was", "were"))
 	}
 	return nil
 }
@@ -212,7 +206,7 @@ func openPackFile(name string) (io.Reader, string, func(), error) {
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, "", nil, exitf(exitUsage, "%v", err)
+		return nil, "", nil, usagef("%v", err)
 	}
 	return f, name, func() { f.Close() }, nil
 }
@@ -233,8 +227,9 @@ func packVerify(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	fmt.Fprintf(w, "%s: valid folio pack, format %d, %s\n", name, res.Header.Version, size(res.PackBytes))
-	fmt.Fprintf(w, "  objects: %d (%d versions, %d txns, %d contents), %s of object data\n", res.Objects,
-		res.Kinds[objstore.KindVersion], res.Kinds[objstore.KindTxn], res.Kinds[objstore.KindContent], size(int64(res.RawBytes)))
+	fmt.Fprintf(w, "  objects: %d (%s, %s, %s), %s of object data\n", res.Objects,
+		plural(int(res.Kinds[objstore.KindVersion]), "version"), plural(int(res.Kinds[objstore.KindTxn]), "txn"),
+		plural(int(res.Kinds[objstore.KindContent]), "content"), size(int64(res.RawBytes)))
 	fmt.Fprintf(w, "  heads: %d\n", len(res.Header.Refs))
 	for _, r := range res.Header.Refs {
 		fmt.Fprintf(w, "    %s %s\n", r.ID, r.Name)
@@ -245,6 +240,10 @@ func packVerify(c *cli.Context) error {
 func packImport(c *cli.Context) error {
 	a, err := args(c, 1)
 	if err != nil {
+		return err
+	}
+	if url := serverURL(c); url != "" {
+		_, _, _, err := packStores(c, 0) // the refusal
 		return err
 	}
 	r, name, done, err := openPackFile(a[0])
@@ -258,14 +257,16 @@ func packImport(c *cli.Context) error {
 			packBytes = fi.Size()
 		}
 	}
-	s, rp, closeDB, err := packStoresFor(c, packBytes)
+	s, rp, closeDB, err := packStores(c, packBytes)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
+	m := newMeter(c, "pack import")
 	o := pack.ImportOptions{Into: c.String("into"), Message: "pack import " + filepath.Base(name),
-		Index: indexWith(rp)}
+		Index: indexWith(rp), Progress: m.Progress}
 	res, err := pack.Import(c.Context, s, r, o)
+	m.Done()
 	if err != nil {
 		return packError(name, err)
 	}
@@ -286,14 +287,14 @@ func packImport(c *cli.Context) error {
 	if len(parts) == 0 {
 		parts = append(parts, "none")
 	}
-	fmt.Fprintf(w, "imported %s: %d objects (%d new, %s of object data); heads: %s\n",
-		name, res.Objects, res.New, size(int64(res.RawBytes)), strings.Join(parts, ", "))
-	if counts[pack.RefAhead] > 0 {
-		fmt.Fprintf(w, "note: %d heads in this store are newer than the pack's and were kept\n", counts[pack.RefAhead])
+	fmt.Fprintf(w, "imported %s: %s (%d new, %s of object data); heads: %s\n",
+		name, plural(int(res.Objects), "object"), res.New, size(int64(res.RawBytes)), strings.Join(parts, ", "))
+	if n := counts[pack.RefAhead]; n > 0 {
+		notice(c, "%s in this store %s newer than the pack's and %s kept", plural(n, "head"), were(n, "is", "are"), were(n, "was", "were"))
 	}
 	if len(res.NotReindexed) > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "warning: the indexes of %d documents were not rebuilt (%s); `folio log` may not show the new versions until they are\n",
-			len(res.NotReindexed), strings.Join(res.NotReindexed, ", "))
+		fmt.Fprintf(c.App.ErrWriter, "warning: the indexes of %s were not rebuilt (%s); `folio log` may not show the new versions until they are (`folio reindex ID`)\n",
+			plural(len(res.NotReindexed), "document"), strings.Join(res.NotReindexed, ", "))
 	}
 	return nil
 }
@@ -307,20 +308,21 @@ func indexWith(r *repo.Repo) pack.Indexer {
 }
 
 func packHeads(c *cli.Context) error {
-	s, _, closeDB, err := packStores(c)
+	if _, err := args(c, 0); err != nil {
+		return err
+	}
+	b, err := openPackBackend(c)
 	if err != nil {
 		return err
 	}
-	defer closeDB()
-	var lines []string
-	for _, prefix := range []string{pack.DocPrefix, pack.BackupPrefix} {
-		vals, names, err := s.Refs.List(prefix)
-		if err != nil {
-			return err
-		}
-		for _, n := range names {
-			lines = append(lines, vals[n].String()+" "+n)
-		}
+	defer b.Close()
+	refs, err := b.Heads(c.Context)
+	if err != nil {
+		return err
+	}
+	lines := make([]string, len(refs))
+	for i, r := range refs {
+		lines[i] = r.ID.String() + " " + r.Name
 	}
 	sort.Strings(lines)
 	for _, l := range lines {
@@ -330,22 +332,48 @@ func packHeads(c *cli.Context) error {
 }
 
 func exportGit(c *cli.Context) error {
-	s, _, closeDB, err := packStores(c)
+	if _, err := args(c, 0); err != nil {
+		return err
+	}
+	branch, err := pack.GitBranch(c.String("branch"))
+	if err != nil {
+		return usagef("--branch: %v", err)
+	}
+	b, err := openPackBackend(c)
 	if err != nil {
 		return err
 	}
-	defer closeDB()
+	defer b.Close()
 	var st pack.GitStats
+	m := newMeter(c, "export git")
 	err = writeOutput(c, false, func(w io.Writer) error {
 		var err error
-		st, err = pack.ExportGit(c.Context, s, w, pack.GitOptions{Docs: c.StringSlice("doc"), Branch: c.String("branch")})
+		st, err = b.ExportGit(c.Context, pack.GitOptions{Docs: c.StringSlice("doc"), Branch: c.String("branch")},
+			&countingWriter{w: w, m: m, what: "bytes written"})
 		return err
 	})
+	m.Done()
 	if err != nil {
 		return packError("export git", err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "exported %d documents as %d commits on %s\n", st.Docs, st.Commits, c.String("branch"))
+	fmt.Fprintf(c.App.ErrWriter, "exported %s as %s on %s\n", plural(st.Docs, "document"), plural(st.Commits, "commit"), branch)
 	return nil
+}
+
+// plural is "1 document", "2 documents".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// were picks the singular or plural form of a verb for n.
+func were(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func size(n int64) string {

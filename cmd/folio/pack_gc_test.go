@@ -85,7 +85,7 @@ func TestImportWithConcurrentGC(t *testing.T) {
 	if importErr != nil {
 		t.Fatalf("import under gc: %v", importErr)
 	}
-	rep, err := r.Fsck(ctx)
+	rep, err := r.Fsck(ctx, repo.FsckOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

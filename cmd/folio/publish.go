@@ -121,7 +121,7 @@ func withPub(n int, formats []string, fn func(c *cli.Context, a []string, format
 	return withBackend(n, formats, func(c *cli.Context, a []string, format string, b backend) error {
 		pb, ok := b.(pubBackend)
 		if !ok {
-			return exitf(exitUsage, "folio %s is not supported by this backend", c.Command.FullName())
+			return usagef("folio %s is not supported by this backend", c.Command.FullName())
 		}
 		return fn(c, a, format, pb, b)
 	})
@@ -139,14 +139,14 @@ func readPassword(c *cli.Context) (string, error) {
 	}
 	line, err := bufio.NewReaderSize(io.LimitReader(in, publish.MaxPassword+2), publish.MaxPassword+2).ReadString('\n')
 	if err != nil && err != io.EOF {
-		return "", exitf(exitError, "read the password from standard input: %v", err)
+		return "", errs.E(errs.Internal, "read the password from standard input: %v", err)
 	}
 	pw := strings.TrimRight(line, "\r\n")
 	if pw == "" {
-		return "", exitf(exitUsage, "--password-stdin: standard input held no password")
+		return "", usagef("--password-stdin: standard input held no password")
 	}
 	if len(pw) > publish.MaxPassword {
-		return "", exitf(exitUsage, "--password-stdin: the password is longer than %d bytes", publish.MaxPassword)
+		return "", usagef("--password-stdin: the password is longer than %d bytes", publish.MaxPassword)
 	}
 	return pw, nil
 }
@@ -158,7 +158,7 @@ func cmdPublish(c *cli.Context, a []string, format string, b pubBackend, _ backe
 	}
 	res, err := b.Publish(c.Context, a[0], server.PublishRequest{Visibility: c.String("visibility"), Password: pw, Message: c.String("message")})
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	if format == "json" {
 		return printJSON(c.App.Writer, res)
@@ -182,7 +182,7 @@ func cmdPublish(c *cli.Context, a []string, format string, b pubBackend, _ backe
 func cmdUnpublish(c *cli.Context, a []string, format string, b pubBackend, _ backend) error {
 	p, err := b.Unpublish(c.Context, a[0])
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	if format == "json" {
 		return printJSON(c.App.Writer, p)
@@ -198,7 +198,7 @@ func cmdVisibility(c *cli.Context, a []string, format string, b pubBackend, _ ba
 	}
 	v, err := b.SetVisibility(c.Context, a[0], server.VisibilityRequest{Visibility: a[1], Password: pw})
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	if format == "json" {
 		return printJSON(c.App.Writer, v)
@@ -215,7 +215,7 @@ func termList(kind string) func(c *cli.Context, a []string, format string, b pub
 	return func(c *cli.Context, a []string, format string, b pubBackend, _ backend) error {
 		ts, err := b.Terms(c.Context, kind)
 		if err != nil {
-			return userError(err)
+			return err
 		}
 		if format == "json" {
 			return printJSON(c.App.Writer, ts)
@@ -232,7 +232,7 @@ func termAdd(kind string) func(c *cli.Context, a []string, format string, b pubB
 	return func(c *cli.Context, a []string, format string, b pubBackend, _ backend) error {
 		t, err := b.AddTerm(c.Context, kind, server.TermRequest{Name: a[0], Description: c.String("description")})
 		if err != nil {
-			return userError(err)
+			return err
 		}
 		if format == "json" {
 			return printJSON(c.App.Writer, t)
@@ -246,7 +246,7 @@ func termRm(kind string) func(c *cli.Context, a []string, format string, b pubBa
 	return func(c *cli.Context, a []string, format string, b pubBackend, _ backend) error {
 		t, err := b.DeleteTerm(c.Context, kind, a[0])
 		if err != nil {
-			return userError(err)
+			return err
 		}
 		if format == "json" {
 			return printJSON(c.App.Writer, t)
@@ -259,17 +259,17 @@ func termRm(kind string) func(c *cli.Context, a []string, format string, b pubBa
 func cmdAttrsSuggest(c *cli.Context, a []string, format string, b pubBackend, base backend) error {
 	sug, err := b.SuggestAttrs(c.Context, a[0])
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	if c.Bool("apply") {
 		d, err := base.Draft(c.Context, a[0])
 		if err != nil {
-			return userError(err)
+			return err
 		}
 		at := d.Attrs
 		at.Summary, at.Slug, at.Category, at.Tags = sug.Summary, sug.Slug, sug.Category, sug.Tags
 		if _, err := base.SaveDraft(c.Context, repo.SaveParams{Doc: a[0], BaseSeq: d.Seq, Attrs: &at}); err != nil {
-			return userError(err)
+			return err
 		}
 	}
 	if format == "json" {
@@ -287,7 +287,7 @@ func cmdAttrsSuggest(c *cli.Context, a []string, format string, b pubBackend, ba
 func cmdAttrsSet(c *cli.Context, a []string, _ string, b backend) error {
 	d, err := b.Draft(c.Context, a[0])
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	at := d.Attrs
 	set := false
@@ -308,11 +308,11 @@ func cmdAttrsSet(c *cli.Context, a []string, _ string, b backend) error {
 		}
 	}
 	if !set {
-		return exitf(exitUsage, "folio attrs set: give at least one of --title, --summary, --slug, --category, --tags")
+		return usagef("folio attrs set: give at least one of --title, --summary, --slug, --category, --tags")
 	}
 	res, err := b.SaveDraft(c.Context, repo.SaveParams{Doc: a[0], BaseSeq: d.Seq, Attrs: &at})
 	if err != nil {
-		return userError(err)
+		return err
 	}
 	fmt.Fprintf(c.App.Writer, "saved the attributes of %s (draft seq %d)\n", a[0], res.Seq)
 	return nil
@@ -363,7 +363,7 @@ func (l *localBackend) DeleteTerm(ctx context.Context, kind, name string) (publi
 // configuration of --config: its own settings, policy and counters in the
 // data directory, as the daemon would.
 func (l *localBackend) SuggestAttrs(ctx context.Context, doc string) (attrs.Suggestion, error) {
-	fc, err := config.Load(l.config, nil)
+	fc, err := config.Load(l.configPath, nil)
 	if err != nil {
 		return attrs.Suggestion{}, errs.Wrap(errs.Invalid, err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,15 +10,20 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/foliodev/folio/assistant"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/server"
+	"github.com/foliodev/folio/objstore"
+	"github.com/foliodev/folio/objstore/pack"
 	"github.com/urfave/cli/v2"
 )
 
@@ -29,7 +35,8 @@ func init() {
 
 // remote talks to a daemon's HTTP API (docs/api.md). It implements backend
 // (the history verbs) and authBackend (users and tokens) so that every verb
-// prints exactly what it prints in direct mode.
+// prints exactly what it prints in direct mode: the daemon's errors come
+// back with the kind, code and message they had there (errs.Remote).
 type remote struct {
 	base  string // scheme://host:port, no trailing slash
 	token string
@@ -49,17 +56,56 @@ func dialRemote(base, token string) (*remote, error) {
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, exitf(exitUsage, "--server %q is not a daemon URL such as http://127.0.0.1:7420", base)
+		return nil, usagef("--server %q is not a daemon URL such as http://127.0.0.1:7420", base)
+	}
+	if p := strings.TrimRight(u.Path, "/"); p == "/v1" || strings.HasSuffix(p, "/v1") {
+		return nil, usagef("--server / FOLIO_SERVER %q ends in /v1: give the daemon's base URL, e.g. %s://%s%s (the CLI adds /v1 itself)",
+			base, u.Scheme, u.Host, strings.TrimSuffix(p, "/v1"))
 	}
 	if token == "" {
-		return nil, exitf(exitUsage, "--server needs a token: set --token or FOLIO_TOKEN (an admin creates one with `folio user add NAME`)")
+		return nil, usagef("--server needs a token: set --token or FOLIO_TOKEN (an admin creates one with `folio user add NAME`)")
 	}
+	// Answers may stream for long (packs, git exports); only the wait for
+	// the answer's start is bounded.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.ResponseHeaderTimeout = 5 * time.Minute
 	return &remote{base: u.Scheme + "://" + u.Host + strings.TrimRight(u.Path, "/"), token: token,
-		hc: &http.Client{Timeout: 5 * time.Minute}}, nil
+		hc: &http.Client{Transport: tr}}, nil
+}
+
+// request sends a request with an optional body and returns the answer
+// when it is a success; an error answer becomes the daemon's error.
+func (r *remote) request(ctx context.Context, method, path string, q url.Values, body io.Reader, contentType string) (*http.Response, error) {
+	u := r.base + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, usagef("bad request to %s: %v", r.base, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := r.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, errs.E(errs.Unavailable, "cannot reach the folio daemon at %s: %v (is `folio serve` running?)", r.base, unwrapURLError(err))
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return nil, r.remoteError(resp, data)
+	}
+	return resp, nil
 }
 
 // do sends a request with an optional JSON body and decodes a JSON answer
-// into out. Error answers become the errors direct mode would return.
+// into out.
 func (r *remote) do(ctx context.Context, method, path string, q url.Values, in, out any) error {
 	var body io.Reader
 	if in != nil {
@@ -69,41 +115,43 @@ func (r *remote) do(ctx context.Context, method, path string, q url.Values, in, 
 		}
 		body = bytes.NewReader(b)
 	}
-	u := r.base + path
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	resp, err := r.request(ctx, method, path, q, body, "application/json")
 	if err != nil {
-		return exitf(exitUsage, "bad request to %s: %v", r.base, err)
-	}
-	req.Header.Set("Authorization", "Bearer "+r.token)
-	req.Header.Set("Accept", "application/json")
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := r.hc.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return exitf(exitUnavailable, "cannot reach the folio daemon at %s: %v (is `folio serve` running?)", r.base, unwrapURLError(err))
+		return err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return exitf(exitUnavailable, "read the answer of %s: %v", r.base, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return r.remoteError(resp.StatusCode, data)
+		return errs.E(errs.Unavailable, "read the answer of %s: %v", r.base, err)
 	}
 	if out == nil {
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return exitf(exitError, "the daemon at %s answered %s %s with unexpected JSON: %v", r.base, method, path, err)
+		return fmt.Errorf("the daemon at %s answered %s %s with unexpected JSON: %v", r.base, method, path, err)
 	}
 	return nil
+}
+
+// stream sends a request and copies a streamed answer to w; it returns
+// the answer's trailers, which the daemon sends only when the stream
+// ended well.
+func (r *remote) stream(ctx context.Context, method, path string, q url.Values, body io.Reader, w io.Writer) (http.Header, error) {
+	resp, err := r.request(ctx, method, path, q, body, "text/plain")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, errs.E(errs.Unavailable, "the daemon at %s broke off %s %s: %v; its log says why", r.base, method, path, err)
+	}
+	if resp.Trailer.Get(server.TrailerComplete) != "1" {
+		return nil, errs.E(errs.Unavailable, "the daemon at %s did not finish %s %s; its log says why", r.base, method, path)
+	}
+	return resp.Trailer, nil
 }
 
 func unwrapURLError(err error) error {
@@ -114,53 +162,20 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-// invalidError is a remote "invalid" error: its message is what direct
-// mode prints, and errors.Is(err, repo.ErrInvalid) holds.
-type invalidError struct{ msg string }
-
-func (e *invalidError) Error() string { return e.msg }
-func (e *invalidError) Unwrap() error { return repo.ErrInvalid }
-
-// remoteError rebuilds the error direct mode would have returned, so that
-// userError prints the same line with the same exit code.
-func (r *remote) remoteError(status int, data []byte) error {
+// remoteError rebuilds the daemon's error from its answer: the same kind,
+// code and message it had there. An answer that is not a folio error
+// (a proxy, another server) says what it was, never its raw body.
+func (r *remote) remoteError(resp *http.Response, data []byte) error {
 	var eb server.ErrorBody
-	if err := json.Unmarshal(data, &eb); err != nil || eb.Error.Code == "" {
-		return exitf(exitError, "the daemon at %s answered HTTP %d: %s", r.base, status, strings.TrimSpace(string(data)))
+	if err := json.Unmarshal(data, &eb); err == nil && eb.Error.Code != "" {
+		return eb.Error.Err()
 	}
-	e := eb.Error
-	if e.Kind != "" {
-		return errs.Remote(e.Kind, e.Code, e.Message) // the same kind, code and message as in the daemon
+	k := errs.Internal
+	if resp.StatusCode >= 500 {
+		k = errs.Unavailable
 	}
-	switch e.Code {
-	case server.CodeNotFound:
-		switch e.What {
-		case "document", "version", "block":
-			return &repo.NotFoundError{What: e.What, Name: e.Name, Latest: e.Latest}
-		}
-		return exitf(exitNotFound, "%s", e.Message)
-	case server.CodeConflict:
-		if e.Doc != "" {
-			return &repo.ConflictError{Doc: e.Doc, Reason: e.Reason, Seq: e.Seq, Blocks: e.Blocks}
-		}
-		return exitf(exitConflict, "%s", e.Message)
-	case server.CodeInvalid:
-		if len(e.Problems) > 0 {
-			return &flowdoc.ValidationError{Problems: e.Problems}
-		}
-		return &invalidError{msg: e.Message}
-	case server.CodeUnauthorized:
-		return exitf(exitError, "the daemon at %s rejected the token (missing, unknown or revoked): check --token / FOLIO_TOKEN; an admin creates one with `folio token add USER`", r.base)
-	case server.CodeForbidden:
-		return exitf(exitError, "not allowed: %s", e.Message)
-	case server.CodeTooLarge:
-		return exitf(exitInvalid, "%s", e.Message)
-	case server.CodeUnavailable:
-		return exitf(exitUnavailable, "the daemon at %s is unavailable: %s", r.base, e.Message)
-	case server.CodeStorageFailed, server.CodeStorageFull:
-		return exitf(exitUnavailable, "the daemon at %s did not store this: %s", r.base, e.Message)
-	}
-	return exitf(exitError, "the daemon at %s failed: %s", r.base, e.Message)
+	return errs.E(k, "%s answered %s with %s, not a folio error: is --server / FOLIO_SERVER the folio daemon's base URL?",
+		r.base, resp.Request.URL.Path, resp.Status)
 }
 
 func docPath(doc string, rest ...string) string {
@@ -229,7 +244,7 @@ func (r *remote) Show(ctx context.Context, doc, label string) (repo.Snapshot, er
 	}
 	body, err := flowdoc.Parse(res.Body)
 	if err != nil {
-		return repo.Snapshot{}, exitf(exitError, "the daemon at %s sent a body that does not parse: %v", r.base, err)
+		return repo.Snapshot{}, fmt.Errorf("the daemon at %s sent a body that does not parse: %w", r.base, err)
 	}
 	return repo.Snapshot{Info: res.Version, Body: body, Attrs: res.Attrs}, nil
 }
@@ -252,10 +267,12 @@ func (r *remote) Restore(ctx context.Context, doc, label, block string) (repo.Ve
 func (r *remote) History(ctx context.Context, doc, block string) ([]repo.BlockRevision, error) {
 	var hs []repo.BlockRevision
 	err := r.do(ctx, http.MethodGet, docPath(doc, "blocks", url.PathEscape(block), "history"), nil, nil, &hs)
+	slices.Reverse(hs) // the API answers newest first; the backend's contract is oldest first
 	return hs, err
 }
 
-func (r *remote) Fsck(ctx context.Context) (repo.FsckReport, error) {
+// Fsck runs in the daemon, which reports no progress.
+func (r *remote) Fsck(ctx context.Context, _ repo.Progress) (repo.FsckReport, error) {
 	var rep repo.FsckReport
 	err := r.do(ctx, http.MethodGet, "/v1/fsck", nil, nil, &rep)
 	return rep, err
@@ -269,6 +286,79 @@ func (r *remote) GC(ctx context.Context, o repo.GCOptions) (repo.GCReport, error
 	}
 	err := r.do(ctx, http.MethodPost, "/v1/admin/gc", nil, req, &rep)
 	return rep, err
+}
+
+func (r *remote) ExportPack(ctx context.Context, docs []string, haves []objstore.ID, w io.Writer) (server.ExportStats, error) {
+	var have bytes.Buffer
+	for _, h := range haves {
+		fmt.Fprintln(&have, h)
+	}
+	tr, err := r.stream(ctx, http.MethodPost, server.ExportPackPath, url.Values{"doc": docs}, &have, w)
+	if err != nil {
+		return server.ExportStats{}, err
+	}
+	return server.ExportStatsOf(tr), nil
+}
+
+func (r *remote) Heads(ctx context.Context) ([]pack.Ref, error) {
+	var refs []pack.Ref
+	err := r.do(ctx, http.MethodGet, server.ExportHeadsPath, nil, nil, &refs)
+	return refs, err
+}
+
+func (r *remote) ExportGit(ctx context.Context, o pack.GitOptions, w io.Writer) (pack.GitStats, error) {
+	q := url.Values{"doc": o.Docs}
+	if o.Branch != "" {
+		q.Set("branch", o.Branch)
+	}
+	tr, err := r.stream(ctx, http.MethodGet, server.ExportGitPath, q, nil, w)
+	if err != nil {
+		return pack.GitStats{}, err
+	}
+	return server.GitStatsOf(tr), nil
+}
+
+func (r *remote) Usage(ctx context.Context, days int) (*quota.Report, error) {
+	var rep quota.Report
+	err := r.do(ctx, http.MethodGet, server.UsagePath, url.Values{"days": {strconv.Itoa(days)}}, nil, &rep)
+	return &rep, err
+}
+
+// AICheck runs the check in the daemon: the answer is one JSON object
+// per line, the text as it arrives and then the report.
+func (r *remote) AICheck(ctx context.Context, cat quota.Category, prompt string, onText func(string)) (*assistant.CheckReport, error) {
+	b, err := json.Marshal(server.AICheckRequest{Category: string(cat), Prompt: prompt})
+	if err != nil {
+		return nil, err
+	}
+	resp, err := r.request(ctx, http.MethodPost, server.AICheckPath, nil, bytes.NewReader(b), "application/json")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		var line server.AICheckLine
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			return nil, fmt.Errorf("the daemon at %s answered ai check with unexpected JSON: %v", r.base, err)
+		}
+		if line.Report == nil {
+			if onText != nil {
+				onText(line.Text)
+			}
+			continue
+		}
+		rep := line.Report
+		if e := rep.Error; e != nil {
+			return rep, errs.Remote(e.Kind, e.Code, e.Message)
+		}
+		return rep, nil
+	}
+	if err := sc.Err(); err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, errs.E(errs.Unavailable, "the daemon at %s broke off the ai check; its log says why", r.base)
 }
 
 func (r *remote) AddUser(ctx context.Context, name string, admin bool) (issued, error) {

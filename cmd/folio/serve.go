@@ -10,12 +10,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/vfs"
+	"github.com/foliodev/folio/assistant"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/config"
@@ -64,12 +66,12 @@ func init() {
 		Usage:     "run the daemon: HTTP API, WebSocket sync, metrics",
 		ArgsUsage: " ",
 		Description: "Serves the data directory over HTTP until SIGTERM or SIGINT, then shuts down gracefully.\n" +
-			"On a store without users it creates the admin user \"admin\" and prints its token once.",
+			"On first run it creates the store; on a store without users it creates the admin user \"admin\" and prints its token once.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:7420", EnvVars: []string{"FOLIO_LISTEN"}, Usage: "address to listen on (host:port; port 0 picks a free one)"},
 			&cli.StringFlag{Name: "data", Usage: "data directory (default: the global --data, ./folio-data)"},
 			&cli.StringFlag{Name: "config", Usage: "config file (TOML; default: the global --config)"},
-			&cli.BoolFlag{Name: "init", Usage: "create the store when the data directory has none"},
+			&cli.BoolFlag{Name: "init", Hidden: true, Usage: "no longer needed: serve creates the store on first run"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: shutdownGrace, Usage: "how long requests in flight may take to finish after SIGTERM (at most 8s keeps the exit within 10s)"},
 			&cli.DurationFlag{Name: "storage-fail-grace", Value: storageFailGrace, Usage: "after a storage failure, how long the daemon answers 503 storage_failed before it exits non-zero"},
 			&cli.StringFlag{Name: "log-format", Value: "text", EnvVars: []string{"FOLIO_LOG_FORMAT"}, Usage: "log format: text or json"},
@@ -79,21 +81,10 @@ func init() {
 	})
 }
 
-// inherited returns flag name set on the command itself, or else its
-// value in the enclosing (global) context.
-func inherited(c *cli.Context, name string) string {
-	for _, cc := range c.Lineage() {
-		if v := cc.String(name); v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(level)); err != nil {
-		return nil, exitf(exitUsage, "--log-level %q is not one of debug, info, warn, error", level)
+		return nil, usagef("--log-level %q is not one of debug, info, warn, error", level)
 	}
 	o := &slog.HandlerOptions{Level: lvl}
 	switch format {
@@ -102,25 +93,28 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, o)), nil
 	}
-	return nil, exitf(exitUsage, "--log-format %q is not one of text, json", format)
+	return nil, usagef("--log-format %q is not one of text, json", format)
 }
 
 func cmdServe(c *cli.Context) error {
 	if _, err := args(c, 0); err != nil {
 		return err
 	}
-	dir := inherited(c, "data")
+	dir := dataDir(c)
 	log, err := newLogger(c.App.ErrWriter, c.String("log-format"), c.String("log-level"))
 	if err != nil {
 		return err
 	}
 	fc, err := config.Load(inherited(c, "config"), nil)
 	if err != nil {
-		return exitf(exitUsage, "%v", err)
+		return errs.Wrap(errs.Invalid, err)
 	}
 	listen := fc.Server.Listen
 	if c.IsSet("listen") || listen == "" {
 		listen = c.String("listen")
+	}
+	if err := checkListen(listen); err != nil {
+		return err
 	}
 	cfg := server.Config{Logger: log, Version: version,
 		CheckpointIdle: fc.Checkpoint.Idle, CheckpointMax: fc.Checkpoint.Max,
@@ -128,15 +122,21 @@ func cmdServe(c *cli.Context) error {
 		MaxSubscriptions: fc.Limits.Subscriptions, AllowedOrigins: fc.Server.AllowedOrigins}
 	ro := repo.Options{Limits: flowdoc.Limits{MaxBlocks: fc.Limits.DocMaxBlocks, MaxBytes: int(fc.Limits.DocMaxBytes)},
 		KV: storeOptions(fc, log)}
-	if c.Bool("init") {
-		if err := repo.Init(dir); err != nil {
-			return storeError(dir, err)
+	created := false
+	r, err := repo.Open(dir, ro)
+	if errors.Is(err, kv.ErrNotInitialized) {
+		// The first run creates the store.
+		if err = repo.Init(dir); err == nil {
+			created = true
+			r, err = repo.Open(dir, ro)
 		}
 	}
-	r, err := repo.Open(dir, ro)
 	if err != nil {
-		if errors.Is(err, kv.ErrNotInitialized) {
-			return exitf(exitUnavailable, "no folio store in %s: run `folio init --data %s` first, or start with `folio serve --init`", dir, dir)
+		if errors.Is(err, kv.ErrLocked) {
+			if addr := daemonAddress(dir); addr != "" {
+				return errs.E(errs.Unavailable, "data directory %s is already served by the folio daemon at %s: stop that one first (SIGTERM), or serve another directory with --data", dir, addr)
+			}
+			return errs.E(errs.Unavailable, "data directory %s is locked by another folio process: stop it first, or serve another directory with --data", dir)
 		}
 		return storeError(dir, err)
 	}
@@ -149,22 +149,22 @@ func cmdServe(c *cli.Context) error {
 	}()
 	cfg.Repo = r
 	cfg.Auth = auth.New(r.DB())
-	sources := map[quota.Category]string{}
-	for _, cat := range quota.Categories {
-		rc, err := fc.AICategory(string(cat))
-		if err != nil {
-			return exitf(exitUsage, "%v", err)
-		}
-		sources[cat] = string(rc.Source)
+	ledger := quota.NewLedger(r.DB(), quota.LedgerOptions{})
+	if _, err := usageReport(fc, ledger, 1); err != nil {
+		return err
 	}
-	ledger := quota.NewLedger(r.DB(), quota.LedgerOptions{Logger: log})
-	cfg.Usage = quota.UsageHandler(ledger, sources)
-	if cfg.Attrs, cfg.Reading, err = narrowAssistants(fc, r, ledger, log); err != nil {
+	cfg.Usage = func(days int) (*quota.Report, error) { return usageReport(fc, ledger, days) }
+	gw, err := assistant.Open(fc, r.DB(), ledger, nil)
+	if err != nil {
+		return errs.E(errs.Invalid, "model access: %w", err)
+	}
+	cfg.AICheck = gw.Check
+	if cfg.Attrs, cfg.Reading, err = narrowAssistants(fc, gw, ledger, log); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return exitf(exitUnavailable, "listen on %s: %v (another daemon running? choose another --listen)", listen, err)
+		return listenError(listen, err)
 	}
 	// The first admin's token is printed only once, so only a daemon that
 	// is about to serve creates it.
@@ -180,12 +180,15 @@ func cmdServe(c *cli.Context) error {
 	url := "http://" + ln.Addr().String()
 	if err := writeAddr(dir, url); err != nil {
 		ln.Close()
-		return exitf(exitError, "record the daemon address in %s: %v", dir, err)
+		return errs.E(errs.Internal, "record the daemon address in %s: %v", dir, err)
 	}
 	defer removeAddr(dir, url)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	if created {
+		fmt.Fprintf(c.App.Writer, "created a new folio store in %s\n", dir)
+	}
 	fmt.Fprintf(c.App.Writer, "folio daemon listening on %s (data %s)\n", url, dir)
 	fmt.Fprintf(c.App.Writer, "  HTTP API:  %s/v1   (Authorization: Bearer <token>; docs/api.md)\n", url)
 	fmt.Fprintf(c.App.Writer, "  sync:      ws://%s/v1/sync\n", ln.Addr().String())
@@ -196,7 +199,7 @@ func cmdServe(c *cli.Context) error {
 	select {
 	case <-c.Context.Done():
 	case err := <-errc:
-		return exitf(exitError, "serve %s: %v", url, err)
+		return errs.E(errs.Internal, "serve %s: %v", url, err)
 	case <-r.DB().Failed():
 		keepOpen = true // a failed store is never closed: see kv.DB.Close
 		return failStop(log, srv, errc, dir, c.Duration("storage-fail-grace"), r.DB().Failure())
@@ -219,7 +222,7 @@ func cmdServe(c *cli.Context) error {
 	}
 	if err := closeRepo(); err != nil {
 		log.Error("close the store", "err", err)
-		return exitf(exitError, "close the store in %s: %v", dir, err)
+		return errs.E(errs.Internal, "close the store in %s: %v", dir, err)
 	}
 	if serr != nil {
 		log.Warn("shutdown incomplete", "err", serr, "took", time.Since(start))
@@ -227,6 +230,42 @@ func cmdServe(c *cli.Context) error {
 		log.Info("stopped", "took", time.Since(start))
 	}
 	return nil
+}
+
+// checkListen refuses an address that cannot be listened on as a usage
+// error, before anything is opened.
+func checkListen(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("--listen %q: want host:port, e.g. 127.0.0.1:7420 (port 0 picks a free one)", addr)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		if _, err := net.LookupPort("tcp", port); err == nil {
+			return nil // a service name
+		}
+	}
+	if err != nil || n < 0 || n > 65535 {
+		return usagef("--listen %q: the port must be a number from 0 to 65535", addr)
+	}
+	return nil
+}
+
+// listenError explains why the daemon could not listen on addr.
+func listenError(addr string, err error) error {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return errs.E(errs.Unavailable, "listen on %s: the address is in use (another folio daemon, or another program): stop it, or choose another --listen", addr)
+	case errors.Is(err, syscall.EACCES):
+		return errs.E(errs.Forbidden, "listen on %s: permission denied (ports below 1024 need privileges): choose another --listen, e.g. 127.0.0.1:7420", addr)
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return usagef("listen on %s: this machine has no such address: choose one of its addresses, e.g. 127.0.0.1:7420", addr)
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return usagef("listen on %s: unknown host %q: give an IP address or a resolvable name", addr, dnsErr.Name)
+	}
+	return errs.E(errs.Unavailable, "listen on %s: %v", addr, err)
 }
 
 // failStop ends the daemon after its store failed: every request is
@@ -252,7 +291,7 @@ func failStop(log *slog.Logger, srv *server.Server, errc <-chan error, dir strin
 	srv.Shutdown(sctx)
 	<-errc
 	log.Error("stopped after the storage failure; start the daemon again once the disk is fixed", "took", time.Since(start).Round(time.Millisecond))
-	return exitf(exitUnavailable, "storage failed in %s: %v; the daemon stopped (every acknowledged write is on disk); fix the disk and start it again", dir, cause)
+	return errs.E(errs.Storage, "storage failed in %s: %v; the daemon stopped (every acknowledged write is on disk); fix the disk and start it again", dir, cause)
 }
 
 // bootstrapAdmin creates the first admin on a store without users and
@@ -260,18 +299,14 @@ func failStop(log *slog.Logger, srv *server.Server, errc <-chan error, dir strin
 func bootstrapAdmin(c *cli.Context, as *auth.Store) error {
 	n, err := as.Count(c.Context)
 	if err != nil {
-		return exitf(exitError, "read users: %v", err)
+		return errs.E(errs.Internal, "read users: %v", err)
 	}
 	if n > 0 {
 		return nil
 	}
 	_, it, err := as.AddUser(c.Context, "admin", true)
 	if err != nil {
-		code := exitError
-		if k := errs.KindOf(err); k == errs.StorageFull || k == errs.Storage {
-			code = exitUnavailable // a disk below [storage] min_free, say
-		}
-		return exitf(code, "create the first admin user: %v", err)
+		return fmt.Errorf("create the first admin user: %w", err)
 	}
 	w := c.App.Writer
 	fmt.Fprintln(w, "created the first user: admin (an admin). Its token is shown only now; store it:")

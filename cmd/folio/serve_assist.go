@@ -8,18 +8,14 @@ import (
 	"github.com/foliodev/folio/assistant/reading"
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/quota"
-	"github.com/foliodev/folio/internal/repo"
 )
 
-// narrowAssistants builds the daemon's attributes and reading assistants:
-// each on its own category's route (settings, provider, policy and
-// counters), both booking usage in ledger. A switched-off assistant is
+// narrowAssistants builds the daemon's attributes and reading assistants
+// on the gateway's routes — each category's own settings, provider, policy
+// and counters, the policies shared with the gateway's other users — both
+// booking usage in ledger. A switched-off assistant is
 // still built: it answers its *_disabled code.
-func narrowAssistants(fc *config.Config, r *repo.Repo, ledger *quota.Ledger, log *slog.Logger) (*attrs.Service, *reading.Service, error) {
-	gw, err := assistant.Open(fc, r.DB(), ledger, nil)
-	if err != nil {
-		return nil, nil, exitf(exitUsage, "%v", err)
-	}
+func narrowAssistants(fc *config.Config, gw *assistant.Gateway, ledger *quota.Ledger, log *slog.Logger) (*attrs.Service, *reading.Service, error) {
 	art, _ := gw.Route(quota.Attributes)
 	a, err := attrs.New(attrs.Options{Route: art, Ledger: ledger, Enabled: fc.Attributes.Enabled,
 		SendPrivate: fc.Privacy.SendPrivateToProvider})

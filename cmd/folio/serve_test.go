@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/server"
 )
@@ -68,14 +69,14 @@ type daemon struct {
 
 var tokenRE = regexp.MustCompile(`FOLIO_TOKEN=(folio_\S+)`)
 
-// startDaemon runs `folio serve --init` on dir on a free loopback port and
+// startDaemon runs `folio serve` on dir on a free loopback port and
 // waits until it has recorded its address. token is the admin token from
 // an earlier start ("" on the first start: it is read from the output).
 func startDaemon(t testing.TB, dir, token string, extra ...string) *daemon {
 	t.Helper()
 	os.Remove(filepath.Join(dir, addrFile))
 	d := &daemon{dir: dir, token: token, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
-	d.cmd = exec.Command(os.Args[0], append([]string{"serve", "--init", "--data", dir, "--listen", "127.0.0.1:0", "--log-level", "warn"}, extra...)...)
+	d.cmd = exec.Command(os.Args[0], append([]string{"serve", "--data", dir, "--listen", "127.0.0.1:0", "--log-level", "warn"}, extra...)...)
 	d.cmd.Env = append(os.Environ(), "FOLIO_TEST_MAIN=1", "FOLIO_CONFIG=", "FOLIO_LISTEN=")
 	d.cmd.Stdout, d.cmd.Stderr = d.stdout, d.stderr
 	if err := d.cmd.Start(); err != nil {
@@ -147,14 +148,7 @@ type cliResult struct {
 // runCLI runs the CLI in this process, as main does.
 func runCLI(args ...string) cliResult {
 	var out, errb bytes.Buffer
-	app := newApp()
-	app.Writer, app.ErrWriter = &out, &errb
-	err := app.RunContext(context.Background(), interspersed(app, append([]string{"folio"}, args...)))
-	code := 0
-	if err != nil {
-		fmt.Fprintln(&errb, "folio:", err)
-		code = exitCode(err)
-	}
+	code := execute(context.Background(), args, &out, &errb)
 	return cliResult{out.String(), errb.String(), code}
 }
 
@@ -228,7 +222,12 @@ func TestRemoteMatchesDirect(t *testing.T) {
 		{"show", "d1@v9.r9"}, {"show", "nosuch"},
 		{"diff", "d1", "v1.r0", "v1.r1"}, {"diff", "d1", "v1.r0", "v2.r0", "--format", "json"}, {"diff", "d1", "v1.r0", "v8.r0"},
 		{"history", "d1", "p1"}, {"history", "d1", "p3", "--format", "json"}, {"history", "d1", "zz"},
+		{"blocks", "d1"}, {"blocks", "d1@v1.r0", "--format", "json"}, {"blocks", "d1@v9.r9"}, {"blocks", "nosuch"},
 		{"fsck"}, {"fsck", "--format", "json"},
+		{"pack", "heads"}, {"pack", "export"}, {"pack", "export", "--doc", "d2"}, {"pack", "export", "--doc", "nosuch"},
+		{"export", "git"}, {"export", "git", "--doc", "d1", "--branch", "copy"}, {"export", "git", "--branch", "bad..name"},
+		{"usage"}, {"usage", "--format", "json"}, {"usage", "--days", "0"},
+		{"user", "list"}, {"user", "list", "--format", "json"}, {"token", "list"},
 	}
 	remoteOut := make([]cliResult, len(reads))
 	for i, r := range reads {
@@ -270,6 +269,33 @@ func TestRemoteMatchesDirect(t *testing.T) {
 	if remoteOut[0].code != 0 || !strings.Contains(remoteOut[0].stdout, "d1") {
 		t.Errorf("doc list: %+v", remoteOut[0])
 	}
+	for i, r := range reads {
+		if r[0] == "pack" && len(r) == 2 && r[1] == "export" && (remoteOut[i].code != 0 || len(remoteOut[i].stdout) < 100) {
+			t.Errorf("pack export through the daemon: exit %d, %d bytes", remoteOut[i].code, len(remoteOut[i].stdout))
+		}
+	}
+
+	// ai check runs in the daemon with its configuration, and prints what
+	// direct mode prints but for the time it took.
+	latency := regexp.MustCompile(`(latency:  |"latency_ms": |"first_text_ms": |first text after )[0-9.]+m?s?`)
+	checks := [][]string{{"ai", "check"}, {"ai", "check", "--category", "reading", "--format", "json"}, {"ai", "check", "--category", "poetry"}}
+	direct2 := make([]cliResult, len(checks))
+	for i, c := range checks {
+		direct2[i] = runCLI(append([]string{"--data", dirB}, c...)...)
+	}
+	d = startDaemon(t, dirB, d.token)
+	remote = []string{"--server", d.url, "--token", d.token}
+	for i, c := range checks {
+		got := runCLI(append(remote, c...)...)
+		got.stdout, direct2[i].stdout = latency.ReplaceAllString(got.stdout, "$1#"), latency.ReplaceAllString(direct2[i].stdout, "$1#")
+		if got != direct2[i] {
+			t.Errorf("folio %s:\ndirect: %+v\nremote: %+v", strings.Join(c, " "), direct2[i], got)
+		}
+	}
+	if direct2[0].code != 0 || !strings.Contains(direct2[0].stdout, "offline local provider") {
+		t.Errorf("ai check with the default provider: %+v", direct2[0])
+	}
+	d.stop(t)
 }
 
 // TestUserVerbs manages users and tokens through the daemon and directly.
@@ -289,10 +315,10 @@ func TestUserVerbs(t *testing.T) {
 	if r := runCLI(append(carol, "doc", "list")...); r.code != 0 {
 		t.Fatalf("carol's doc list: %+v", r)
 	}
-	if r := runCLI(append(carol, "user", "list")...); r.code != exitError || !strings.Contains(r.stderr, "admin") {
+	if r := runCLI(append(carol, "user", "list")...); r.code != exitDenied || !strings.Contains(r.stderr, "admin") {
 		t.Fatalf("carol's user list: %+v", r)
 	}
-	if r := runCLI(append(carol, "fsck")...); r.code != exitError || !strings.Contains(r.stderr, "admin") {
+	if r := runCLI(append(carol, "fsck")...); r.code != exitDenied || !strings.Contains(r.stderr, "admin") {
 		t.Fatalf("carol's fsck: %+v", r)
 	}
 	if r := runCLI(append(remote, "user", "add", "carol")...); r.code != exitConflict || !strings.Contains(r.stderr, `user "carol" already exists`) {
@@ -309,13 +335,13 @@ func TestUserVerbs(t *testing.T) {
 	if r := runCLI(append(remote, "token", "revoke", added.TokenID[:6])...); r.code != 0 || !strings.Contains(r.stdout, "revoked token folio_"+added.TokenID) {
 		t.Fatalf("token revoke: %+v", r)
 	}
-	if r := runCLI(append(carol, "doc", "list")...); r.code != exitError || !strings.Contains(r.stderr, "rejected the token") {
+	if r := runCLI(append(carol, "doc", "list")...); r.code != exitDenied || r.stderr != "folio: "+auth.ErrUnauthenticated.Error()+"\n" {
 		t.Fatalf("revoked token: %+v", r)
 	}
-	if r := runCLI(append(remote, "token", "revoke", added.TokenID)...); r.code != exitNotFound {
+	if r := runCLI(append(remote, "token", "revoke", added.TokenID)...); r.code != exitConflict || !strings.Contains(r.stderr, "already revoked") {
 		t.Fatalf("second revoke: %+v", r)
 	}
-	if r := runCLI("--server", d.url, "--token", "folio_nonsense", "doc", "list"); r.code != exitError {
+	if r := runCLI("--server", d.url, "--token", "folio_nonsense", "doc", "list"); r.code != exitDenied {
 		t.Fatalf("wrong token: %+v", r)
 	}
 	if r := runCLI("--server", d.url, "doc", "list"); r.code != exitUsage || !strings.Contains(r.stderr, "FOLIO_TOKEN") {
@@ -327,7 +353,7 @@ func TestUserVerbs(t *testing.T) {
 	}
 
 	// Direct mode on the directory once the daemon is gone.
-	if r := runCLI("--data", dir, "user", "delete", "carol"); r.code != 0 || r.stdout != "deleted user carol; 1 token(s) revoked\n" {
+	if r := runCLI("--data", dir, "user", "delete", "carol"); r.code != 0 || r.stdout != "deleted user carol; 1 token revoked\n" {
 		t.Fatalf("user delete: %+v", r)
 	}
 	if r := runCLI("--data", dir, "user", "delete", "carol"); r.code != exitNotFound || !strings.Contains(r.stderr, `user "carol" not found`) {
@@ -499,26 +525,33 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 			}
 		}
 	}
-	if rep, err := r.Fsck(ctx); err != nil || !rep.OK {
+	if rep, err := r.Fsck(ctx, repo.FsckOptions{}); err != nil || !rep.OK {
 		t.Errorf("fsck after SIGTERM: %+v %v", rep, err)
 	}
 	t.Logf("%d acknowledged saves (%d sealed) survived; daemon exited in %v", saves, sealed, took)
 }
 
-// TestServeErrors: a busy port and a missing store give clear messages.
+// TestServeErrors: a bad address is a usage error, a busy port and a
+// served directory say what to do, and nothing is created by a daemon
+// that never listened.
 func TestServeErrors(t *testing.T) {
 	isolateEnv(t)
 	dir := filepath.Join(t.TempDir(), "data")
-	if r := runCLI("serve", "--data", dir, "--listen", "127.0.0.1:0"); r.code != exitUnavailable || !strings.Contains(r.stderr, "folio serve --init") {
-		t.Fatalf("serve without a store: %+v", r)
+	for _, addr := range []string{"127.0.0.1:80000", "127.0.0.1", "127.0.0.1:port"} {
+		if r := runCLI("serve", "--data", dir, "--listen", addr); r.code != exitUsage || !strings.Contains(r.stderr, "--listen") || strings.Contains(r.stderr, "daemon") {
+			t.Errorf("serve --listen %s: %+v, want a usage error", addr, r)
+		}
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("a refused serve created the directory: %v", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	r := runCLI("serve", "--init", "--data", dir, "--listen", ln.Addr().String())
-	if r.code != exitUnavailable || !strings.Contains(r.stderr, "listen on "+ln.Addr().String()) {
+	r := runCLI("serve", "--data", dir, "--listen", ln.Addr().String())
+	if r.code != exitUnavailable || !strings.Contains(r.stderr, "listen on "+ln.Addr().String()+": the address is in use") {
 		t.Fatalf("serve on a busy port: %+v", r)
 	}
 	if _, err := os.Stat(filepath.Join(dir, addrFile)); !os.IsNotExist(err) {
@@ -527,6 +560,32 @@ func TestServeErrors(t *testing.T) {
 	if tokenRE.MatchString(r.stdout) {
 		t.Fatalf("a daemon that never listened created the admin: %s", r.stdout)
 	}
+
+	// A second daemon on a served directory is told so, as a daemon.
+	d := startDaemon(t, dir, "")
+	r = runCLI("serve", "--data", dir, "--listen", "127.0.0.1:0")
+	want := fmt.Sprintf("data directory %s is already served by the folio daemon at %s: stop that one first", dir, d.url)
+	if r.code != exitUnavailable || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "--server") {
+		t.Fatalf("second serve: %+v, want %q", r, want)
+	}
+	d.stop(t)
+}
+
+// TestServeCreatesStore: the first run of `folio serve` on a new
+// directory creates the store and says so; later runs do not.
+func TestServeCreatesStore(t *testing.T) {
+	isolateEnv(t)
+	dir := filepath.Join(t.TempDir(), "new", "data")
+	d := startDaemon(t, dir, "")
+	if !strings.Contains(d.stdout.String(), "created a new folio store in "+dir+"\n") {
+		t.Fatalf("first run does not say it created the store:\n%s", d.stdout)
+	}
+	d.stop(t)
+	d = startDaemon(t, dir, d.token)
+	if strings.Contains(d.stdout.String(), "created a new folio store") {
+		t.Fatalf("second run claims to create the store:\n%s", d.stdout)
+	}
+	d.stop(t)
 }
 
 // TestSIGTERMWithStuckRequest: a client that sends half a request and
@@ -611,11 +670,20 @@ func TestBackupPullFromDaemon(t *testing.T) {
 	if p := parse(pull(backupToken("ann"), annOnly)); p.Docs != 1 {
 		t.Fatalf("ann's pull carried %d documents, want 1", p.Docs)
 	}
-	if r := pull(ann.Token, filepath.Join(tmp, "x")); r.code == 0 || !strings.Contains(r.stderr, "backup token") {
+	if r := pull(ann.Token, filepath.Join(tmp, "x")); r.code != exitDenied || !strings.Contains(r.stderr, "backup token") {
 		t.Fatalf("pull with an author's full token: %+v", r)
 	}
+	// A pull that sees no documents says so (and how to see them all).
+	if r := runCLI(append(admin, "user", "add", "cy")...); r.code != 0 {
+		t.Fatalf("user add cy: %+v", r)
+	}
+	r = pull(backupToken("cy"), filepath.Join(tmp, "cy"))
+	if p := parse(r); p.Docs != 0 || !strings.Contains(r.stderr, "note: the daemon at "+d.url+" showed this token no documents") ||
+		!strings.Contains(r.stderr, "folio token add admin --kind backup") {
+		t.Fatalf("pull that sees nothing: %+v", r)
+	}
 	// The backup token cannot change anything.
-	if r := runCLI("--server", d.url, "--token", adminBackup, "doc", "new", "--title", "x"); r.code != exitError || !strings.Contains(r.stderr, "may only read") {
+	if r := runCLI("--server", d.url, "--token", adminBackup, "doc", "new", "--title", "x"); r.code != exitDenied || !strings.Contains(r.stderr, "may only read") {
 		t.Fatalf("backup token wrote: %+v", r)
 	}
 	d.stop(t)

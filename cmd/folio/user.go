@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -94,7 +93,7 @@ func init() {
 // openAuth opens the users and tokens of the data directory, or of the
 // daemon with --server.
 func openAuth(c *cli.Context) (authBackend, error) {
-	if u := c.String("server"); u != "" {
+	if u := serverURL(c); u != "" {
 		return dialRemote(u, c.String("token"))
 	}
 	r, err := openRepo(c)
@@ -112,55 +111,39 @@ type localAuth struct {
 
 func (l *localAuth) AddUser(ctx context.Context, name string, admin bool) (issued, error) {
 	u, it, err := l.s.AddUser(ctx, name, admin)
-	return issued{User: u.Name, Role: u.Role, Secret: it.Secret, Token: it.Token}, authError(err)
+	return issued{User: u.Name, Role: u.Role, Secret: it.Secret, Token: it.Token}, err
 }
 
 func (l *localAuth) ListUsers(ctx context.Context) ([]auth.User, error) {
 	us, err := l.s.ListUsers(ctx)
-	return us, authError(err)
+	return us, err
 }
 
 func (l *localAuth) ListTokens(ctx context.Context, user string) ([]auth.Token, error) {
 	ts, err := l.s.ListTokens(ctx, user)
-	return ts, authError(err)
+	return ts, err
 }
 
 func (l *localAuth) DeleteUser(ctx context.Context, name string) ([]auth.Token, error) {
 	ts, err := l.s.DeleteUser(ctx, name)
-	return ts, authError(err)
+	return ts, err
 }
 
 func (l *localAuth) AddToken(ctx context.Context, user, kind string) (issued, error) {
 	it, err := l.s.AddToken(ctx, user, kind)
 	if err != nil {
-		return issued{}, authError(err)
+		return issued{}, err
 	}
 	u, err := l.s.GetUser(ctx, user)
-	return issued{User: it.User, Role: u.Role, Secret: it.Secret, Token: it.Token}, authError(err)
+	return issued{User: it.User, Role: u.Role, Secret: it.Secret, Token: it.Token}, err
 }
 
 func (l *localAuth) RevokeToken(ctx context.Context, ref string) (auth.Token, error) {
 	t, err := l.s.RevokeToken(ctx, ref)
-	return t, authError(err)
+	return t, err
 }
 
 func (l *localAuth) Close() error { return l.r.Close() }
-
-// authError gives auth errors the messages and exit codes the daemon's
-// answers get in --server mode.
-func authError(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, auth.ErrNotFound):
-		return exitf(exitNotFound, "%s not found", strings.TrimPrefix(err.Error(), "auth: not found: "))
-	case errors.Is(err, auth.ErrExists):
-		return exitf(exitConflict, "%s already exists", strings.TrimPrefix(err.Error(), "auth: already exists: "))
-	case errors.Is(err, auth.ErrInvalid):
-		return exitf(exitInvalid, "%s", strings.TrimPrefix(err.Error(), "auth: invalid: "))
-	}
-	return userError(err)
-}
 
 func printIssued(c *cli.Context, format string, it issued, what string) error {
 	if format == "json" {
@@ -168,7 +151,7 @@ func printIssued(c *cli.Context, format string, it issued, what string) error {
 			"tokenId": it.Token.ID, "kind": it.Token.Kind})
 	}
 	fmt.Fprintf(c.App.Writer, "%s %s (%s), token %s (%s):\n%s\n", what, it.User, it.Role, it.Token.Prefix(), it.Token.Kind, it.Secret)
-	fmt.Fprintln(c.App.ErrWriter, "folio: the token is shown only now and cannot be recovered; store it (FOLIO_TOKEN) or revoke it")
+	notice(c, "the token is shown only now and cannot be recovered; store it (FOLIO_TOKEN) or revoke it")
 	return nil
 }
 
@@ -233,11 +216,18 @@ var cmdUserDelete = verb(openAuth, 1, nil, func(c *cli.Context, a []string, _ st
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.Writer, "deleted user %s; %d token(s) revoked\n", a[0], len(ts))
+	fmt.Fprintf(c.App.Writer, "deleted user %s; %s revoked\n", a[0], plural(len(ts), "token"))
 	return nil
 })
 
-var cmdTokenAdd = verb(openAuth, 1, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b authBackend) error {
+func cmdTokenAdd(c *cli.Context) error {
+	if kind := c.String("kind"); kind != auth.KindFull && kind != auth.KindBackup {
+		return usagef("--kind %q: use %s or %s (see folio token add --help)", kind, auth.KindFull, auth.KindBackup)
+	}
+	return tokenAdd(c)
+}
+
+var tokenAdd = verb(openAuth, 1, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b authBackend) error {
 	it, err := b.AddToken(c.Context, a[0], c.String("kind"))
 	if err != nil {
 		return err
@@ -252,7 +242,7 @@ func cmdTokenList(c *cli.Context) error {
 	case 1:
 		user = c.Args().First()
 	default:
-		return exitf(exitUsage, "folio token list takes at most one argument: USER")
+		return usagef("folio token list takes at most one argument: USER")
 	}
 	format, err := checkFormat(c, "text", "json")
 	if err != nil {

@@ -17,18 +17,25 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 )
 
+// The errors of the package carry their kinds (package errs); ErrNotFound,
+// ErrExists and ErrInvalid are the kinds themselves, so that errors are
+// made with errs.E and a message written for people.
 var (
 	// ErrUnauthenticated: a missing, malformed, unknown or revoked token.
-	ErrUnauthenticated = errors.New("auth: unauthenticated")
+	// It says nothing about which part was wrong.
+	ErrUnauthenticated error = errs.E(errs.Unauthenticated,
+		"missing, unknown or revoked token: pass a valid token (FOLIO_TOKEN, or the header Authorization: Bearer <token>); an admin issues one with `folio token add USER`")
 	// ErrNotFound: no such user or token.
-	ErrNotFound = errors.New("auth: not found")
-	// ErrExists: a user with that name exists.
-	ErrExists = errors.New("auth: already exists")
+	ErrNotFound error = errs.NotFound
+	// ErrExists: a user with that name exists, or a token was already
+	// revoked.
+	ErrExists error = errs.Conflict
 	// ErrInvalid: a bad user name, token kind or token reference.
-	ErrInvalid = errors.New("auth: invalid")
+	ErrInvalid error = errs.Invalid
 )
 
 // Roles of a user.
@@ -68,6 +75,8 @@ type Token struct {
 	Kind    string   `json:"kind" msgpack:"kind"`
 	Hash    [32]byte `json:"-" msgpack:"hash"`
 	Created int64    `json:"created" msgpack:"created"` // Unix ms
+	// Revoked is when the token was revoked (Unix ms); 0 for live tokens.
+	Revoked int64 `json:"revoked,omitempty" msgpack:"revoked,omitempty"`
 }
 
 // Prefix is how a token is shown in lists: "folio_<id>".
@@ -119,6 +128,10 @@ func ValidName(name string) bool { return nameRE.MatchString(name) }
 func userKey(name string) []byte { return kv.TableKey("user", name) }
 func tokenKey(id string) []byte  { return kv.TableKey("token", id) }
 
+// revokedKey keeps a revoked token's record (with its Revoked time) so
+// that revoking it again can say so.
+func revokedKey(id string) []byte { return kv.TableKey("revoked", id) }
+
 // OnRevoke registers fn to be called with the id of every token that is
 // revoked, directly or by deleting its user, after the change is durable.
 // fn runs on the revoking goroutine and must not block for long. The
@@ -157,7 +170,7 @@ func (s *Store) AddUser(ctx context.Context, name string, admin bool) (User, Iss
 		return User{}, Issued{}, err
 	}
 	if !ValidName(name) {
-		return User{}, Issued{}, fmt.Errorf("%w: user name %q: use 1 to 64 lowercase letters, digits, '.', '_' or '-'", ErrInvalid, name)
+		return User{}, Issued{}, errs.E(errs.Invalid, "user name %q is not valid: use 1 to 64 lowercase letters, digits, '.', '_' or '-'", name)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -166,7 +179,7 @@ func (s *Store) AddUser(ctx context.Context, name string, admin bool) (User, Iss
 		return User{}, Issued{}, err
 	}
 	if ok {
-		return User{}, Issued{}, fmt.Errorf("%w: user %q", ErrExists, name)
+		return User{}, Issued{}, errs.E(errs.Conflict, "user %q already exists", name)
 	}
 	u := User{Name: name, Role: RoleAuthor, Created: s.now().UnixMilli()}
 	if admin {
@@ -200,7 +213,7 @@ func (s *Store) AddToken(ctx context.Context, user, kind string) (Issued, error)
 		kind = KindFull
 	}
 	if kind != KindFull && kind != KindBackup {
-		return Issued{}, fmt.Errorf("%w: token kind %q: use %s or %s", ErrInvalid, kind, KindFull, KindBackup)
+		return Issued{}, errs.E(errs.Invalid, "token kind %q: use %s or %s", kind, KindFull, KindBackup)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -297,7 +310,7 @@ func (s *Store) GetUser(ctx context.Context, name string) (User, error) {
 		return User{}, err
 	}
 	if !ok {
-		return User{}, fmt.Errorf("%w: user %q", ErrNotFound, name)
+		return User{}, errs.E(errs.NotFound, "user %q not found; `folio user list` shows the users", name)
 	}
 	return u, nil
 }
@@ -369,7 +382,7 @@ func (s *Store) DeleteUser(ctx context.Context, name string) ([]Token, error) {
 		}
 		if admins == 1 {
 			s.mu.Unlock()
-			return nil, fmt.Errorf("%w: %s is the last admin; add another admin first (folio user add NAME --admin)", ErrInvalid, name)
+			return nil, errs.E(errs.Invalid, "%s is the last admin; add another admin first (folio user add NAME --admin)", name)
 		}
 	}
 	toks, err := s.ListTokens(ctx, name)
@@ -387,6 +400,12 @@ func (s *Store) DeleteUser(ctx context.Context, name string) ([]Token, error) {
 	for i, t := range toks {
 		ids[i] = t.ID
 		if err := b.Delete(tokenKey(t.ID), nil); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		gone := t
+		gone.Revoked = s.now().UnixMilli()
+		if err := put(b, revokedKey(t.ID), gone); err != nil {
 			s.mu.Unlock()
 			return nil, err
 		}
@@ -411,10 +430,10 @@ func (s *Store) FindToken(ctx context.Context, ref string) (Token, error) {
 		ref = strings.TrimPrefix(ref, tokenPrefix)
 	}
 	if len(ref) < 4 || len(ref) > idLen {
-		return Token{}, fmt.Errorf("%w: token %q: give its id (at least 4 of the 12 hex digits shown by `folio token list`) or the whole token", ErrInvalid, ref)
+		return Token{}, errs.E(errs.Invalid, "token %q: give its id (at least 4 of the 12 hex digits shown by `folio token list`) or the whole token", ref)
 	}
 	if _, err := hex.DecodeString(ref + strings.Repeat("0", len(ref)%2)); err != nil {
-		return Token{}, fmt.Errorf("%w: token id %q is not hexadecimal", ErrInvalid, ref)
+		return Token{}, errs.E(errs.Invalid, "token id %q is not hexadecimal", ref)
 	}
 	var match []Token
 	err := scan(ctx, s.db, kv.TableKey("token", ref), func(v []byte) error {
@@ -430,15 +449,39 @@ func (s *Store) FindToken(ctx context.Context, ref string) (Token, error) {
 	}
 	switch len(match) {
 	case 0:
-		return Token{}, fmt.Errorf("%w: token %q", ErrNotFound, ref)
+		return Token{}, s.notFound(ctx, ref)
 	case 1:
 		return match[0], nil
 	}
-	return Token{}, fmt.Errorf("%w: token id prefix %q matches %d tokens; give more digits", ErrInvalid, ref, len(match))
+	return Token{}, errs.E(errs.Invalid, "token id prefix %q matches %d tokens; give more digits", ref, len(match))
 }
 
-// RevokeToken deletes the token ref names (see FindToken) and announces
-// it. Errors: ErrNotFound, ErrInvalid.
+// notFound explains why no live token matches ref: it was revoked (a
+// conflict that names when), or it never existed.
+func (s *Store) notFound(ctx context.Context, ref string) error {
+	var gone []Token
+	err := scan(ctx, s.db, kv.TableKey("revoked", ref), func(v []byte) error {
+		var t Token
+		if err := kv.Unmarshal(v, &t); err != nil {
+			return fmt.Errorf("auth: decode revoked token record: %w", err)
+		}
+		gone = append(gone, t)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(gone) == 1 {
+		t := gone[0]
+		return errs.E(errs.Conflict, "token %s of user %s was already revoked (%s); nothing to do",
+			t.Prefix(), t.User, time.UnixMilli(t.Revoked).UTC().Format(time.RFC3339))
+	}
+	return errs.E(errs.NotFound, "token %q not found; `folio token list` shows the tokens", ref)
+}
+
+// RevokeToken deletes the token ref names (see FindToken), keeps a
+// tombstone that says when, and announces it. Errors: ErrNotFound,
+// ErrInvalid, ErrExists (the token was already revoked).
 func (s *Store) RevokeToken(ctx context.Context, ref string) (Token, error) {
 	s.mu.Lock()
 	t, err := s.FindToken(ctx, ref)
@@ -446,7 +489,17 @@ func (s *Store) RevokeToken(ctx context.Context, ref string) (Token, error) {
 		s.mu.Unlock()
 		return Token{}, err
 	}
-	if err := s.db.Delete(tokenKey(t.ID), kv.Sync); err != nil {
+	b := s.db.NewBatch()
+	defer b.Close()
+	t.Revoked = s.now().UnixMilli()
+	err = b.Delete(tokenKey(t.ID), nil)
+	if err == nil {
+		err = put(b, revokedKey(t.ID), t)
+	}
+	if err == nil {
+		err = s.db.Apply(b, kv.Sync)
+	}
+	if err != nil {
 		s.mu.Unlock()
 		return Token{}, fmt.Errorf("auth: revoke token %s: %w", t.ID, err)
 	}

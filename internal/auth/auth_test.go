@@ -99,8 +99,11 @@ func TestRevokeNotifies(t *testing.T) {
 	if _, err := s.Authenticate(ctx, t1.Secret); !errors.Is(err, ErrUnauthenticated) {
 		t.Fatalf("revoked token still authenticates: %v", err)
 	}
-	if _, err := s.RevokeToken(ctx, t1.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := s.RevokeToken(ctx, t1.ID); !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "already revoked") {
 		t.Fatalf("second revoke: %v", err)
+	}
+	if _, err := s.RevokeToken(ctx, "0123456789ab"); !errors.Is(err, ErrNotFound) || strings.Contains(err.Error(), "revoked") {
+		t.Fatalf("revoke of a token that never existed: %v", err)
 	}
 	if _, err := s.RevokeToken(ctx, "ab"); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("short ref: %v", err)

@@ -1,8 +1,8 @@
 package config
 
 import (
-	"errors"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"sort"
@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/foliodev/folio/internal/errs"
 )
 
 // ErrInvalid is wrapped by every error about a bad setting.
-var ErrInvalid = errors.New("config: invalid setting")
+var ErrInvalid error = errs.E(errs.Invalid, "config: invalid setting")
 
 // Config is the whole configuration.
 type Config struct {
@@ -245,6 +246,29 @@ func DefaultAI() AISettings {
 	}
 }
 
+// MaxFileBytes bounds the configuration file: a setting file is a few
+// kilobytes, and one that is not (a wrong path, a device) is refused
+// before it is read into memory.
+const MaxFileBytes = 1 << 20
+
+// readBounded reads the configuration file, refusing one larger than
+// MaxFileBytes.
+func readBounded(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("config: read %s: %w", path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("config: read %s: %w", path, err)
+	}
+	if len(data) > MaxFileBytes {
+		return "", fmt.Errorf("%w: %s is larger than %d bytes; is it the configuration file?", ErrInvalid, path, MaxFileBytes)
+	}
+	return string(data), nil
+}
+
 // envKeys are the AI keys settable from the environment.
 var envKeys = []string{"provider", "base_url", "model", "api_key", "timeout"}
 
@@ -256,7 +280,11 @@ func Load(path string, getenv func(string) (string, bool)) (*Config, error) {
 	}
 	c := Default()
 	if path != "" {
-		md, err := toml.DecodeFile(path, c)
+		text, err := readBounded(path)
+		if err != nil {
+			return nil, err
+		}
+		md, err := toml.Decode(text, c)
 		if err != nil {
 			return nil, fmt.Errorf("config: read %s: %w", path, err)
 		}

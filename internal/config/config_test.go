@@ -146,6 +146,7 @@ func TestInvalid(t *testing.T) {
 		{file: "[ai.reading]\ndaily_tokens = -1\n", want: "daily_tokens must not be negative"},
 		{file: "[checkpoint]\nidle = \"0s\"\n", want: "checkpoint.idle"},
 		{file: "[ai\n", want: "read"},
+		{file: "# " + strings.Repeat("x", config.MaxFileBytes) + "\n", want: "larger than 1048576 bytes"},
 	}
 	for _, tt := range tests {
 		path := ""

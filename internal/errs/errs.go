@@ -257,11 +257,26 @@ func RetryAfterOf(err error) time.Duration {
 	return 0
 }
 
-// Retryable says whether err may succeed when retried unchanged.
+// retryabler is implemented by typed errors that decide retryability
+// themselves (a provider error, a quota refusal).
+type retryabler interface {
+	error
+	Retryable() bool
+}
+
+// Retryable says whether err may succeed when retried unchanged: the
+// first error in the chain that decides (an *Error with NoRetry, or a
+// typed error with a Retryable method) decides; otherwise the kind does.
 func Retryable(err error) bool {
-	var e *Error
-	if errors.As(err, &e) && e.NoRetry {
-		return false
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		switch x := e.(type) {
+		case *Error:
+			if x.NoRetry {
+				return false
+			}
+		case retryabler:
+			return x.Retryable()
+		}
 	}
 	return KindOf(err).Retryable()
 }

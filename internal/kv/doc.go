@@ -55,4 +55,8 @@
 // The canonical codec (Marshal) encodes structs in field declaration order,
 // maps with sorted keys and integers in their most compact form, so equal
 // values always give equal bytes; object ids are hashes of these bytes.
+// Unmarshal is bounded (package bounded): whatever Pebble returns may be
+// damaged, so every declared length is checked against the bytes that
+// remain before anything is allocated, and records are never decoded into
+// interface values.
 package kv

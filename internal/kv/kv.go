@@ -16,14 +16,16 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
 	"github.com/cockroachdb/pebble/vfs"
+	"github.com/foliodev/folio/internal/bounded"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
 var (
 	// ErrLocked is returned by Open when another process holds the data directory.
-	ErrLocked = errors.New("kv: data directory is locked by another process")
+	ErrLocked error = errs.E(errs.Unavailable, "kv: data directory is locked by another process")
 	// ErrNotInitialized is returned by Open when the directory holds no Folio store.
-	ErrNotInitialized = errors.New("kv: no folio store in this directory")
+	ErrNotInitialized error = errs.E(errs.Unavailable, "kv: no folio store in this directory")
 	// ErrNotFound is returned by Get when a key does not exist.
 	ErrNotFound = errors.New("kv: not found")
 )
@@ -351,9 +353,14 @@ func Marshal(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Unmarshal decodes msgpack data into v.
+// Unmarshal decodes msgpack data, exactly one value, into v (a non-nil
+// pointer to a type without interfaces). Everything Folio reads back from
+// Pebble or receives as objects may have been damaged or crafted, so the
+// decode is bounded (package bounded): every declared length is checked
+// against the bytes that remain before anything is allocated, and the
+// memory the decode allocates is bounded by len(data).
 func Unmarshal(data []byte, v any) error {
-	return msgpack.Unmarshal(data, v)
+	return bounded.Unmarshal(data, v)
 }
 
 // CompactAll flushes the memtable and compacts the whole keyspace, so that

@@ -9,7 +9,11 @@
 //   - local: a deterministic offline provider that needs no network, the
 //     embedded default: the rule-based Chinese and English editor of package
 //     localedit. A Request's optional Task carries an editing request in
-//     structured form for it; its rules are documented on Local.
+//     structured form for it; its rules are documented on Local. A Task
+//     with a Scope (an article's blocks, as the writing assistant sends)
+//     is answered in the writing assistant's own answer form, operations
+//     on the blocks (see answerOps), so that the assistant treats the local
+//     provider's answer exactly like a remote model's.
 //
 // The test double that echoes prompts is llmtest.Echo; it cannot be
 // configured.
@@ -47,5 +51,6 @@
 // token; every other run of non-space characters counts as ceil(runes/4)
 // tokens per word; whitespace is free. Input usage adds 3 tokens per message
 // for the role framing, as OpenAI's chat format does; the local provider
-// counts a Task as one more message (its instruction and segments).
+// counts a Task as one more message (its instruction and the text it reads:
+// its segments, or the plain text of its scope's text blocks).
 package llm

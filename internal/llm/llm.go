@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
 )
 
 // Role is who speaks a message.
@@ -46,17 +49,22 @@ type Request struct {
 	Schema *Schema
 	// Task, when not nil, is the same request in structured form for
 	// providers that work on it directly rather than on a prompt: the local
-	// provider edits Task's segments and answers a localedit.Result as JSON
-	// (see Local and docs/ai.md). Remote providers ignore it; the caller
-	// still puts the text and the instruction into Messages for them.
+	// provider edits it and answers as Local documents (see docs/ai.md).
+	// Remote providers ignore it; the caller still puts the text and the
+	// instruction into Messages for them.
 	Task *EditTask
 }
 
-// EditTask is an editing request in structured form.
+// EditTask is an editing request in structured form. It holds either
+// Segments (plain texts; the local provider answers a localedit.Result) or
+// a Scope (the article's blocks; the local provider answers operations, in
+// the form the writing assistant asks every model for).
 type EditTask struct {
 	// Segments are the texts to edit: one per text block, rich-text runs
 	// concatenated, each inline equation as one U+FFFC.
-	Segments []string `json:"segments"`
+	Segments []string `json:"segments,omitempty"`
+	// Scope is the part of an article to edit, as blocks.
+	Scope *EditScope `json:"scope,omitempty"`
 	// Lang is "zh", "en" or "" (detected per sentence).
 	Lang string `json:"lang,omitempty"`
 	// Personalization is "editing" (an editing preset), "writing" (a
@@ -64,9 +72,45 @@ type EditTask struct {
 	Personalization string `json:"personalization,omitempty"`
 	// Instruction is the author's instruction.
 	Instruction string `json:"instruction,omitempty"`
-	// Rules are the ids of the editing preset's enabled rules (filler,
-	// strong-verbs, active-voice, jargon, cliche, keep); empty means all.
+	// Preset, with Personalization "editing", is the editing preset: the
+	// engine runs exactly its rules and cannot honour a preset whose rules
+	// it does not implement. Without it an editing task runs all six rules.
+	Preset *EditPreset `json:"preset,omitempty"`
+	// Rules restricts the enabled rules to these ids (filler,
+	// strong-verbs, active-voice, jargon, cliche, keep); empty means no
+	// restriction.
 	Rules []string `json:"rules,omitempty"`
+}
+
+// Scope kinds of an EditScope; they are the writing assistant's scopes.
+const (
+	EditSelection = "selection"
+	EditBlock     = "block"
+	EditSection   = "section"
+	EditDocument  = "document"
+)
+
+// EditScope is the part of an article an EditTask edits.
+type EditScope struct {
+	// Kind is EditSelection, EditBlock, EditSection or EditDocument.
+	Kind string `json:"kind"`
+	// Blocks are the blocks in scope as the article has them: the
+	// selection's or the block's one, the section's consecutive top-level
+	// blocks, or the whole body.
+	Blocks []flowdoc.Block `json:"blocks"`
+	// Start and End are a selection's code points [Start, End) in the
+	// plain text (flowdoc.PlainText) of Blocks[0].
+	Start int `json:"start,omitempty"`
+	End   int `json:"end,omitempty"`
+}
+
+// EditPreset is the editing preset an EditTask was made with.
+type EditPreset struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Rules are the ids of the preset's rules in its order ("" for a rule
+	// without one).
+	Rules []string `json:"rules"`
 }
 
 // Schema is a named JSON Schema for a structured answer.
@@ -187,6 +231,19 @@ func (e *Error) Retryable() bool {
 	}
 	return false
 }
+
+// ErrKind classifies a provider failure for the caller: a rate limit is
+// errs.RateLimited; everything else makes the model unavailable (for now,
+// or until the configuration is fixed: see Retryable).
+func (e *Error) ErrKind() errs.Kind {
+	if e.Code == CodeRateLimited {
+		return errs.RateLimited
+	}
+	return errs.Unavailable
+}
+
+// ErrRetryAfter is the provider's Retry-After.
+func (e *Error) ErrRetryAfter() time.Duration { return e.RetryAfter }
 
 // CodeOf returns the Code of err when it is (or wraps) an *Error, else "".
 func CodeOf(err error) Code {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 
+	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/llm/localedit"
 )
 
@@ -19,14 +21,20 @@ const LocalModel = "folio-local-1"
 // spans (numbers, dates, names, quotes, code, links, equations, first-person
 // facts). The same request always gets the same answer, by these rules:
 //
-//  1. A request with a Task is an editing request. When the engine cannot
-//     honour it (a writing preset, a persona, an instruction such as 扩写 or
-//     "rewrite in a news style"; see localedit.CanHonour) the answer is a
-//     no_change result with code cannot_honour and the reason, never a fake
-//     edit. Otherwise the Task's segments are edited with the rules the
-//     instruction asks for, restricted to Task.Rules when given. The answer
-//     is the localedit.Result as one JSON object (documented in
-//     docs/ai.md), whatever JSON says.
+//  1. A request with a Task is an editing request. Whether the engine can
+//     honour it is decided first: a writing preset, a persona, an
+//     instruction such as 扩写 or "rewrite in a news style" (see
+//     localedit.CanHonour), or an editing preset (Task.Preset) with a rule
+//     the engine does not implement, or with no rules, cannot be honoured,
+//     and the answer says so with the reason, never with a fake edit.
+//     Otherwise the text is edited with the rules the instruction asks for,
+//     restricted to the preset's rules and to Task.Rules when given. The
+//     answer is one JSON object, whatever JSON says:
+//     - a Task with Segments answers the localedit.Result;
+//     - a Task with a Scope answers {"summary": …, "ops": […]}, the
+//     writing assistant's answer form (see answerOps), so that the
+//     assistant validates, repairs and stores it exactly as any model's;
+//     nothing to change is {"summary": <the reason>, "ops": []}.
 //  2. Without a Task, the source is the content of the last user message
 //     ("" when none), edited with all six rules. A text request answers the
 //     edited text (the source unchanged when no rule applies); a JSON
@@ -35,10 +43,13 @@ const LocalModel = "folio-local-1"
 //     whose CountTokens fits, and the finish reason is "length"; JSON answers
 //     are never cut.
 //  4. Usage: input is CountInput(messages) plus, with a Task, the tokens of
-//     its instruction and segments and one message's framing; output is
+//     its instruction and of the text it reads (its segments, or the plain
+//     text of the scope's text blocks) and one message's framing; output is
 //     CountTokens(answer); total their sum. Usage is always reported.
 //  5. A request the engine refuses (more than localedit.MaxBytes of text,
-//     invalid UTF-8, an unknown rule or language) fails with bad_request.
+//     invalid UTF-8, an unknown rule id in Task.Rules or language, a Task
+//     with both Segments and a Scope, a Scope that does not fit its
+//     blocks) fails with bad_request.
 type Local struct {
 	model string
 }
@@ -71,7 +82,7 @@ func (p *Local) Stream(ctx context.Context, req Request) (Stream, error) {
 	in := CountInput(req.Messages)
 	if t := req.Task; t != nil {
 		in += CountTokens(t.Instruction) + MessageOverhead
-		for _, s := range t.Segments {
+		for _, s := range taskText(t) {
 			in += CountTokens(s)
 		}
 	}
@@ -88,6 +99,13 @@ func (p *Local) Stream(ctx context.Context, req Request) (Stream, error) {
 // reason, without streaming.
 func LocalAnswer(req Request) (answer, finish string, err error) {
 	if t := req.Task; t != nil {
+		if t.Scope != nil {
+			if len(t.Segments) > 0 {
+				return "", "", errors.New("a task holds segments or a scope, not both")
+			}
+			answer, err := answerOps(t)
+			return answer, "stop", err
+		}
 		res, err := editTask(t)
 		if err != nil {
 			return "", "", err
@@ -124,38 +142,95 @@ func LocalAnswer(req Request) (answer, finish string, err error) {
 	return out, "stop", nil
 }
 
-// editTask runs an EditTask through CanHonour and the editor.
+// editTask runs a Task with Segments through taskRules and the editor.
 func editTask(t *EditTask) (localedit.Result, error) {
-	rules, err := localedit.ParseRules(t.Rules)
+	rules, refusal, err := taskRules(t)
 	if err != nil {
 		return localedit.Result{}, err
 	}
-	v := localedit.CanHonour(localedit.Personalization(t.Personalization), t.Instruction)
-	if !v.OK {
-		segs := append([]string{}, t.Segments...)
+	if refusal != "" {
 		return localedit.Result{
 			Outcome:  localedit.NoChange,
 			Code:     localedit.CodeCannotHonour,
-			Reason:   "no change proposed: " + v.Reason,
-			Segments: segs,
+			Reason:   "no change proposed: " + refusal,
+			Segments: append([]string{}, t.Segments...),
 			Edits:    []localedit.Change{},
 		}, nil
 	}
-	enabled := v.Rules
-	if len(rules) > 0 {
-		enabled = nil
-		for _, r := range v.Rules {
-			for _, want := range rules {
-				if r == want {
-					enabled = append(enabled, r)
+	return localedit.Edit(localedit.Request{Segments: t.Segments, Lang: localedit.Lang(t.Lang), Rules: rules})
+}
+
+// taskRules decides what a task may do: the rules to run, or (refusal)
+// why the engine cannot honour it. Rules are those CanHonour finds in the
+// personalization and instruction, restricted to the editing preset's and
+// to t.Rules; when none is left, only Keep runs (an honest no_change).
+func taskRules(t *EditTask) (rules []localedit.RuleID, refusal string, err error) {
+	only, err := localedit.ParseRules(t.Rules)
+	if err != nil {
+		return nil, "", err
+	}
+	v := localedit.CanHonour(localedit.Personalization(t.Personalization), t.Instruction)
+	if !v.OK {
+		return nil, v.Reason, nil
+	}
+	rules = v.Rules
+	if p := t.Preset; p != nil && localedit.Personalization(t.Personalization) == localedit.EditingPreset {
+		var unknown []string
+		for _, id := range p.Rules {
+			if _, ok := localedit.LookupRule(localedit.RuleID(id)); !ok {
+				if id == "" {
+					id = "(a rule without an id)"
 				}
+				unknown = append(unknown, id)
+			}
+		}
+		switch {
+		case len(p.Rules) == 0:
+			return nil, fmt.Sprintf("the editing preset «%s» has no rules, and the local engine can only apply its own editing rules; configure a model provider for this preset", p.Name), nil
+		case len(unknown) > 0:
+			return nil, fmt.Sprintf("the editing preset «%s» has rules the local engine does not implement (%s); configure a model provider for this preset", p.Name, strings.Join(unknown, ", ")), nil
+		}
+		rules = intersect(rules, p.Rules)
+	}
+	if len(only) > 0 {
+		ids := make([]string, len(only))
+		for i, r := range only {
+			ids[i] = string(r)
+		}
+		rules = intersect(rules, ids)
+	}
+	if len(rules) == 0 {
+		rules = []localedit.RuleID{localedit.Keep} // nothing to run: an honest no_change
+	}
+	return rules, "", nil
+}
+
+// intersect keeps the rules of rs whose id is in ids, in rs's order.
+func intersect(rs []localedit.RuleID, ids []string) []localedit.RuleID {
+	var out []localedit.RuleID
+	for _, r := range rs {
+		for _, id := range ids {
+			if string(r) == id {
+				out = append(out, r)
+				break
 			}
 		}
 	}
-	if len(enabled) == 0 {
-		enabled = []localedit.RuleID{localedit.Keep} // nothing to run: an honest no_change
+	return out
+}
+
+// taskText is the text a task reads, for its usage.
+func taskText(t *EditTask) []string {
+	if t.Scope == nil {
+		return t.Segments
 	}
-	return localedit.Edit(localedit.Request{Segments: t.Segments, Lang: localedit.Lang(t.Lang), Rules: enabled})
+	var out []string
+	for i, b := range t.Scope.Blocks {
+		if b.Type.IsText() || (t.Scope.Kind == EditSelection && i == 0) {
+			out = append(out, flowdoc.PlainText(b.RichText))
+		}
+	}
+	return out
 }
 
 // SplitWords splits s into pieces that each end after a space (the last

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/llm"
 	"github.com/foliodev/folio/internal/llm/localedit"
 )
@@ -39,6 +40,15 @@ func collect(t *testing.T, req llm.Request) llm.Result {
 		in += llm.CountTokens(req.Task.Instruction) + llm.MessageOverhead
 		for _, s := range req.Task.Segments {
 			in += llm.CountTokens(s)
+		}
+		if sc := req.Task.Scope; sc != nil {
+			// The plain text of the blocks it reads: the text blocks, or
+			// a selection's block.
+			for _, b := range sc.Blocks {
+				if b.Type.IsText() || sc.Kind == llm.EditSelection {
+					in += llm.CountTokens(flowdoc.PlainText(b.RichText))
+				}
+			}
 		}
 	}
 	out := llm.CountTokens(res.Text)

@@ -48,6 +48,6 @@
 // keeps the caller's answer, logs a redacted warning, counts the failure and
 // marks the statistics health "incomplete". CountCacheHit counts an
 // answer served from a cache (the reading assistant's), which is not
-// billed. Report gives daily totals per
-// category and the health; UsageHandler serves it as JSON.
+// billed. Report gives daily totals per category and the health; the
+// daemon serves it to admins (internal/server).
 package quota

@@ -333,3 +333,6 @@ func (l *Ledger) Report(days int) (*Report, error) {
 	r.From, r.To = r.Days[0].Date, r.Days[len(r.Days)-1].Date
 	return r, nil
 }
+
+// MaxReportDays bounds the days a report covers.
+const MaxReportDays = 366

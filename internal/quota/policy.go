@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/internal/config"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 )
 
@@ -90,6 +91,15 @@ func (e *Error) Is(target error) bool {
 // Retryable reports whether waiting can help: rate and concurrency limits
 // pass; an exhausted daily budget does not retry (the task fails).
 func (e *Error) Retryable() bool { return e.Kind != KindBudgetExhausted }
+
+// ErrKind: every refusal is errs.RateLimited; its code names the case.
+func (e *Error) ErrKind() errs.Kind { return errs.RateLimited }
+
+// ErrCode is the specific wire code, e.g. "writing_rate_limited".
+func (e *Error) ErrCode() string { return e.Code() }
+
+// ErrRetryAfter is when a retry may succeed.
+func (e *Error) ErrRetryAfter() time.Duration { return e.RetryAfter }
 
 // Limits are a category's limits; zero means unlimited.
 type Limits struct {

@@ -3,10 +3,8 @@ package quota
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -267,37 +265,6 @@ func TestSafeBookingFailure(t *testing.T) {
 	rep, _ = NewLedger(db, LedgerOptions{Now: clk.now}).Report(3)
 	if rep.Health != HealthIncomplete || rep.Failures != 1 {
 		t.Fatalf("after restart: %+v", rep)
-	}
-}
-
-func TestUsageHandler(t *testing.T) {
-	db := openDB(t, t.TempDir())
-	defer db.Close()
-	clk := newClock()
-	led := NewLedger(db, LedgerOptions{Now: clk.now})
-	led.Book(Event{ID: "x", Category: Writing, Provider: "local", Model: "m", Input: 3, Output: 4, Time: clk.now()})
-	h := UsageHandler(led, map[Category]string{Writing: "dedicated"})
-
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/admin/usage?days=3", nil))
-	var rep Report
-	if err := json.Unmarshal(rec.Body.Bytes(), &rep); err != nil || rec.Code != 200 {
-		t.Fatalf("%d %s", rec.Code, rec.Body)
-	}
-	if len(rep.Days) != 3 || rep.Totals[Writing].Total != 7 || rep.Health != "ok" || rep.Sources[Writing] != "dedicated" {
-		t.Fatalf("%+v", rep)
-	}
-	for _, q := range []string{"days=0", "days=x", "days=1000"} {
-		rec = httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", "/?"+q, nil))
-		if rec.Code != 400 || !strings.Contains(rec.Body.String(), `"code":"bad_request"`) {
-			t.Errorf("%s: %d %s", q, rec.Code, rec.Body)
-		}
-	}
-	rec = httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("POST", "/", nil))
-	if rec.Code != 405 {
-		t.Errorf("POST: %d", rec.Code)
 	}
 }
 

@@ -1,37 +1,61 @@
 package repo
 
 import (
-	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/objstore"
 )
 
+// The error kinds of the package (DESIGN.md §11). They are the kinds of
+// package errs themselves, so errors.Is(err, ErrInvalid) asks "is err an
+// invalid-argument error?" whichever layer made it; errors are made with
+// errs.E and messages written for people, with no "repo:" prefix to strip.
 var (
-	// ErrNotFound: no such document, version label or block.
-	ErrNotFound = errors.New("repo: not found")
-	// ErrConflict: a stale baseline; nothing was written.
-	ErrConflict = errors.New("repo: conflict")
+	// ErrNotFound: no such document, version label or block
+	// (*NotFoundError names which).
+	ErrNotFound error = errs.NotFound
+	// ErrConflict: a stale baseline, or a document id that exists;
+	// nothing was written (*ConflictError carries the server's side).
+	ErrConflict error = errs.Conflict
 	// ErrInvalid: a document, operation or argument that breaks a rule.
-	ErrInvalid = errors.New("repo: invalid")
+	ErrInvalid error = errs.Invalid
 )
 
 // NotFoundError names what was missing and, for versions, the latest label.
+// Its message says where to look: the command that lists what exists.
 type NotFoundError struct {
 	What   string // "document", "version", "block"
-	Name   string
+	Doc    string // the document, for versions and blocks
+	Name   string // the document id, "doc@label" for versions, the block id for blocks
+	Label  string // blocks: the version looked in ("" means any version)
 	Latest string // latest label of the document, when known
 }
 
 func (e *NotFoundError) Error() string {
-	s := fmt.Sprintf("%s %q not found", e.What, e.Name)
-	if e.Latest != "" {
-		s += " (latest is " + e.Latest + ")"
+	switch e.What {
+	case "document":
+		return fmt.Sprintf("document %q not found; `folio doc list` shows the documents", e.Name)
+	case "version":
+		s := fmt.Sprintf("version %q not found", e.Name)
+		if e.Latest != "" {
+			s += " (latest is " + e.Latest + ")"
+		}
+		return s + fmt.Sprintf("; `folio log %s` lists the versions", e.Doc)
+	case "block":
+		if e.Label != "" {
+			return fmt.Sprintf("block %q not found in %s@%s; `folio blocks %s@%s` lists its block ids", e.Name, e.Doc, e.Label, e.Doc, e.Label)
+		}
+		return fmt.Sprintf("block %q not found in any version of %s; `folio blocks %s` lists the block ids", e.Name, e.Doc, e.Doc)
 	}
-	return s
+	return fmt.Sprintf("%s %q not found", e.What, e.Name)
 }
+
+// ErrKind makes every *NotFoundError of kind errs.NotFound.
+func (e *NotFoundError) ErrKind() errs.Kind { return errs.NotFound }
 
 // Unwrap makes errors.Is(err, ErrNotFound) true.
 func (e *NotFoundError) Unwrap() error { return ErrNotFound }
@@ -60,21 +84,38 @@ func (e *ConflictError) Error() string {
 	if len(ids) > 0 {
 		s += " (blocks " + strings.Join(ids, ", ") + ")"
 	}
-	return s
+	return s + "; nothing was written: reload and retry"
 }
+
+// ErrKind makes every *ConflictError of kind errs.Conflict.
+func (e *ConflictError) ErrKind() errs.Kind { return errs.Conflict }
 
 // Unwrap makes errors.Is(err, ErrConflict) true.
 func (e *ConflictError) Unwrap() error { return ErrConflict }
 
+// Progress reports how far a long job (Fsck, GC) has come: done of total
+// items of what ("objects", "documents"); total is 0 when it is not known
+// in advance. It is called on the job's goroutine, often, and must return
+// quickly; it never prints (the CLI renders it on a terminal only).
+type Progress func(what string, done, total int64)
+
+// orNop returns p, or a Progress that does nothing when p is nil.
+func (p Progress) orNop() Progress {
+	if p == nil {
+		return func(string, int64, int64) {}
+	}
+	return p
+}
+
 // DocInfo describes a document.
 type DocInfo struct {
-	ID       string `json:"id"`
-	Title    string `json:"title"`
-	Owner    string `json:"owner"`
-	Created  int64  `json:"created"` // Unix ms
-	Head     string `json:"head"`    // label of the head version
-	Versions uint64 `json:"versions"`
-	Unsealed bool   `json:"unsealed"`
+	ID       string    `json:"id"`
+	Title    string    `json:"title"`
+	Owner    string    `json:"owner"`
+	Created  time.Time `json:"created"` // UTC; RFC 3339 in JSON
+	Head     string    `json:"head"`    // label of the head version
+	Versions uint64    `json:"versions"`
+	Unsealed bool      `json:"unsealed"`
 }
 
 // VersionInfo describes one version (a log entry).

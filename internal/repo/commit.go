@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
@@ -348,7 +349,7 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 		p.ID = newID(8)
 	}
 	if !ValidDocID(p.ID) {
-		return VersionInfo{}, fmt.Errorf("%w: document id %q must be 1-64 characters of A-Z a-z 0-9 _ -", ErrInvalid, p.ID)
+		return VersionInfo{}, errs.E(errs.Invalid, "document id %q must be 1-64 characters of A-Z a-z 0-9 _ -", p.ID)
 	}
 	body, err := r.normalize(p.Body)
 	if err != nil {
@@ -361,7 +362,7 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 	if ok, err := kv.Has(r.db.DB, docKey(p.ID)); err != nil {
 		return VersionInfo{}, err
 	} else if ok {
-		return VersionInfo{}, fmt.Errorf("%w: document %s already exists", ErrInvalid, p.ID)
+		return VersionInfo{}, errs.E(errs.Conflict, "document %s already exists; choose another id", p.ID)
 	}
 	now := r.now().UnixMilli()
 	b := r.db.NewBatch()
@@ -393,7 +394,7 @@ func (r *Repo) Checkpoint(ctx context.Context, doc, reason, actor, message strin
 		return VersionInfo{}, false, err
 	}
 	if !validReason(reason) {
-		return VersionInfo{}, false, fmt.Errorf("%w: checkpoint reason %q (want idle, max_duration, ai, restore, publish, leave, manual or recovery)", ErrInvalid, reason)
+		return VersionInfo{}, false, errs.E(errs.Invalid, "checkpoint reason %q (want idle, max_duration, ai, restore, publish, leave, manual or recovery)", reason)
 	}
 	defer r.writing(doc)()
 	return r.checkpointLocked(doc, reason, actor, message)
@@ -456,10 +457,10 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	case "":
 		p.Kind = objstore.KindAcceptSuggestion
 	default:
-		return VersionInfo{}, fmt.Errorf("%w: change kind %q (want accept_suggestion, restore or import)", ErrInvalid, p.Kind)
+		return VersionInfo{}, errs.E(errs.Invalid, "change kind %q (want accept_suggestion, restore or import)", p.Kind)
 	}
 	if len(p.Ops) == 0 {
-		return VersionInfo{}, fmt.Errorf("%w: a change needs at least one operation", ErrInvalid)
+		return VersionInfo{}, errs.E(errs.Invalid, "a change needs at least one operation")
 	}
 	defer r.writing(p.Doc)()
 	d, err := r.loadDoc(p.Doc)
@@ -518,7 +519,7 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	}
 	next, err := flowdoc.Apply(body, p.Ops, r.limits)
 	if err != nil {
-		return VersionInfo{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return VersionInfo{}, errs.E(errs.Invalid, "%w", err)
 	}
 	major := false
 	for _, op := range p.Ops {
@@ -740,7 +741,7 @@ func (r *Repo) RestoreBlock(ctx context.Context, doc, label, blockID, actor stri
 		}
 	}
 	if at < 0 {
-		return VersionInfo{}, &NotFoundError{What: "block", Name: blockID + "@" + label}
+		return VersionInfo{}, &NotFoundError{What: "block", Doc: doc, Name: blockID, Label: label}
 	}
 	d, dr, err := r.sealForRestore(doc, actor)
 	if err != nil {
@@ -752,7 +753,7 @@ func (r *Repo) RestoreBlock(ctx context.Context, doc, label, blockID, actor stri
 	for i, e := range entries {
 		if e.ID == blockID {
 			if e.Content == target.Content {
-				return VersionInfo{}, fmt.Errorf("%w: block %s already has its content of %s", ErrInvalid, blockID, label)
+				return VersionInfo{}, errs.E(errs.Invalid, "block %s already has its content of %s", blockID, label)
 			}
 			entries[i].Content, found = target.Content, true
 		}

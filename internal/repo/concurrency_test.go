@@ -228,7 +228,7 @@ func TestCrashDuringCheckpoints(t *testing.T) {
 		if err != nil {
 			t.Fatalf("kill %d: reopen: %v", k, err)
 		}
-		rep, err := r.Fsck(ctx)
+		rep, err := r.Fsck(ctx, FsckOptions{})
 		if err != nil || !rep.OK {
 			t.Fatalf("kill %d: fsck = %+v %v", k, rep.Problems, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
 )
@@ -86,10 +87,10 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		return SaveResult{}, err
 	}
 	if p.Body == nil && len(p.Changes) == 0 && p.Attrs == nil {
-		return SaveResult{}, fmt.Errorf("%w: a save needs a body, changes or attributes", ErrInvalid)
+		return SaveResult{}, errs.E(errs.Invalid, "a save needs a body, changes or attributes")
 	}
 	if p.Body != nil && len(p.Changes) > 0 {
-		return SaveResult{}, fmt.Errorf("%w: a save carries a full body or changes, not both", ErrInvalid)
+		return SaveResult{}, errs.E(errs.Invalid, "a save carries a full body or changes, not both")
 	}
 	if p.Attrs != nil {
 		if ps := validateAttrs(*p.Attrs); len(ps) > 0 {
@@ -104,7 +105,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		}
 	}
 	if p.Seal != "" && !validReason(p.Seal) {
-		return SaveResult{}, fmt.Errorf("%w: checkpoint reason %q", ErrInvalid, p.Seal)
+		return SaveResult{}, errs.E(errs.Invalid, "checkpoint reason %q", p.Seal)
 	}
 	defer r.writing(p.Doc)()
 	d, err := r.loadDoc(p.Doc)
@@ -116,7 +117,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		return SaveResult{}, err
 	}
 	if p.BaseSeq > dr.Seq {
-		return SaveResult{}, fmt.Errorf("%w: baseSeq %d is ahead of the draft (seq %d); reopen the document", ErrInvalid, p.BaseSeq, dr.Seq)
+		return SaveResult{}, errs.E(errs.Invalid, "baseSeq %d is ahead of the draft (seq %d); reopen the document", p.BaseSeq, dr.Seq)
 	}
 	var slots []slot
 	var touched []string
@@ -321,7 +322,7 @@ func (r *Repo) applyChanges(dr *draftRec, changes []DraftChange) ([]slot, []stri
 				j := index(*after)
 				touched = append(touched, *after)
 				if j < 0 {
-					return fmt.Errorf("%w: changes[%d].after: block %q is not in the draft", ErrConflict, i, *after)
+					return errs.E(errs.Conflict, "changes[%d].after: block %q is not in the draft", i, *after)
 				}
 				pos = j + 1
 			}
@@ -333,7 +334,7 @@ func (r *Repo) applyChanges(dr *draftRec, changes []DraftChange) ([]slot, []stri
 		switch c.Op {
 		case ChangeUpsert:
 			if c.Block == nil {
-				return nil, nil, fmt.Errorf("%w: changes[%d]: upsert needs a block", ErrInvalid, i)
+				return nil, nil, errs.E(errs.Invalid, "changes[%d]: upsert needs a block", i)
 			}
 			one, err := flowdoc.Normalize(flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion, Blocks: []flowdoc.Block{*c.Block}}, r.limits)
 			var ve *flowdoc.ValidationError
@@ -344,7 +345,7 @@ func (r *Repo) applyChanges(dr *draftRec, changes []DraftChange) ([]slot, []stri
 				}
 				continue
 			} else if err != nil {
-				return nil, nil, fmt.Errorf("%w: changes[%d]: %w", ErrInvalid, i, err)
+				return nil, nil, errs.E(errs.Invalid, "changes[%d]: %w", i, err)
 			}
 			blk := one.Blocks[0]
 			touched = append(touched, blk.ID)
@@ -373,10 +374,10 @@ func (r *Repo) applyChanges(dr *draftRec, changes []DraftChange) ([]slot, []stri
 			touched = append(touched, c.BlockID)
 			j := index(c.BlockID)
 			if j < 0 {
-				return nil, touched, fmt.Errorf("%w: changes[%d]: block %q is not in the draft", ErrConflict, i, c.BlockID)
+				return nil, touched, errs.E(errs.Conflict, "changes[%d]: block %q is not in the draft", i, c.BlockID)
 			}
 			if c.After == nil {
-				return nil, nil, fmt.Errorf("%w: changes[%d]: move needs after", ErrInvalid, i)
+				return nil, nil, errs.E(errs.Invalid, "changes[%d]: move needs after", i)
 			}
 			s := slots[j]
 			slots = append(slots[:j], slots[j+1:]...)
@@ -384,7 +385,7 @@ func (r *Repo) applyChanges(dr *draftRec, changes []DraftChange) ([]slot, []stri
 				return nil, touched, err
 			}
 		default:
-			return nil, nil, fmt.Errorf("%w: changes[%d].op %q (want upsert, delete or move)", ErrInvalid, i, c.Op)
+			return nil, nil, errs.E(errs.Invalid, "changes[%d].op %q (want upsert, delete or move)", i, c.Op)
 		}
 	}
 	if len(problems) > 0 {

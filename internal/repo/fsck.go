@@ -28,11 +28,18 @@ type FsckReport struct {
 	Problems []FsckProblem `json:"problems"`
 }
 
+// FsckOptions tune Fsck.
+type FsckOptions struct {
+	// Progress, when set, is told of every object and document checked.
+	Progress Progress
+}
+
 // Fsck checks the whole store: every object's hash; for every document
 // its head ref, records, every version in its log (object present, label
 // index, parents, block contents, txn), the block-revision index against
 // the versions, and the draft's contents.
-func (r *Repo) Fsck(ctx context.Context) (FsckReport, error) {
+func (r *Repo) Fsck(ctx context.Context, o FsckOptions) (FsckReport, error) {
+	progress := o.Progress.orNop()
 	rep := FsckReport{Problems: []FsckProblem{}}
 	add := func(obj, doc, format string, args ...any) {
 		rep.Problems = append(rep.Problems, FsckProblem{Object: obj, Doc: doc, Problem: fmt.Sprintf(format, args...)})
@@ -52,6 +59,7 @@ func (r *Repo) Fsck(ctx context.Context) (FsckReport, error) {
 			return rep, err
 		}
 		rep.Objects++
+		progress("objects", int64(rep.Objects), 0)
 		var id objstore.ID
 		if len(it.Key()) != len(p)+len(id) {
 			add("", "", "malformed object key %x", it.Key())
@@ -76,6 +84,7 @@ func (r *Repo) Fsck(ctx context.Context) (FsckReport, error) {
 		known[di.ID] = true
 		rep.Docs++
 		r.fsckDoc(ctx, di.ID, &rep, add)
+		progress("documents", int64(rep.Docs), int64(len(docs)))
 	}
 	// Refs that name documents without records.
 	_, names, err := r.refs.List("docs/")

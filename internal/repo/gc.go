@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
 )
@@ -15,7 +16,7 @@ const DefaultPrune = 14 * 24 * time.Hour
 
 // ErrGCRunning is returned when a collection is already running; it is
 // an ErrConflict.
-var ErrGCRunning = fmt.Errorf("%w: a gc is already running", ErrConflict)
+var ErrGCRunning = errs.E(errs.Conflict, "a gc is already running; wait for it to finish")
 
 // GCOptions tune GC.
 type GCOptions struct {
@@ -27,6 +28,8 @@ type GCOptions struct {
 	Roots []objstore.ID
 	// DryRun counts what would be removed and removes nothing.
 	DryRun bool
+	// Progress, when set, is told of the objects marked and scanned.
+	Progress Progress
 }
 
 // GCReport says what a collection found and did.
@@ -71,10 +74,12 @@ func (r *Repo) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	progress := o.Progress.orNop()
 	reach, err := r.objs.Reachable(roots, nil)
 	if err != nil {
 		return rep, fmt.Errorf("gc: mark: %w", err)
 	}
+	progress("reachable objects", int64(len(reach)), int64(len(reach)))
 	keep := make(map[objstore.ID]bool, len(reach))
 	for _, id := range reach {
 		keep[id] = true
@@ -86,6 +91,7 @@ func (r *Repo) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 			return err
 		}
 		rep.Objects++
+		progress("objects", int64(rep.Objects), 0)
 		if !keep[id] {
 			cands = append(cands, id)
 			size[id] = info.Size

@@ -36,7 +36,7 @@ func TestGCRemovesRejectedDraftContent(t *testing.T) {
 	if ok, _ := r.objs.Has(gone); ok {
 		t.Fatal("the rejected draft's content is still there")
 	}
-	if f, err := r.Fsck(ctx); err != nil || !f.OK {
+	if f, err := r.Fsck(ctx, FsckOptions{}); err != nil || !f.OK {
 		t.Fatalf("fsck after gc: %+v %v", f.Problems, err)
 	}
 	for _, l := range []string{"v1.r0", "v1.r1"} {
@@ -134,7 +134,7 @@ func TestGCWhileWriting(t *testing.T) {
 		t.Fatal(err)
 	default:
 	}
-	f, err := r.Fsck(ctx)
+	f, err := r.Fsck(ctx, FsckOptions{})
 	if err != nil || !f.OK {
 		t.Fatalf("fsck after concurrent gc: %+v %v", f.Problems, err)
 	}

@@ -124,7 +124,7 @@ func TestPropertyApplyCommitShowRestore(t *testing.T) {
 				t.Fatalf("seed %d: restore of %s is not byte-identical", seed, label)
 			}
 		}
-		if rep, err := r.Fsck(ctx); err != nil || !rep.OK {
+		if rep, err := r.Fsck(ctx, FsckOptions{}); err != nil || !rep.OK {
 			t.Fatalf("seed %d: fsck %+v %v", seed, rep.Problems, err)
 		}
 	}

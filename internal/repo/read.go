@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
@@ -31,7 +32,7 @@ func (r *Repo) GetDoc(ctx context.Context, doc string) (DocInfo, error) {
 }
 
 func docInfo(d *docRec, dr *draftRec) DocInfo {
-	return DocInfo{ID: d.ID, Title: dr.Attrs.Title, Owner: d.Owner, Created: d.Created,
+	return DocInfo{ID: d.ID, Title: dr.Attrs.Title, Owner: d.Owner, Created: time.UnixMilli(d.Created).UTC(),
 		Head: d.Label, Versions: d.Seq, Unsealed: dr.Unsealed}
 }
 
@@ -112,7 +113,7 @@ func (r *Repo) resolve(doc, label string) (uint64, *docRec, error) {
 	}
 	v, err := kv.Get(r.db.DB, vlabelKey(doc, label))
 	if errors.Is(err, kv.ErrNotFound) {
-		return 0, d, &NotFoundError{What: "version", Name: doc + "@" + label, Latest: d.Label}
+		return 0, d, &NotFoundError{What: "version", Doc: doc, Name: doc + "@" + label, Latest: d.Label}
 	}
 	if err != nil {
 		return 0, d, err
@@ -256,7 +257,7 @@ func (r *Repo) BlockHistory(ctx context.Context, doc, blockID string) ([]BlockRe
 		return nil, err
 	}
 	if len(out) == 0 {
-		return nil, &NotFoundError{What: "block", Name: blockID, Latest: d.Label}
+		return nil, &NotFoundError{What: "block", Doc: doc, Name: blockID, Latest: d.Label}
 	}
 	return out, nil
 }

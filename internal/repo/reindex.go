@@ -19,6 +19,11 @@ import (
 // record is owned by the author of its first version (CreateDoc makes the
 // owner that author), or by owner when that version names none.
 func (r *Repo) Reindex(ctx context.Context, doc, owner string) error {
+	return r.ReindexWith(ctx, doc, owner, nil)
+}
+
+// ReindexWith is Reindex telling progress of the versions read and indexed.
+func (r *Repo) ReindexWith(ctx context.Context, doc, owner string, progress Progress) error {
 	defer r.writing(doc)()
 	head, err := r.refs.Get(HeadRef(doc))
 	if errors.Is(err, refs.ErrNotFound) {
@@ -29,7 +34,7 @@ func (r *Repo) Reindex(ctx context.Context, doc, owner string) error {
 	}
 	b := r.db.NewBatch()
 	defer b.Close()
-	if err := r.IndexInto(ctx, b, doc, head, owner); err != nil {
+	if err := r.indexInto(ctx, b, doc, head, owner, progress.orNop()); err != nil {
 		return err
 	}
 	return r.db.Apply(b, kv.Sync)
@@ -41,6 +46,10 @@ func (r *Repo) Reindex(ctx context.Context, doc, owner string) error {
 // moved it meanwhile), so that a document's head and its projections
 // never disagree, even across a crash. Pack imports use it.
 func (r *Repo) IndexInto(ctx context.Context, b *pebble.Batch, doc string, head objstore.ID, owner string) error {
+	return r.indexInto(ctx, b, doc, head, owner, Progress(nil).orNop())
+}
+
+func (r *Repo) indexInto(ctx context.Context, b *pebble.Batch, doc string, head objstore.ID, owner string, progress Progress) error {
 	// Walk first parents back to the first version.
 	var chain []*objstore.Version
 	var ids []objstore.ID
@@ -54,6 +63,7 @@ func (r *Repo) IndexInto(ctx context.Context, b *pebble.Batch, doc string, head 
 		}
 		chain = append(chain, v)
 		ids = append(ids, id)
+		progress("versions read", int64(len(chain)), 0)
 		if len(v.Parents) == 0 {
 			break
 		}
@@ -106,6 +116,7 @@ func (r *Repo) IndexInto(ctx context.Context, b *pebble.Batch, doc string, head 
 		}
 		d.Seq, d.Label, d.Major, d.Revision, d.Head, d.Title = v.Seq, v.Label, major, rev, id, v.Attrs.Title
 		prev = v
+		progress("versions indexed", int64(len(chain)-i), int64(len(chain)))
 	}
 	if err := setRec(b, docKey(doc), d); err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
@@ -396,7 +397,7 @@ func (r *Repo) block(id objstore.ID, blockID string) (flowdoc.Block, error) {
 		if err != nil {
 			return flowdoc.Block{}, fmt.Errorf("block %s: %w", blockID, err)
 		}
-		if b, err = flowdoc.DecodeContent(data); err != nil {
+		if b, err = objstore.DecodeContent(data); err != nil {
 			return flowdoc.Block{}, fmt.Errorf("block %s content %s: %w", blockID, id.Short(), err)
 		}
 		r.cacheMu.Lock()
@@ -505,14 +506,14 @@ func validateAttrs(a flowdoc.Attributes) []flowdoc.Problem {
 }
 
 func invalid(ps []flowdoc.Problem) error {
-	return fmt.Errorf("%w: %w", ErrInvalid, &flowdoc.ValidationError{Problems: ps})
+	return &flowdoc.ValidationError{Problems: ps}
 }
 
 // normalize sanitizes and validates a body.
 func (r *Repo) normalize(d flowdoc.Document) (flowdoc.Document, error) {
 	n, err := flowdoc.Normalize(d, r.limits)
 	if err != nil {
-		return flowdoc.Document{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return flowdoc.Document{}, errs.Wrap(errs.Invalid, err)
 	}
 	return n, nil
 }

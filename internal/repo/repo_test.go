@@ -230,7 +230,7 @@ func TestRestore(t *testing.T) {
 	if s.Body.Blocks[3].RichText[0].Text != "edited" {
 		t.Fatalf("block b3 = %q after block restore", s.Body.Blocks[3].RichText[0].Text)
 	}
-	rep, err := r.Fsck(ctx)
+	rep, err := r.Fsck(ctx, FsckOptions{})
 	if err != nil || !rep.OK {
 		t.Fatalf("fsck = %+v %v", rep, err)
 	}
@@ -299,7 +299,7 @@ func TestReindexRebuildsProjections(t *testing.T) {
 	if fmt.Sprint(hist) != fmt.Sprint(hist2) {
 		t.Fatalf("block history changed by reindex:\n%v\n%v", hist, hist2)
 	}
-	if rep, _ := r.Fsck(ctx); !rep.OK {
+	if rep, _ := r.Fsck(ctx, FsckOptions{}); !rep.OK {
 		t.Fatalf("fsck after reindex: %+v", rep.Problems)
 	}
 }

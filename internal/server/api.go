@@ -3,9 +3,9 @@ package server
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -121,10 +121,12 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/docs/{id}/restore", s.authed(anyUser, s.doc(s.restore)))
 	mux.HandleFunc("GET /v1/fsck", s.authed(adminOnly, s.fsck))
 	mux.HandleFunc("POST /v1/admin/gc", s.authed(adminOnly, s.gc))
-	if s.cfg.Usage != nil {
-		mux.HandleFunc("GET /v1/admin/usage", s.authed(adminOnly, s.cfg.Usage.ServeHTTP))
-	}
+	mux.HandleFunc("GET "+UsagePath, s.authed(adminOnly, s.usage))
+	mux.HandleFunc("POST "+AICheckPath, s.authed(adminOnly, s.aiCheck))
 	mux.HandleFunc("POST "+BackupPackPath, s.authed(readsOnly, s.backupPack))
+	mux.HandleFunc("POST "+ExportPackPath, s.authed(readsOnly, s.exportPack))
+	mux.HandleFunc("GET "+ExportHeadsPath, s.authed(anyUser, s.exportHeads))
+	mux.HandleFunc("GET "+ExportGitPath, s.authed(anyUser, s.exportGit))
 
 	mux.HandleFunc("GET /v1/users", s.authed(adminOnly, s.listUsers))
 	mux.HandleFunc("POST /v1/users", s.authed(adminOnly, s.addUser))
@@ -137,8 +139,13 @@ func (s *Server) routes() http.Handler {
 
 	mux.HandleFunc("/v1/sync", s.syncEndpoint)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, Error{Code: CodeNotFound, What: "endpoint", Name: r.Method + " " + r.URL.Path,
-			Message: "no endpoint " + r.Method + " " + r.URL.Path + "; docs/api.md lists them"})
+		msg := "no endpoint " + r.Method + " " + r.URL.Path + "; docs/api.md lists them"
+		if strings.HasPrefix(r.URL.Path, "/v1/v1/") {
+			msg = "no endpoint " + r.Method + " " + r.URL.Path + ": the client's base URL ends in /v1; give the daemon's address without it (e.g. http://127.0.0.1:7420)"
+		}
+		e := toError(errs.E(errs.NotFound, "%s", msg))
+		e.What, e.Name = "endpoint", r.Method+" "+r.URL.Path
+		s.writeError(w, e)
 	})
 	return s.observe(s.cors(mux))
 }
@@ -166,7 +173,7 @@ type HealthError struct {
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	db := s.repo.DB()
 	if err := db.Failure(); err != nil {
-		he := &HealthError{Code: CodeStorageFailed, Message: err.Error()}
+		he := &HealthError{Code: errs.CodeOf(err), Message: err.Error()}
 		if cause := errors.Unwrap(err); cause != nil {
 			he.Cause = cause.Error()
 		}
@@ -179,14 +186,14 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	}
 	h := Health{Status: "ok", Version: s.cfg.Version}
 	if err := db.Writable(); err != nil && errs.KindOf(err) == errs.StorageFull {
-		h.Storage, h.Error = "full", &HealthError{Code: CodeStorageFull, Message: err.Error()}
+		h.Storage, h.Error = "full", &HealthError{Code: errs.CodeOf(err), Message: err.Error()}
 	}
 	writeJSON(w, http.StatusOK, h)
 }
 
 func (s *Server) syncEndpoint(w http.ResponseWriter, r *http.Request) {
 	if s.sync == nil {
-		s.writeError(w, Error{Code: CodeUnavailable, Message: "this daemon has no sync service mounted at /v1/sync"})
+		s.fail(w, r, errs.E(errs.Unavailable, "this daemon has no sync service mounted at /v1/sync"))
 		return
 	}
 	if err := s.repo.DB().Failure(); err != nil {
@@ -194,7 +201,7 @@ func (s *Server) syncEndpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.closing.Load() {
-		s.writeError(w, Error{Code: CodeUnavailable, Message: "the daemon is shutting down; reconnect later"})
+		s.fail(w, r, errs.E(errs.Unavailable, "the daemon is shutting down; reconnect later"))
 		return
 	}
 	s.sync.ServeHTTP(w, r)
@@ -231,19 +238,19 @@ func decode(r *http.Request, v any) error {
 	if err := dec.Decode(v); err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
-			return err
+			return tooLarge(mb)
 		}
 		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("%w: the request needs a JSON body", repo.ErrInvalid)
+			return errs.E(errs.Invalid, "the request needs a JSON body")
 		}
-		return fmt.Errorf("%w: request body: %v", repo.ErrInvalid, err)
+		return errs.E(errs.Invalid, "request body: %v", err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
-			return err
+			return tooLarge(mb)
 		}
-		return fmt.Errorf("%w: request body: unexpected data after the JSON value", repo.ErrInvalid)
+		return errs.E(errs.Invalid, "request body: unexpected data after the JSON value")
 	}
 	return nil
 }
@@ -275,7 +282,7 @@ func (s *Server) createDoc(w http.ResponseWriter, r *http.Request) {
 	owner := p.User
 	if req.Owner != "" && req.Owner != p.User {
 		if !p.Admin {
-			s.writeError(w, Error{Code: CodeForbidden, Message: "only an admin may create a document for another user"})
+			s.fail(w, r, errs.E(errs.Forbidden, "only an admin may create a document for another user"))
 			return
 		}
 		owner = req.Owner
@@ -334,7 +341,7 @@ func (s *Server) saveDraft(w http.ResponseWriter, r *http.Request, p auth.Princi
 		sp.Body = &d
 	}
 	if sp.Body == nil && len(sp.Changes) == 0 && sp.Attrs == nil {
-		s.fail(w, r, fmt.Errorf("%w: a save needs a body, changes or attrs", repo.ErrInvalid))
+		s.fail(w, r, errs.E(errs.Invalid, "a save needs a body, changes or attrs"))
 		return
 	}
 	start := time.Now()
@@ -343,7 +350,7 @@ func (s *Server) saveDraft(w http.ResponseWriter, r *http.Request, p auth.Princi
 		switch {
 		case errors.Is(err, repo.ErrConflict):
 			s.m.saves.WithLabelValues("conflict").Inc()
-		case errors.Is(err, repo.ErrInvalid), errors.Is(err, flowdoc.ErrInvalid):
+		case errors.Is(err, errs.Invalid):
 			s.m.saves.WithLabelValues("invalid").Inc()
 		default:
 			s.m.saves.WithLabelValues("error").Inc()
@@ -381,11 +388,6 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request, p auth.Princ
 	writeJSON(w, http.StatusOK, CheckpointResponse{Version: v, Created: created})
 }
 
-// invalidf is an ErrInvalid with a message for the client.
-func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{repo.ErrInvalid}, args...)...)
-}
-
 // uintParam reads a non-negative integer query parameter (0 when absent).
 func uintParam(r *http.Request, name string) (uint64, error) {
 	v := r.URL.Query().Get(name)
@@ -394,7 +396,7 @@ func uintParam(r *http.Request, name string) (uint64, error) {
 	}
 	n, err := strconv.ParseUint(v, 10, 63)
 	if err != nil {
-		return 0, fmt.Errorf("%w: query parameter %s=%q is not a non-negative integer", repo.ErrInvalid, name, v)
+		return 0, errs.E(errs.Invalid, "query parameter %s=%q is not a non-negative integer", name, v)
 	}
 	return n, nil
 }
@@ -434,7 +436,7 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request, _ auth.Principal, 
 	q := r.URL.Query()
 	from, to := q.Get("from"), q.Get("to")
 	if from == "" || to == "" {
-		s.fail(w, r, fmt.Errorf("%w: diff needs the query parameters from and to (version labels)", repo.ErrInvalid))
+		s.fail(w, r, errs.E(errs.Invalid, "diff needs the query parameters from and to (version labels)"))
 		return
 	}
 	changes, err := s.repo.Diff(r.Context(), doc, from, to)
@@ -457,6 +459,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, _ auth.Principa
 	if hs == nil {
 		hs = []repo.BlockRevision{}
 	}
+	slices.Reverse(hs) // newest first, as the log
 	writeJSON(w, http.StatusOK, hs)
 }
 
@@ -467,7 +470,7 @@ func (s *Server) restore(w http.ResponseWriter, r *http.Request, p auth.Principa
 		return
 	}
 	if strings.TrimSpace(req.Label) == "" {
-		s.fail(w, r, fmt.Errorf("%w: restore needs a version label", repo.ErrInvalid))
+		s.fail(w, r, errs.E(errs.Invalid, "restore needs a version label"))
 		return
 	}
 	var v repo.VersionInfo
@@ -486,7 +489,7 @@ func (s *Server) restore(w http.ResponseWriter, r *http.Request, p auth.Principa
 }
 
 func (s *Server) fsck(w http.ResponseWriter, r *http.Request) {
-	rep, err := s.repo.Fsck(r.Context())
+	rep, err := s.repo.Fsck(r.Context(), repo.FsckOptions{})
 	if err != nil {
 		s.fail(w, r, err)
 		return

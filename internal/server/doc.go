@@ -8,11 +8,18 @@
 // (404, code not_found, the same message), so ids do not leak. Admins see
 // every document and manage users and tokens. Backup tokens may only read.
 //
-// Errors are JSON objects {"error": {"code": ..., "message": ...}} with the
-// stable codes listed in docs/api.md; repository errors keep their fields
-// (the latest label of a missing version, the problems of an invalid
-// document, the server's side of a conflict) so that a client can rebuild
-// them exactly, as the CLI's --server mode does.
+// Errors are JSON objects {"error": {"code": ..., "kind": ..., "message":
+// ...}}: the kind, the status and the code come from package errs (the
+// table in docs/api.md), the same as the sync protocol's, and a client
+// rebuilds the error with errs.Remote, as the CLI's --server mode does.
+// Repository errors keep their fields (the latest label of a missing
+// version, the problems of an invalid document, the server's side of a
+// conflict). Internal errors are logged with the request id and answered
+// without their details.
+//
+// The read side of the CLI goes through here too: exports of packs, heads
+// and git streams (statistics in HTTP trailers), the usage report and the
+// AI check, which the daemon runs with its own configuration.
 //
 // Publishing (publish.go, public.go): the authenticated publish,
 // unpublish, visibility, category and tag endpoints over package

@@ -185,7 +185,7 @@ func TestPublishEndpointsAndTerms(t *testing.T) {
 	e.newArticle("b", "same", "B.")
 	e.ok("POST", "/v1/docs/a/publish", e.ann, nil, nil)
 	// bob may not publish ann's document: it is missing for him.
-	e.wantErr("POST", "/v1/docs/a/publish", e.bob, nil, 404, CodeNotFound)
+	e.wantErr("POST", "/v1/docs/a/publish", e.bob, nil, 404, "not_found")
 	er := e.wantErr("POST", "/v1/docs/b/publish", e.ann, nil, 409, publish.CodeSlugTaken)
 	if !strings.Contains(er.Message, "Title a") || er.Kind != "conflict" {
 		t.Fatalf("ann's conflict names her own article: %+v", er)
@@ -204,7 +204,7 @@ func TestPublishEndpointsAndTerms(t *testing.T) {
 	}
 	e.wantErr("GET", "/v1/public/articles/same", "", nil, 404, publish.CodeArticleNotFound)
 	// Categories: admins create them, anyone lists them.
-	e.wantErr("POST", "/v1/categories", e.ann, TermRequest{Name: "Go"}, 403, CodeForbidden)
+	e.wantErr("POST", "/v1/categories", e.ann, TermRequest{Name: "Go"}, 403, "forbidden")
 	e.ok("POST", "/v1/categories", e.admin, TermRequest{Name: "Go"}, nil)
 	e.wantErr("POST", "/v1/categories", e.admin, TermRequest{Name: "go"}, 409, publish.CodeCategoryExists)
 	var cats []publish.Term
@@ -273,7 +273,7 @@ func TestSuggestAttrsEndpoint(t *testing.T) {
 	if sug.Slug != "title-a" || sug.Provider != "local" || len(sug.Tags) != 1 || sug.Summary == "" {
 		t.Fatalf("suggestion = %+v", sug)
 	}
-	e.wantErr("POST", "/v1/docs/a/attrs/suggest", e.bob, nil, 404, CodeNotFound)
+	e.wantErr("POST", "/v1/docs/a/attrs/suggest", e.bob, nil, 404, "not_found")
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -283,8 +283,14 @@ func ptr[T any](v T) *T { return &v }
 func TestUsageViewShowsReadingCacheHits(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
 		withAssistants(c)
-		c.Usage = quota.UsageHandler(quota.NewLedger(c.Repo.DB(), quota.LedgerOptions{}),
-			map[quota.Category]string{quota.Writing: "compat", quota.Reading: "dedicated", quota.Attributes: "mixed"})
+		ledger := quota.NewLedger(c.Repo.DB(), quota.LedgerOptions{})
+		c.Usage = func(days int) (*quota.Report, error) {
+			rep, err := ledger.Report(days)
+			if err == nil {
+				rep.Sources = map[quota.Category]string{quota.Writing: "compat", quota.Reading: "dedicated", quota.Attributes: "mixed"}
+			}
+			return rep, err
+		}
 	})
 	e.newArticle("a", "guide", "A ref is a named pointer.")
 	e.ok("POST", "/v1/docs/a/publish", e.ann, nil, nil)

@@ -120,8 +120,8 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	e, ok := toError(err)
-	if !ok {
+	e := toError(err)
+	if errs.KindOf(err) == errs.Internal {
 		s.log.Error("reading explanation failed", "slug", slug, "err", err)
 		e.Message = "internal error"
 	}

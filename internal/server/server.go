@@ -11,16 +11,17 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/foliodev/folio/assistant"
 	"github.com/foliodev/folio/assistant/attrs"
 	"github.com/foliodev/folio/assistant/reading"
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/repo/publish"
 	"github.com/prometheus/client_golang/prometheus"
@@ -56,9 +57,14 @@ type Config struct {
 	// AllowedOrigins are the browser origins ("https://blog.example", or
 	// "*") whose editors may call the API (CORS) and open /v1/sync.
 	AllowedOrigins []string
-	// Usage serves the token usage report (package quota) to admins at
-	// GET /v1/admin/usage; nil: the endpoint answers not_found.
-	Usage http.Handler
+	// Usage reports token usage over the last days with the settings
+	// source of each category (package quota), for admins at GET
+	// /v1/admin/usage; nil: the endpoint answers disabled.
+	Usage func(days int) (*quota.Report, error)
+	// AICheck runs `folio ai check` in the daemon with its configuration
+	// (assistant.Gateway.Check), for admins at POST /v1/admin/ai/check;
+	// nil: the endpoint answers disabled.
+	AICheck func(ctx context.Context, cat quota.Category, prompt string, onText func(string)) (*assistant.CheckReport, error)
 	// Attrs and Reading are the attributes and reading assistants; nil
 	// answers attributes_disabled / reading_disabled (publishing and the
 	// public API work without them).
@@ -285,7 +291,7 @@ func bearer(r *http.Request) string {
 }
 
 // Authenticate checks a token for the HTTP API and the sync service.
-// Every failure wraps auth.ErrUnauthenticated.
+// Every failure is (or wraps) auth.ErrUnauthenticated.
 func (s *Server) Authenticate(ctx context.Context, token string) (auth.Principal, error) {
 	if token == "" {
 		return auth.Principal{}, auth.ErrUnauthenticated
@@ -409,11 +415,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // fail answers err as a JSON error; internal errors are logged with the
 // request id and answered without their details.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if d := errs.RetryAfterOf(err); d > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int((d+time.Second-1)/time.Second)))
-	}
-	e, ok := toError(err)
-	if !ok {
+	e := toError(err)
+	if errs.KindOf(err) == errs.Internal {
 		id := w.Header().Get("X-Request-Id")
 		s.log.Error("request failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "err", err)
 		e.Message = "internal error (request " + id + "); the daemon's log has the details"
@@ -421,14 +424,19 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	s.writeError(w, e)
 }
 
+// writeError answers e with the HTTP status of its kind.
 func (s *Server) writeError(w http.ResponseWriter, e Error) {
-	if e.Code == CodeUnauthorized {
+	k, _ := errs.KindFromName(e.Kind)
+	switch k {
+	case errs.Unauthenticated:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="folio"`)
-	}
-	if e.Code == CodeConflict {
+	case errs.Conflict:
 		s.m.conflicts.Inc()
 	}
-	writeJSON(w, statusOf(e), ErrorBody{Error: e})
+	if e.RetryAfterMs > 0 {
+		w.Header().Set("Retry-After", fmt.Sprint((e.RetryAfterMs+999)/1000))
+	}
+	writeJSON(w, k.HTTPStatus(), ErrorBody{Error: e})
 }
 
 // Access levels of a route.
@@ -459,15 +467,15 @@ func (s *Server) authed(level int, h http.HandlerFunc) http.HandlerFunc {
 			info.user = p.User
 		}
 		if admin && !p.Admin {
-			s.writeError(w, Error{Code: CodeForbidden, Message: "this needs an admin token; user " + p.User + " is an author"})
+			s.fail(w, r, errs.E(errs.Forbidden, "this needs an admin token; user %s is an author", p.User))
 			return
 		}
 		if p.ReadOnly() && level != readsOnly && r.Method != http.MethodGet && r.Method != http.MethodHead {
-			s.writeError(w, Error{Code: CodeForbidden, Message: "a " + p.Kind + " token may only read"})
+			s.fail(w, r, errReadOnly(p.Kind))
 			return
 		}
 		if s.closing.Load() && r.Method != http.MethodGet && level != readsOnly {
-			s.writeError(w, Error{Code: CodeUnavailable, Message: "the daemon is shutting down; retry when it is back"})
+			s.fail(w, r, errs.E(errs.Unavailable, "the daemon is shutting down; retry when it is back"))
 			return
 		}
 		if r.Body != nil {

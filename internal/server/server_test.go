@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
 )
 
@@ -164,6 +166,10 @@ func (e *env) wantErr(method, path, token string, body any, status int, code str
 	if er.Code != code {
 		e.t.Fatalf("%s %s: code %q, want %q: %s", method, path, er.Code, code, data)
 	}
+	// The kind is on the wire and decides the status.
+	if k, ok := errs.KindFromName(er.Kind); !ok || k.HTTPStatus() != status {
+		e.t.Fatalf("%s %s: kind %q does not give status %d: %s", method, path, er.Kind, status, data)
+	}
 	return er
 }
 
@@ -177,8 +183,7 @@ func doc(blocks ...flowdoc.Block) json.RawMessage {
 
 func TestAuthFailures(t *testing.T) {
 	e := newEnv(t, nil)
-	want := `{"error":{"code":"unauthorized","message":"missing, unknown or revoked token: send Authorization: Bearer <token> (create one with ` +
-		"`folio user add NAME` or `folio token add USER`" + `)"}}` + "\n"
+	want := `{"error":{"code":"unauthorized","kind":"unauthorized","message":` + strconv.Quote(auth.ErrUnauthenticated.Error()) + `}}` + "\n"
 	it, _ := e.auth.AddToken(context.Background(), "ann", auth.KindFull)
 	if _, err := e.auth.RevokeToken(context.Background(), it.ID); err != nil {
 		t.Fatal(err)
@@ -259,7 +264,7 @@ func TestDocumentEndpoints(t *testing.T) {
 	e := newEnv(t, nil)
 	tok := e.ann
 	e.ok("POST", "/v1/docs", tok, CreateRequest{ID: "d1", Attrs: flowdoc.Attributes{Title: "One"}, Body: doc(para("p1", "one"), para("p2", "two"))}, nil)
-	er := e.wantErr("POST", "/v1/docs", tok, CreateRequest{ID: "d1", Attrs: flowdoc.Attributes{Title: "Again"}}, 400, CodeInvalid)
+	er := e.wantErr("POST", "/v1/docs", tok, CreateRequest{ID: "d1", Attrs: flowdoc.Attributes{Title: "Again"}}, 409, "conflict")
 	if !strings.Contains(er.Message, "already exists") {
 		t.Fatalf("duplicate: %+v", er)
 	}
@@ -280,18 +285,18 @@ func TestDocumentEndpoints(t *testing.T) {
 		t.Fatalf("save %+v", res)
 	}
 	b2 := para("p2", "stale")
-	er = e.wantErr("POST", "/v1/docs/d1/draft", tok, SaveRequest{BaseSeq: d.Seq, Changes: []repo.DraftChange{{Op: "upsert", Block: &b2}}}, 409, CodeConflict)
+	er = e.wantErr("POST", "/v1/docs/d1/draft", tok, SaveRequest{BaseSeq: d.Seq, Changes: []repo.DraftChange{{Op: "upsert", Block: &b2}}}, 409, "conflict")
 	if er.Doc != "d1" || len(er.Blocks) != 1 || er.Blocks[0].ID != "p2" || er.Seq != res.Seq {
 		t.Fatalf("conflict body %+v", er)
 	}
 	// An invalid document names its problems and stores nothing.
-	er = e.wantErr("POST", "/v1/docs/d1/draft", tok, `{"baseSeq":2,"body":{"schemaVersion":1,"blocks":[{"id":"p1","type":"nonsense"}]}}`, 400, CodeInvalid)
+	er = e.wantErr("POST", "/v1/docs/d1/draft", tok, `{"baseSeq":2,"body":{"schemaVersion":1,"blocks":[{"id":"p1","type":"nonsense"}]}}`, 400, "invalid")
 	if len(er.Problems) == 0 || er.Problems[0].Path == "" {
 		t.Fatalf("invalid body %+v", er)
 	}
-	e.wantErr("POST", "/v1/docs/d1/draft", tok, `{"baseSeq":2,"bogus":1}`, 400, CodeInvalid)
-	e.wantErr("POST", "/v1/docs/d1/draft", tok, `{"baseSeq":2}`, 400, CodeInvalid)
-	e.wantErr("POST", "/v1/docs/d1/draft", tok, `not json`, 400, CodeInvalid)
+	e.wantErr("POST", "/v1/docs/d1/draft", tok, `{"baseSeq":2,"bogus":1}`, 400, "invalid")
+	e.wantErr("POST", "/v1/docs/d1/draft", tok, `{"baseSeq":2}`, 400, "invalid")
+	e.wantErr("POST", "/v1/docs/d1/draft", tok, `not json`, 400, "invalid")
 
 	// Save with Seal seals in the same request.
 	e.ok("POST", "/v1/docs/d1/draft", tok, SaveRequest{BaseSeq: res.Seq, Body: doc(para("p1", "one!"), para("p2", "two, edited")), Seal: "manual"}, &res)
@@ -313,14 +318,14 @@ func TestDocumentEndpoints(t *testing.T) {
 	if len(log) != 1 {
 		t.Fatalf("log limit %+v", log)
 	}
-	e.wantErr("GET", "/v1/docs/d1/log?limit=-1", tok, nil, 400, CodeInvalid)
+	e.wantErr("GET", "/v1/docs/d1/log?limit=-1", tok, nil, 400, "invalid")
 
 	var show ShowResponse
 	e.ok("GET", "/v1/docs/d1/versions/v1.r0", tok, nil, &show)
 	if body, err := flowdoc.Parse(show.Body); err != nil || body.Blocks[0].RichText[0].Text != "one" || show.Version.Label != "v1.r0" {
 		t.Fatalf("show %+v %v", show, err)
 	}
-	er = e.wantErr("GET", "/v1/docs/d1/versions/v7.r0", tok, nil, 404, CodeNotFound)
+	er = e.wantErr("GET", "/v1/docs/d1/versions/v7.r0", tok, nil, 404, "not_found")
 	if er.What != "version" || er.Latest != "v1.r1" || er.Name != "d1@v7.r0" {
 		t.Fatalf("missing version %+v", er)
 	}
@@ -330,10 +335,13 @@ func TestDocumentEndpoints(t *testing.T) {
 	if diff.From != "v1.r0" || diff.To != "v1.r1" || diff.Changes == nil {
 		t.Fatalf("diff %+v", diff)
 	}
-	e.wantErr("GET", "/v1/docs/d1/diff?from=v1.r0", tok, nil, 400, CodeInvalid)
+	e.wantErr("GET", "/v1/docs/d1/diff?from=v1.r0", tok, nil, 400, "invalid")
 
 	var hist []repo.BlockRevision
 	e.ok("GET", "/v1/docs/d1/blocks/p1/history", tok, nil, &hist)
+	if len(hist) != 2 || hist[0].Seq < hist[1].Seq { // newest first, as the log
+		t.Fatalf("history %+v", hist)
+	}
 	if len(hist) != 2 {
 		t.Fatalf("history %+v", hist)
 	}
@@ -347,18 +355,18 @@ func TestDocumentEndpoints(t *testing.T) {
 	if v.Label != "v2.r1" {
 		t.Fatalf("restore block %+v", v)
 	}
-	e.wantErr("POST", "/v1/docs/d1/restore", tok, RestoreRequest{}, 400, CodeInvalid)
-	e.wantErr("POST", "/v1/docs/d1/restore", tok, RestoreRequest{Label: "v9.r9"}, 404, CodeNotFound)
+	e.wantErr("POST", "/v1/docs/d1/restore", tok, RestoreRequest{}, 400, "invalid")
+	e.wantErr("POST", "/v1/docs/d1/restore", tok, RestoreRequest{Label: "v9.r9"}, 404, "not_found")
 
 	// fsck is for admins.
-	e.wantErr("GET", "/v1/fsck", tok, nil, 403, CodeForbidden)
+	e.wantErr("GET", "/v1/fsck", tok, nil, 403, "forbidden")
 	var rep repo.FsckReport
 	e.ok("GET", "/v1/fsck", e.admin, nil, &rep)
 	if !rep.OK || rep.Docs != 1 {
 		t.Fatalf("fsck %+v", rep)
 	}
 	// Unknown endpoints answer JSON.
-	er = e.wantErr("GET", "/v1/nothing", tok, nil, 404, CodeNotFound)
+	er = e.wantErr("GET", "/v1/nothing", tok, nil, 404, "not_found")
 	if er.What != "endpoint" {
 		t.Fatalf("unknown endpoint %+v", er)
 	}
@@ -369,19 +377,19 @@ func TestReadOnlyAndLimits(t *testing.T) {
 	e.ok("POST", "/v1/docs", e.ann, CreateRequest{ID: "d1", Attrs: flowdoc.Attributes{Title: "T"}}, nil)
 	// A backup token reads but never writes.
 	e.ok("GET", "/v1/docs/d1/log", e.backup, nil, nil)
-	e.wantErr("POST", "/v1/docs/d1/checkpoint", e.backup, CheckpointRequest{}, 403, CodeForbidden)
-	e.wantErr("POST", "/v1/docs", e.backup, CreateRequest{Attrs: flowdoc.Attributes{Title: "x"}}, 403, CodeForbidden)
+	e.wantErr("POST", "/v1/docs/d1/checkpoint", e.backup, CheckpointRequest{}, 403, "read_only")
+	e.wantErr("POST", "/v1/docs", e.backup, CreateRequest{Attrs: flowdoc.Attributes{Title: "x"}}, 403, "read_only")
 	// Bodies over the limit are refused and nothing is stored.
 	big := doc(para("p1", strings.Repeat("x", 8<<10)))
-	e.wantErr("POST", "/v1/docs/d1/draft", e.ann, SaveRequest{BaseSeq: 1, Body: big}, 413, CodeTooLarge)
+	e.wantErr("POST", "/v1/docs/d1/draft", e.ann, SaveRequest{BaseSeq: 1, Body: big}, 413, "too_large")
 	var d repo.Draft
 	e.ok("GET", "/v1/docs/d1/draft", e.ann, nil, &d)
 	if d.Seq != 1 {
 		t.Fatalf("oversized save stored: seq %d", d.Seq)
 	}
 	// An author may not create for someone else, nor manage users.
-	e.wantErr("POST", "/v1/docs", e.ann, CreateRequest{Owner: "bob", Attrs: flowdoc.Attributes{Title: "x"}}, 403, CodeForbidden)
-	e.wantErr("POST", "/v1/users", e.ann, UserRequest{Name: "eve"}, 403, CodeForbidden)
+	e.wantErr("POST", "/v1/docs", e.ann, CreateRequest{Owner: "bob", Attrs: flowdoc.Attributes{Title: "x"}}, 403, "forbidden")
+	e.wantErr("POST", "/v1/users", e.ann, UserRequest{Name: "eve"}, 403, "forbidden")
 }
 
 func TestUsersTokensAndRevokeHook(t *testing.T) {
@@ -391,8 +399,8 @@ func TestUsersTokensAndRevokeHook(t *testing.T) {
 	if iss.User != "cy" || iss.Role != "author" || !strings.HasPrefix(iss.Token, "folio_") {
 		t.Fatalf("issued %+v", iss)
 	}
-	e.wantErr("POST", "/v1/users", e.admin, UserRequest{Name: "cy"}, 409, CodeConflict)
-	e.wantErr("POST", "/v1/users", e.admin, UserRequest{Name: "Not Valid"}, 400, CodeInvalid)
+	e.wantErr("POST", "/v1/users", e.admin, UserRequest{Name: "cy"}, 409, "conflict")
+	e.wantErr("POST", "/v1/users", e.admin, UserRequest{Name: "Not Valid"}, 400, "invalid")
 	var who Whoami
 	e.ok("GET", "/v1/whoami", iss.Token, nil, &who)
 	if who.User != "cy" || who.Admin {
@@ -407,12 +415,14 @@ func TestUsersTokensAndRevokeHook(t *testing.T) {
 	}
 	// Revoking reaches the sync service at once and the token stops working.
 	e.ok("DELETE", "/v1/tokens/"+iss.Info.ID[:6], e.admin, nil, nil)
-	e.wantErr("GET", "/v1/whoami", iss.Token, nil, 401, CodeUnauthorized)
-	e.wantErr("DELETE", "/v1/tokens/"+iss.Info.ID, e.admin, nil, 404, CodeNotFound)
+	e.wantErr("GET", "/v1/whoami", iss.Token, nil, 401, "unauthorized")
+	if er := e.wantErr("DELETE", "/v1/tokens/"+iss.Info.ID, e.admin, nil, 409, "conflict"); !strings.Contains(er.Message, "already revoked") {
+		t.Fatalf("second revoke: %+v", er)
+	}
 	// Deleting the user revokes the rest.
 	e.ok("DELETE", "/v1/users/cy", e.admin, nil, nil)
-	e.wantErr("GET", "/v1/whoami", second.Token, nil, 401, CodeUnauthorized)
-	e.wantErr("DELETE", "/v1/users/cy", e.admin, nil, 404, CodeNotFound)
+	e.wantErr("GET", "/v1/whoami", second.Token, nil, 401, "unauthorized")
+	e.wantErr("DELETE", "/v1/users/cy", e.admin, nil, 404, "not_found")
 	e.sync.mu.Lock()
 	got := append([]string(nil), e.sync.revoked...)
 	e.sync.mu.Unlock()
@@ -445,14 +455,14 @@ func TestSyncMountAndShutdown(t *testing.T) {
 	if !e.sync.shutdown {
 		t.Fatal("Shutdown did not shut the sync service down")
 	}
-	e.wantErr("GET", "/v1/sync", "", nil, 503, CodeUnavailable)
-	e.wantErr("POST", "/v1/docs", e.ann, CreateRequest{}, 503, CodeUnavailable)
+	e.wantErr("GET", "/v1/sync", "", nil, 503, "unavailable")
+	e.wantErr("POST", "/v1/docs", e.ann, CreateRequest{}, 503, "unavailable")
 	if st, _ := e.call("GET", "/healthz", "", nil); st != 503 {
 		t.Fatalf("healthz while closing: %d", st)
 	}
 	// Without a sync service /v1/sync says so.
 	e2 := newEnv(t, func(c *Config) { c.NewSync = func(SyncDeps) (SyncService, error) { return nil, nil } })
-	e2.wantErr("GET", "/v1/sync", "", nil, 503, CodeUnavailable)
+	e2.wantErr("GET", "/v1/sync", "", nil, 503, "unavailable")
 }
 
 func TestRequestLogAndMetrics(t *testing.T) {
@@ -461,7 +471,7 @@ func TestRequestLogAndMetrics(t *testing.T) {
 	e.ok("POST", "/v1/docs", e.ann, CreateRequest{ID: "d1", Attrs: flowdoc.Attributes{Title: "T"}, Body: doc(para("p1", "a"))}, nil)
 	b := para("p1", "b")
 	e.ok("POST", "/v1/docs/d1/draft", e.ann, SaveRequest{BaseSeq: 1, Changes: []repo.DraftChange{{Op: "upsert", Block: &b}}, Seal: "manual"}, nil)
-	e.wantErr("POST", "/v1/docs/d1/draft", e.ann, SaveRequest{BaseSeq: 1, Changes: []repo.DraftChange{{Op: "upsert", Block: &b}}}, 409, CodeConflict)
+	e.wantErr("POST", "/v1/docs/d1/draft", e.ann, SaveRequest{BaseSeq: 1, Changes: []repo.DraftChange{{Op: "upsert", Block: &b}}}, 409, "conflict")
 
 	var line struct {
 		Msg       string  `json:"msg"`

@@ -48,21 +48,21 @@ func TestStorageFailureFailsStop(t *testing.T) {
 		t.Fatalf("healthy: %d %+v", st, h)
 	}
 	fs.SetRule(faultfs.Fail(faultfs.OpSync, ".log", syscall.EIO))
-	er := e.wantErr("POST", "/v1/docs/d1/draft", e.ann, saveReq("p2", "lost"), http.StatusServiceUnavailable, CodeStorageFailed)
+	er := e.wantErr("POST", "/v1/docs/d1/draft", e.ann, saveReq("p2", "lost"), http.StatusServiceUnavailable, "storage_failed")
 	if !strings.Contains(er.Message, "restart") {
 		t.Fatalf("storage_failed message does not say what happens: %q", er.Message)
 	}
 	st, h := e.health()
 	if st != http.StatusServiceUnavailable || h.Status != "storage failed" || h.Error == nil ||
-		h.Error.Code != CodeStorageFailed || !strings.Contains(h.Error.Cause, "input/output error") {
+		h.Error.Code != "storage_failed" || !strings.Contains(h.Error.Cause, "input/output error") {
 		t.Fatalf("healthz after the failure: %d %+v", st, h)
 	}
 	fs.SetRule(nil)
 	// Fail-stop: reads are refused too (they could show a write that is
 	// not durable), and so is the sync endpoint.
-	e.wantErr("GET", "/v1/docs/d1", e.ann, nil, http.StatusServiceUnavailable, CodeStorageFailed)
-	e.wantErr("POST", "/v1/docs/d1/draft", e.ann, saveReq("p3", "later"), http.StatusServiceUnavailable, CodeStorageFailed)
-	e.wantErr("GET", "/v1/sync", "", nil, http.StatusServiceUnavailable, CodeStorageFailed)
+	e.wantErr("GET", "/v1/docs/d1", e.ann, nil, http.StatusServiceUnavailable, "storage_failed")
+	e.wantErr("POST", "/v1/docs/d1/draft", e.ann, saveReq("p3", "later"), http.StatusServiceUnavailable, "storage_failed")
+	e.wantErr("GET", "/v1/sync", "", nil, http.StatusServiceUnavailable, "storage_failed")
 
 	if err := e.srv.FailStop(context.Background()); err != nil {
 		t.Fatal(err)
@@ -82,7 +82,7 @@ func TestStorageFullRefusesWritesOnly(t *testing.T) {
 	e, fs := newFaultEnv(t)
 	fs.SetFree(1 << 20)
 	st, data := e.call("POST", "/v1/docs/d1/draft", e.ann, saveReq("p2", "refused"))
-	if st != http.StatusInsufficientStorage || errOf(t, data).Code != CodeStorageFull {
+	if st != http.StatusInsufficientStorage || errOf(t, data).Code != "storage_full" {
 		t.Fatalf("save on a full disk: %d %s", st, data)
 	}
 	if msg := errOf(t, data).Message; !strings.Contains(msg, "1.0 MiB free") || !strings.Contains(msg, "reads work") {
@@ -105,7 +105,7 @@ func TestStorageFullRefusesWritesOnly(t *testing.T) {
 	if len(d.Body.Blocks) != 1 {
 		t.Fatalf("draft while the disk is full: %+v", d.Body)
 	}
-	if st, h := e.health(); st != http.StatusOK || h.Status != "ok" || h.Storage != "full" || h.Error == nil || h.Error.Code != CodeStorageFull {
+	if st, h := e.health(); st != http.StatusOK || h.Status != "ok" || h.Storage != "full" || h.Error == nil || h.Error.Code != "storage_full" {
 		t.Fatalf("healthz on a full disk: %d %+v", st, h)
 	}
 

@@ -17,7 +17,13 @@ func TestAdminUsageEndpoint(t *testing.T) {
 	var ledger *quota.Ledger
 	e := newEnv(t, func(c *Config) {
 		ledger = quota.NewLedger(c.Repo.DB(), quota.LedgerOptions{})
-		c.Usage = quota.UsageHandler(ledger, map[quota.Category]string{quota.Writing: "compat"})
+		c.Usage = func(days int) (*quota.Report, error) {
+			rep, err := ledger.Report(days)
+			if err == nil {
+				rep.Sources = map[quota.Category]string{quota.Writing: "compat"}
+			}
+			return rep, err
+		}
 	})
 	if err := ledger.Book(quota.Event{ID: "run-1/attempt-1", Provider: "local", Model: "local-1",
 		Input: 12, Output: 30, Total: 42, Category: quota.Writing, Time: time.Now()}); err != nil {
@@ -27,6 +33,9 @@ func TestAdminUsageEndpoint(t *testing.T) {
 	e.ok(http.MethodGet, "/v1/admin/usage?days=2", e.admin, nil, &rep)
 	if rep.Totals[quota.Writing].Total != 42 || rep.Health != quota.HealthOK || rep.Sources[quota.Writing] != "compat" {
 		t.Fatalf("usage report = %+v", rep)
+	}
+	for _, q := range []string{"days=0", "days=x", "days=1000"} {
+		e.wantErr(http.MethodGet, "/v1/admin/usage?"+q, e.admin, nil, http.StatusBadRequest, "invalid")
 	}
 	e.wantErr(http.MethodGet, "/v1/admin/usage", e.ann, nil, http.StatusForbidden, "forbidden")
 	e.wantErr(http.MethodGet, "/v1/admin/usage", "", nil, http.StatusUnauthorized, "unauthorized")
@@ -59,7 +68,7 @@ func TestAdminGC(t *testing.T) {
 	if rep.Removed != 1 {
 		t.Fatalf("gc = %+v, want the thrown-away block removed", rep)
 	}
-	if f, err := e.repo.Fsck(ctx); err != nil || !f.OK {
+	if f, err := e.repo.Fsck(ctx, repo.FsckOptions{}); err != nil || !f.OK {
 		t.Fatalf("fsck after gc through the daemon: %+v %v", f.Problems, err)
 	}
 }

@@ -2,33 +2,33 @@ package task
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/internal/errs"
 )
 
 var (
 	// ErrNotFound is returned when no task has the given id.
-	ErrNotFound = errors.New("task: not found")
+	ErrNotFound error = errs.E(errs.NotFound, "task: not found")
 	// ErrStale is returned when a transition's expected (state, attempt)
 	// no longer matches the stored record: someone else moved the task.
-	ErrStale = errors.New("task: stale transition")
+	ErrStale error = errs.E(errs.Conflict, "task: stale transition")
 	// ErrFinished is returned by Cancel and Emit for a task that already
 	// reached a terminal state.
-	ErrFinished = errors.New("task: already finished")
+	ErrFinished error = errs.E(errs.Conflict, "task: already finished")
 	// ErrUnknownKind is returned by Enqueue for a kind with no registered handler.
-	ErrUnknownKind = errors.New("task: no handler registered for kind")
+	ErrUnknownKind error = errs.E(errs.Invalid, "task: no handler registered for kind")
 	// ErrClosed is returned after Close.
-	ErrClosed = errors.New("task: runner closed")
+	ErrClosed error = errs.E(errs.Unavailable, "task: runner closed")
 	// ErrInvalid is returned for a malformed Spec, ID or option.
-	ErrInvalid = errors.New("task: invalid argument")
+	ErrInvalid error = errs.E(errs.Invalid, "task: invalid argument")
 	// ErrCancelRequested is returned by Complete when a cancel was
 	// requested for the running task: nothing was written, and the task
 	// ends cancelled when its handler returns.
-	ErrCancelRequested = errors.New("task: cancel requested")
+	ErrCancelRequested error = errs.E(errs.Canceled, "task: cancel requested")
 )
 
 // State is a task's place in its life cycle.

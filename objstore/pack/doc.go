@@ -9,9 +9,11 @@
 // specifies the format byte by byte.
 //
 // Invariants:
-//   - Reading needs memory bounded by MaxChunk whatever the pack's size;
-//     Reader checks every object's hash as it goes and reports io.EOF only
-//     after the trailer checksum and count verified.
+//   - Reading needs memory bounded by MaxChunk whatever the pack's size,
+//     and by what a pack holds rather than what its lengths claim; Reader
+//     checks every object's hash as it goes and reports io.EOF only after
+//     the trailer checksum and count verified. Verify and Import also
+//     decode every entry (bounded): a crafted object is an invalid entry.
 //   - Export writes objects in dependency order: every object comes after
 //     the objects it references, except those reachable from the haves.
 //   - Import moves no ref until every object was checked, the trailer

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
 	"github.com/foliodev/folio/refs"
@@ -147,7 +148,7 @@ func chooseHeads(s Stores, docs []string) ([]Ref, error) {
 		seen[name] = true
 		id, err := s.Refs.Get(name)
 		if errors.Is(err, refs.ErrNotFound) {
-			return nil, fmt.Errorf("pack: document %q has no head (no ref %s): check the id with `folio ls`", d, name)
+			return nil, errs.E(errs.NotFound, "document %q not found; `folio doc list` shows the documents", d)
 		}
 		if err != nil {
 			return nil, err
@@ -332,7 +333,7 @@ func ReadHaves(r io.Reader) ([]objstore.ID, error) {
 		}
 		id, err := objstore.ParseID(s)
 		if err != nil {
-			return nil, fmt.Errorf("pack: have-file line %d: %q is not a 64-digit hex version id", line, s)
+			return nil, errs.E(errs.Invalid, "have-file line %d: %q is not a 64-digit hex version id", line, s)
 		}
 		out = append(out, id)
 	}

@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/objstore"
 	"github.com/klauspost/compress/zstd"
 )
@@ -33,8 +35,8 @@ const (
 	// MaxRefBytes bounds the header's refs section (names, lengths and
 	// ids), which a reader holds in memory.
 	MaxRefBytes = 64 << 20
-	// MaxObject bounds one object's canonical bytes.
-	MaxObject = 32 << 20
+	// MaxObject bounds one object's canonical bytes (objstore.MaxObject).
+	MaxObject = objstore.MaxObject
 	// MaxChunk bounds a chunk's uncompressed size; with MaxObject it is
 	// what bounds a reader's memory.
 	MaxChunk = 64 << 20
@@ -52,18 +54,18 @@ const (
 var (
 	// ErrFormat is returned (wrapped in a *FormatError) when a pack is
 	// truncated, corrupted, not a pack, or breaks the format.
-	ErrFormat = errors.New("pack: invalid pack")
+	ErrFormat error = errs.E(errs.Invalid, "pack: invalid pack")
 	// ErrRefused is returned by Import when a ref in the pack would move a
 	// document's head backwards or sideways, or names something that is
 	// not a document head. Nothing moved.
-	ErrRefused = errors.New("pack: refused")
+	ErrRefused error = errs.E(errs.Conflict, "pack: refused")
 	// ErrIncomplete is returned by Import when an object in the pack
 	// references an object that is neither earlier in the pack nor in the
 	// store (the pack was made against haves this store lacks).
-	ErrIncomplete = errors.New("pack: incomplete")
+	ErrIncomplete error = errs.E(errs.Invalid, "pack: incomplete")
 	// ErrMissing is returned by Export when an object reachable from a ref
 	// is not in the store (a damaged store: run fsck).
-	ErrMissing = errors.New("pack: object missing from store")
+	ErrMissing error = errs.E(errs.Corrupt, "pack: object missing from store")
 )
 
 // FormatError says where and why a pack is invalid. Offset is the byte
@@ -536,12 +538,23 @@ func (r *Reader) nextChunk() error {
 	if n == 0 || ulen > MaxChunk || zlen > MaxChunk+MaxChunk/64 || uint64(n)*entryHead > uint64(ulen) {
 		return r.fail(start, 0, "chunk header out of range (%d entries, %d bytes, %d compressed)", n, ulen, zlen)
 	}
-	if cap(r.z) < int(zlen) {
-		r.z = make([]byte, zlen)
+	// zlen is a claim: read the data into a buffer that grows as it
+	// arrives (doubling), so a header promising 64 MiB before a truncated
+	// pack costs what the pack holds, not what it promised.
+	r.z = r.z[:0]
+	for uint32(len(r.z)) < zlen {
+		step := min(int(zlen)-len(r.z), max(len(r.z), 64<<10))
+		r.z = slices.Grow(r.z, step)[:len(r.z)+step]
+		if err := r.read(r.z[len(r.z)-step:], "a chunk's compressed data"); err != nil {
+			return err
+		}
 	}
-	r.z = r.z[:zlen]
-	if err := r.read(r.z, "a chunk's compressed data"); err != nil {
-		return err
+	var zh zstd.Header
+	if err := zh.Decode(r.z); err != nil {
+		return r.fail(start, r.entry+1, "chunk does not decompress: %v", err)
+	}
+	if zh.HasFCS && zh.FrameContentSize != uint64(ulen) {
+		return r.fail(start, r.entry+1, "chunk's zstd frame claims %d bytes, header says %d", zh.FrameContentSize, ulen)
 	}
 	out, err := r.dec.DecodeAll(r.z, r.chunk[:0])
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/objstore"
 )
 
@@ -53,7 +54,7 @@ func materialize(objs *objstore.Store, v *objstore.Version, cache blockCache) (f
 			if err != nil {
 				return flowdoc.Document{}, fmt.Errorf("block %s of %s@%s: %w", be.ID, v.Doc, v.Label, err)
 			}
-			if b, err = flowdoc.DecodeContent(data); err != nil {
+			if b, err = objstore.DecodeContent(data); err != nil {
 				return flowdoc.Document{}, fmt.Errorf("block %s of %s@%s: %w", be.ID, v.Doc, v.Label, err)
 			}
 			if cache != nil {
@@ -115,6 +116,22 @@ func (h *commitHeap) Pop() any {
 
 var safeSlug = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,99}$`)
 
+// GitBranch returns the git ref the commits of branch go to: "" is
+// refs/heads/main, a name without "refs/" a branch under refs/heads/. A
+// name git would refuse is an errs.Invalid error.
+func GitBranch(branch string) (string, error) {
+	name := branch
+	if name == "" {
+		name = "refs/heads/main"
+	} else if !strings.HasPrefix(name, "refs/") {
+		name = "refs/heads/" + name
+	}
+	if strings.ContainsAny(name, " \t\n~^:?*[\\") || strings.Contains(name, "..") {
+		return "", errs.E(errs.Invalid, "%q is not a valid git branch name", branch)
+	}
+	return name, nil
+}
+
 // ExportGit writes a `git fast-import` stream to w: one commit per version
 // of the chosen documents on one branch, in time order (each document's
 // versions in sequence order), every commit setting docs/<name>.md (the
@@ -127,14 +144,9 @@ var safeSlug = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,99}$`)
 // The stream is deterministic: the same store gives the same commits. Memory holds one (id, seq, time) per version, not bodies.
 func ExportGit(ctx context.Context, s Stores, w io.Writer, o GitOptions) (GitStats, error) {
 	st := GitStats{Paths: map[string]string{}}
-	branch := o.Branch
-	if branch == "" {
-		branch = "refs/heads/main"
-	} else if !strings.HasPrefix(branch, "refs/") {
-		branch = "refs/heads/" + branch
-	}
-	if strings.ContainsAny(branch, " \t\n~^:?*[\\") || strings.Contains(branch, "..") {
-		return st, fmt.Errorf("pack: %q is not a valid git branch name", o.Branch)
+	branch, err := GitBranch(o.Branch)
+	if err != nil {
+		return st, err
 	}
 	heads, err := chooseHeads(s, o.Docs)
 	if err != nil {

@@ -44,6 +44,23 @@ type ImportOptions struct {
 	Reindex Reindexer
 	// Message is recorded in the reflog of every moved ref.
 	Message string
+	// Progress, when set, is told of the objects verified and imported
+	// (of the pack header's count); it must return quickly.
+	Progress Progress
+}
+
+// Progress reports how far a long job has come: done of total items of
+// what (total 0 when not known). It has the signature of repo.Progress.
+type Progress func(what string, done, total int64)
+
+func (p Progress) report(what string, done, total uint64) {
+	if p == nil {
+		return
+	}
+	if total == Streamed {
+		total = 0
+	}
+	p(what, int64(done), int64(total))
 }
 
 // RefAction says what Import did with one ref.
@@ -86,9 +103,15 @@ type VerifyResult struct {
 }
 
 // Verify reads the whole pack in r and checks its structure, every
-// object's hash, the object count and the trailer checksum. It writes
-// nothing and holds at most one chunk in memory.
+// object's hash, that it is one msgpack value that decodes into its kind
+// within the bounds of docs/objects.md (objstore.CheckBounds), the object
+// count and the trailer checksum. It writes nothing and holds at most one
+// chunk in memory.
 func Verify(ctx context.Context, r io.Reader) (VerifyResult, error) {
+	return verify(ctx, r, nil)
+}
+
+func verify(ctx context.Context, r io.Reader, progress Progress) (VerifyResult, error) {
 	var res VerifyResult
 	pr, err := NewReader(r)
 	if err != nil {
@@ -110,7 +133,11 @@ func Verify(ctx context.Context, r io.Reader) (VerifyResult, error) {
 		if err != nil {
 			return res, err
 		}
+		if err := objstore.CheckBounds(e.Kind, e.Data); err != nil {
+			return res, pr.entryError(e, err)
+		}
 		res.Kinds[e.Kind]++
+		progress.report("objects verified", pr.Count(), res.Header.Count)
 	}
 	res.Objects, res.RawBytes, res.PackBytes = pr.Count(), pr.RawBytes(), pr.Offset()
 	return res, nil
@@ -142,7 +169,7 @@ func Import(ctx context.Context, s Stores, r io.Reader, o ImportOptions) (Import
 	if rs, ok := r.(io.ReadSeeker); ok {
 		start, err := rs.Seek(0, io.SeekCurrent)
 		if err == nil {
-			if _, err := Verify(ctx, rs); err != nil {
+			if _, err := verify(ctx, rs, o.Progress); err != nil {
 				return res, err
 			}
 			if _, err := rs.Seek(start, io.SeekStart); err != nil {
@@ -188,7 +215,7 @@ func stageAndMove(ctx context.Context, s Stores, pr *Reader, o ImportOptions, re
 	if err != nil {
 		return nil, err
 	}
-	if res.New, err = stageObjects(ctx, s, pr); err != nil {
+	if res.New, err = stageObjects(ctx, s, pr, o.Progress); err != nil {
 		return nil, err
 	}
 	res.Objects, res.RawBytes, res.PackBytes = pr.Count(), pr.RawBytes(), pr.Offset()
@@ -345,6 +372,32 @@ func describe(objs *objstore.Store, id objstore.ID) string {
 	return fmt.Sprintf("%s (%s)", v.Label, id.Short())
 }
 
+// decodeEntry decodes e, the entry just returned by Next, as its kind
+// (bounded: a crafted object is an error, never an allocation it does not
+// pay for) and returns the ids it references. Content, which references
+// nothing, is only checked against the bounds (objstore.CheckBounds). An
+// entry that does not decode is a *FormatError naming it.
+func (r *Reader) decodeEntry(e Entry) ([]objstore.ID, error) {
+	var refs []objstore.ID
+	var err error
+	if e.Kind == objstore.KindContent {
+		err = objstore.CheckBounds(e.Kind, e.Data)
+	} else {
+		refs, err = objstore.References(e.Kind, e.Data)
+	}
+	if err != nil {
+		return nil, r.entryError(e, err)
+	}
+	return refs, nil
+}
+
+// entryError is the *FormatError for entry e (just returned by Next) that
+// does not decode.
+func (r *Reader) entryError(e Entry, err error) error {
+	return &FormatError{Offset: r.chunkOff, Entry: r.Count(),
+		Reason: fmt.Sprintf("%s %s does not decode: %v", e.Kind, e.ID.Short(), err)}
+}
+
 // recentMax bounds the set of ids Import remembers from the pack to check
 // references without a store read; it is reset after each batch commit.
 const (
@@ -356,7 +409,7 @@ const (
 // one's references are already known: earlier in the pack or in the
 // store. It returns how many objects the store lacked. It returns only
 // after the trailer verified (the Reader's io.EOF).
-func stageObjects(ctx context.Context, s Stores, pr *Reader) (uint64, error) {
+func stageObjects(ctx context.Context, s Stores, pr *Reader, progress Progress) (uint64, error) {
 	var added uint64
 	recent := make(map[objstore.ID]struct{}, 1024)
 	b := s.DB.NewBatch()
@@ -393,9 +446,9 @@ func stageObjects(ctx context.Context, s Stores, pr *Reader) (uint64, error) {
 		if err != nil {
 			return added, err
 		}
-		refsOf, err := objstore.References(e.Kind, e.Data)
+		refsOf, err := pr.decodeEntry(e)
 		if err != nil {
-			return added, &FormatError{Offset: pr.chunkOff, Entry: pr.Count(), Reason: fmt.Sprintf("%s %s does not decode: %v", e.Kind, e.ID.Short(), err)}
+			return added, err
 		}
 		for _, ref := range refsOf {
 			if _, ok := recent[ref]; ok {
@@ -424,6 +477,7 @@ func stageObjects(ctx context.Context, s Stores, pr *Reader) (uint64, error) {
 			}
 			recent[e.ID] = struct{}{}
 		}
+		progress.report("objects imported", pr.Count(), pr.Header().Count)
 		if b.Len() >= batchBytes {
 			if err := commit(false); err != nil {
 				return added, err

@@ -453,3 +453,77 @@ func TestRefsMoveOnlyForward(t *testing.T) {
 		t.Fatalf("old pack into newer store: %d refs ahead, want 2 (%+v)", ahead, res.Refs)
 	}
 }
+
+// TestCraftedEntryIsRefused: a pack whose entries all hash to their ids
+// but one of which is a crafted object (a 13-byte version claiming 2^32-1
+// blocks, a content claiming 2^31 runs) is refused with an error naming
+// the entry, and nothing of it is written: not from a file, which is
+// verified first, and no ref from a stream.
+func TestCraftedEntryIsRefused(t *testing.T) {
+	ctx := context.Background()
+	src := openStore(t)
+	build(t, src, 3, 4)
+	good, _ := exportAll(t, src, pack.ExportOptions{})
+	crafted := map[objstore.Kind][]byte{
+		objstore.KindVersion: craftedVersion,
+		objstore.KindContent: {0x81, 0xa1, 'r', 0xdd, 0x7f, 0xff, 0xff, 0xff},
+		objstore.KindTxn:     {0x81, 0xa6, 'e', 'v', 'e', 'n', 't', 's', 0xdc, 0xff, 0xff},
+	}
+	for kind, obj := range crafted {
+		// Copy the good pack's entries and put the crafted one among them.
+		r, err := pack.NewReader(bytes.NewReader(good))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		w, err := pack.NewWriter(&buf, r.Header())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n, at uint64
+		for {
+			e, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n++; n == 5 {
+				at = n
+				n++
+				if err := w.Add(objstore.Sum(kind, obj), kind, obj); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Add(e.ID, e.Kind, e.Data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.Close()
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		bad := buf.Bytes()
+		id := objstore.Sum(kind, obj)
+
+		dst := openStore(t)
+		_, err = pack.Import(ctx, dst, bytes.NewReader(bad), pack.ImportOptions{})
+		var fe *pack.FormatError
+		if !errors.As(err, &fe) || fe.Entry != at || !strings.Contains(err.Error(), id.Short()) || !strings.Contains(err.Error(), "does not decode") {
+			t.Fatalf("%s: import: %v; want a FormatError naming entry %d (%s)", kind, err, at, id.Short())
+		}
+		if d := dump(t, dst, kv.PrefixObject, kv.PrefixRef, kv.PrefixReflog); len(d) != 0 {
+			t.Fatalf("%s: a refused pack left %d keys", kind, len(d))
+		}
+		if _, err := pack.Import(ctx, dst, struct{ io.Reader }{bytes.NewReader(bad)}, pack.ImportOptions{}); !errors.As(err, &fe) || fe.Entry != at {
+			t.Fatalf("%s: streamed import: %v", kind, err)
+		}
+		if d := dump(t, dst, kv.PrefixRef, kv.PrefixReflog); len(d) != 0 {
+			t.Fatalf("%s: a refused streamed pack moved %d refs", kind, len(d))
+		}
+		if _, _, err := dst.Objects.Get(id); !errors.Is(err, objstore.ErrNotFound) {
+			t.Fatalf("%s: the crafted object was stored: %v", kind, err)
+		}
+	}
+}

@@ -283,7 +283,7 @@ func (c *Client) Request(ctx context.Context, m syncproto.Message) (syncproto.Me
 			return nil, c.closeErr
 		}
 		if e, isErr := r.(*syncproto.Error); isErr {
-			return nil, &syncproto.RemoteError{Code: e.Code, Message: e.Message, ID: e.ID, Problems: e.Problems, RetryAfterMs: e.RetryAfterMs}
+			return nil, &syncproto.RemoteError{Code: e.Code, Kind: e.Kind, Message: e.Message, ID: e.ID, Problems: e.Problems, RetryAfterMs: e.RetryAfterMs}
 		}
 		return r, nil
 	case <-ctx.Done():

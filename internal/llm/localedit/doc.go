@@ -43,6 +43,16 @@
 // from 名副其实. English is split into words, and rule words match whole
 // words, case-insensitively.
 //
+// # Callers' spans
+//
+// A caller that edits rich text says what the plain text does not show:
+// Request.Keep marks spans no edit may touch (links, code and equation
+// runs), Request.Within limits edits to a span while the rest of the
+// segment is read as context (a selection inside a first-person fact stays
+// protected), and Request.Breaks marks where the formatting changes, which
+// an edit's changed text may not span. Later passes see these spans where
+// the earlier edits moved them.
+//
 // # Invariants
 //
 //   - Deterministic: the same Request always gives the same Result.

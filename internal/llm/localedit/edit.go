@@ -27,6 +27,7 @@ var (
 	ErrInvalidText = errors.New("localedit: text is not valid UTF-8")
 	ErrUnknownRule = errors.New("localedit: unknown rule")
 	ErrBadLang     = errors.New("localedit: unknown language")
+	ErrBadSpan     = errors.New("localedit: span outside its segment")
 )
 
 // Lang is the language to edit as.
@@ -49,6 +50,31 @@ type Request struct {
 	Lang Lang
 	// Rules are the rules enabled; empty means all six. Keep is always on.
 	Rules []RuleID
+	// Keep, when not nil, has one entry per segment: spans no edit may
+	// touch, besides the protected spans the engine finds itself. A caller
+	// editing rich text protects its link, code and equation runs this way.
+	// An edit refused for touching one counts as touching protected text
+	// (CodeProtected).
+	Keep [][]Span
+	// Within, when not nil, has one entry per segment: the only span edits
+	// may fall in (nil: the whole segment), such as a selection. The text
+	// around it is context: it is read (sentences, first-person facts) but
+	// never changed, and candidates there are not reported.
+	Within []*Span
+	// Breaks, when not nil, has one entry per segment: the code-point
+	// offsets where the text's formatting changes (between rich-text runs
+	// with different marks). An edit's changed text — what is left once
+	// the text its before and after share at the start and at the end is
+	// set aside — may start or end at a break but not span one, so each
+	// part of the new text has one formatting. An edit refused for that
+	// counts as touching protected text.
+	Breaks [][]int
+}
+
+// Span is the code points [From, To) of a segment.
+type Span struct {
+	From int `json:"from"`
+	To   int `json:"to"`
 }
 
 // Change is one edit: the text Before at code points [From, To) of the input
@@ -114,6 +140,10 @@ func Edit(req Request) (Result, error) {
 	if size > MaxBytes {
 		return Result{}, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, size, MaxBytes)
 	}
+	marks, err := callerMarks(req)
+	if err != nil {
+		return Result{}, err
+	}
 	e := &engine{rules: map[RuleID]bool{}}
 	switch req.Lang {
 	case Auto:
@@ -136,7 +166,6 @@ func Edit(req Request) (Result, error) {
 		}
 		e.rules[id] = true
 	}
-	var err error
 	if e.d, err = loadData(); err != nil {
 		return Result{}, err
 	}
@@ -148,10 +177,10 @@ func Edit(req Request) (Result, error) {
 	res := Result{Segments: make([]string, len(req.Segments)), Edits: []Change{}}
 	blank := true
 	for i, s := range req.Segments {
-		if strings.TrimSpace(s) != "" {
+		if strings.TrimSpace(editable(s, req, i)) != "" {
 			blank = false
 		}
-		out, changes := e.segment(s)
+		out, changes := e.segment(s, marks[i])
 		res.Segments[i] = out
 		for _, c := range changes {
 			c.Segment = i
@@ -166,11 +195,121 @@ func Edit(req Request) (Result, error) {
 	case e.blocked > 0:
 		res.Outcome, res.Code = NoChange, CodeProtected
 		res.Reason = "no change proposed: the only candidate edits touch protected text (quotes, names, numbers, dates, code, links, equations or first-person facts), which the rules never change"
+		if e.blockedFormat > 0 {
+			res.Reason = "no change proposed: the only candidate edits touch protected text (quotes, names, numbers, dates, code, links, equations or first-person facts) or would join differently formatted text, which the rules never do"
+		}
 	default:
 		res.Outcome, res.Code = NoChange, CodeNothingFound
 		res.Reason = "no change proposed: " + e.nothingFound()
 	}
 	return res, nil
+}
+
+// Values of a segment's mask: what a caller said about each code point.
+const (
+	maskFree    uint8 = iota // editable
+	maskKeep                 // Request.Keep: protected
+	maskOutside              // outside Request.Within: context only
+)
+
+// callerMark is what a caller said about a segment's code points.
+type callerMark struct {
+	mask []uint8 // maskFree, maskKeep or maskOutside each; nil for none
+	cls  []int32 // formatting class each (Request.Breaks); nil for none
+}
+
+// callerMarks checks the request's Keep, Within and Breaks and turns them
+// into one callerMark per segment.
+func callerMarks(req Request) ([]callerMark, error) {
+	marks := make([]callerMark, len(req.Segments))
+	if req.Keep == nil && req.Within == nil && req.Breaks == nil {
+		return marks, nil
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+		n    int
+	}{{"keep", req.Keep != nil, len(req.Keep)}, {"within", req.Within != nil, len(req.Within)}, {"breaks", req.Breaks != nil, len(req.Breaks)}} {
+		if f.set && f.n != len(req.Segments) {
+			return nil, fmt.Errorf("%w: %d %s entries for %d segments", ErrBadSpan, f.n, f.name, len(req.Segments))
+		}
+	}
+	for i, s := range req.Segments {
+		var keep []Span
+		var within *Span
+		var breaks []int
+		if req.Keep != nil {
+			keep = req.Keep[i]
+		}
+		if req.Within != nil {
+			within = req.Within[i]
+		}
+		if req.Breaks != nil {
+			breaks = req.Breaks[i]
+		}
+		n := utf8.RuneCountInString(s)
+		check := func(sp Span) error {
+			if sp.From < 0 || sp.To < sp.From || sp.To > n {
+				return fmt.Errorf("%w: [%d, %d) of segment %d, which has %d code points", ErrBadSpan, sp.From, sp.To, i, n)
+			}
+			return nil
+		}
+		if len(keep) > 0 || within != nil {
+			m := make([]uint8, n)
+			if within != nil {
+				if err := check(*within); err != nil {
+					return nil, err
+				}
+				for k := range m {
+					if k < within.From || k >= within.To {
+						m[k] = maskOutside
+					}
+				}
+			}
+			for _, sp := range keep {
+				if err := check(sp); err != nil {
+					return nil, err
+				}
+				for k := sp.From; k < sp.To; k++ {
+					if m[k] == maskFree {
+						m[k] = maskKeep
+					}
+				}
+			}
+			marks[i].mask = m
+		}
+		if len(breaks) > 0 {
+			at := make([]bool, n)
+			for _, b := range breaks {
+				if b <= 0 || b >= n {
+					return nil, fmt.Errorf("%w: break %d of segment %d, which has %d code points", ErrBadSpan, b, i, n)
+				}
+				at[b] = true
+			}
+			c := make([]int32, n)
+			for k := 1; k < n; k++ {
+				c[k] = c[k-1]
+				if at[k] {
+					c[k]++
+				}
+			}
+			marks[i].cls = c
+		}
+	}
+	return marks, nil
+}
+
+// editable is the text of segment i that edits may change.
+func editable(s string, req Request, i int) string {
+	if req.Within == nil || req.Within[i] == nil {
+		return s
+	}
+	r := []rune(s)
+	w := req.Within[i]
+	if w.From < 0 || w.To > len(r) || w.From > w.To {
+		return s
+	}
+	return string(r[w.From:w.To])
 }
 
 func (e *engine) nothingFound() string {
@@ -193,6 +332,8 @@ type engine struct {
 	rules   map[RuleID]bool
 	force   lang
 	blocked int // candidate edits refused for touching protected text
+	// blockedFormat counts those of them refused for spanning a break.
+	blockedFormat int
 }
 
 // proposal is a candidate edit in the current text's code points.
@@ -203,8 +344,9 @@ type proposal struct {
 
 // segment edits one text to a fixed point: every enabled rule runs in
 // applyOrder, on the text the previous one left, until a whole pass changes
-// nothing. Changes are tracked against the original text.
-func (e *engine) segment(text string) (string, []Change) {
+// nothing. Changes are tracked against the original text. cm is what the
+// caller said about the original text's code points.
+func (e *engine) segment(text string, cm callerMark) (string, []Change) {
 	orig := []rune(text)
 	pcs := []piece{{from: 0, to: len(orig), text: orig}}
 	cur := orig
@@ -217,6 +359,7 @@ func (e *engine) segment(text string) (string, []Change) {
 			}
 			if a == nil {
 				a = e.analyse(cur, e.force)
+				a.mask, a.cls = maskOfPieces(pcs, cm.mask), classOfPieces(pcs, orig, cm.cls)
 			}
 			props := e.find(a, id)
 			if len(props) == 0 {
@@ -248,6 +391,72 @@ func (e *engine) segment(text string) (string, []Change) {
 		out = append(out, c)
 	}
 	return string(cur), out
+}
+
+// maskOfPieces carries the original text's mask over to the current text:
+// unedited pieces keep theirs; edited text is free (an accepted edit never
+// touches a kept or outside code point, so it replaced free text).
+func maskOfPieces(pcs []piece, orig []uint8) []uint8 {
+	if orig == nil {
+		return nil
+	}
+	var out []uint8
+	for _, p := range pcs {
+		if p.edited {
+			out = append(out, make([]uint8, len(p.text))...)
+		} else {
+			out = append(out, orig[p.from:p.to]...)
+		}
+	}
+	return out
+}
+
+// classOfPieces carries the original text's formatting classes over to
+// the current text: unedited pieces keep theirs; in an edited piece the
+// text its before and after share at the start and at the end keeps the
+// classes it had, and the new text between takes the class of the first
+// code point it replaced (for an insertion, of the one before it, else
+// after it).
+func classOfPieces(pcs []piece, orig []rune, cls []int32) []int32 {
+	if cls == nil {
+		return nil
+	}
+	var out []int32
+	for _, p := range pcs {
+		if !p.edited {
+			out = append(out, cls[p.from:p.to]...)
+			continue
+		}
+		pre, suf := shared(orig[p.from:p.to], p.text)
+		out = append(out, cls[p.from:p.from+pre]...)
+		from, to := p.from+pre, p.to-suf
+		var c int32
+		switch {
+		case from < to:
+			c = cls[from]
+		case from > 0:
+			c = cls[from-1]
+		case from < len(cls):
+			c = cls[from]
+		}
+		for range len(p.text) - pre - suf {
+			out = append(out, c)
+		}
+		out = append(out, cls[to:p.to]...)
+	}
+	return out
+}
+
+// shared returns how many code points a and b share at the start and then,
+// of what is left, at the end.
+func shared(a, b []rune) (pre, suf int) {
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	return pre, suf
 }
 
 func ruleBit(id RuleID) uint8 {
@@ -337,7 +546,9 @@ func (e *engine) replacement(a *analysis, s *sentence, r *row, m *matcher) strin
 // shape turns a match of words [i, end) into an edit: in English, a removal
 // takes one space with it and a change at the start of a sentence keeps its
 // capital (or hands it to the next word). A removal that would leave a
-// sentence without words is refused.
+// sentence without words is refused, and so is one that cannot take a space
+// or hand on its capital because the caller keeps that text (Request.Keep,
+// Request.Within).
 func (e *engine) shape(a *analysis, s *sentence, i, end int, repl string) (from, to int, out string, ok bool) {
 	first, lastTok := &a.toks[s.words[i]], &a.toks[s.words[end-1]]
 	from, to = first.start, lastTok.end
@@ -364,16 +575,23 @@ func (e *engine) shape(a *analysis, s *sentence, i, end int, repl string) (from,
 	}
 	t := a.text
 	switch {
-	case to < len(t) && unicode.IsSpace(t[to]):
-		for to < len(t) && unicode.IsSpace(t[to]) && t[to] != '\n' {
+	case to < len(t) && unicode.IsSpace(t[to]) && a.free(to):
+		for to < len(t) && unicode.IsSpace(t[to]) && t[to] != '\n' && a.free(to) {
 			to++
 		}
-	case from > 0 && unicode.IsSpace(t[from-1]):
-		for from > 0 && unicode.IsSpace(t[from-1]) && t[from-1] != '\n' {
+	case from > 0 && unicode.IsSpace(t[from-1]) && a.free(from-1):
+		for from > 0 && unicode.IsSpace(t[from-1]) && t[from-1] != '\n' && a.free(from-1) {
 			from--
 		}
+	case from > 0 && to < len(t) && unicode.IsSpace(t[from-1]) && unicode.IsSpace(t[to]):
+		// Both spaces are outside the caller's window or kept: removing the
+		// words alone would leave two spaces.
+		return 0, 0, "", false
 	}
 	if atStart && to < len(t) && to < s.end && unicode.IsLower(t[to]) && a.hard[to] == 0 && a.atom[to] == 0 {
+		if !a.free(to) {
+			return 0, 0, "", false // the next word cannot take the capital
+		}
 		repl = string(unicode.ToUpper(t[to]))
 		to++
 	}
@@ -422,11 +640,38 @@ func (e *engine) verbContext(a *analysis, s *sentence, i int, r *row, m *matcher
 }
 
 // accept checks a proposal against the protected spans: it may not touch
-// hard-protected text (quotes, first-person facts), may not cut into an
-// atom, and every atom it covers must reappear whole in its replacement.
+// text outside the caller's window or kept by the caller, nor
+// hard-protected text (quotes, first-person facts); its changed text may
+// not span a formatting break; it may not cut into an atom, and every atom
+// it covers must reappear whole in its replacement.
 func (e *engine) accept(a *analysis, from, to int, repl string) bool {
 	if from >= to || string(a.text[from:to]) == repl {
 		return false
+	}
+	if a.mask != nil {
+		kept := false
+		for i := from; i < to; i++ {
+			switch a.mask[i] {
+			case maskOutside:
+				return false // context only: not a candidate at all
+			case maskKeep:
+				kept = true
+			}
+		}
+		if kept {
+			e.blocked++
+			return false
+		}
+	}
+	if a.cls != nil {
+		pre, suf := shared(a.text[from:to], []rune(repl))
+		for i := from + pre + 1; i < to-suf; i++ {
+			if a.cls[i] != a.cls[i-1] {
+				e.blocked++
+				e.blockedFormat++
+				return false
+			}
+		}
 	}
 	for i := from; i < to; i++ {
 		if a.hard[i] != 0 {

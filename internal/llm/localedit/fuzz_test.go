@@ -46,3 +46,59 @@ func FuzzEdit(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEditSpans adds a caller's kept span, window and formatting break to
+// arbitrary text: no change touches the kept span or leaves the window, no
+// change's changed text spans the break, and the changes still rebuild the
+// output.
+func FuzzEditSpans(f *testing.F) {
+	f.Add("其实我们需要进行一个全面的优化。In order to win, the team made a decision.", 2, 8, 0, 30, 12)
+	f.Add("The report was written by the team. We basically ship it.", 26, 34, 3, 50, 26)
+	f.Fuzz(func(t *testing.T, s string, k0, k1, w0, w1, br int) {
+		if !utf8.ValidString(s) || len(s) > 4096 {
+			return
+		}
+		n := utf8.RuneCountInString(s)
+		if n < 2 {
+			return
+		}
+		clamp := func(x int) int { return ((x % (n + 1)) + n + 1) % (n + 1) }
+		keep := Span{From: clamp(k0), To: clamp(k1)}
+		within := Span{From: clamp(w0), To: clamp(w1)}
+		if keep.From > keep.To {
+			keep.From, keep.To = keep.To, keep.From
+		}
+		if within.From > within.To {
+			within.From, within.To = within.To, within.From
+		}
+		brk := 1 + clamp(br)%(n-1)
+		res, err := Edit(Request{Segments: []string{s}, Keep: [][]Span{{keep}}, Within: []*Span{&within}, Breaks: [][]int{{brk}}})
+		if err != nil {
+			t.Fatalf("Edit: %v", err)
+		}
+		src := []rune(s)
+		var b strings.Builder
+		at := 0
+		for _, c := range res.Edits {
+			if c.From < at || c.To > len(src) || string(src[c.From:c.To]) != c.Before {
+				t.Fatalf("bad change %+v of %q", c, s)
+			}
+			if keep.From < keep.To && c.From < keep.To && keep.From < c.To {
+				t.Fatalf("change %+v touches the kept span %+v of %q", c, keep, s)
+			}
+			if c.From < within.From || c.To > within.To {
+				t.Fatalf("change %+v leaves the window %+v of %q", c, within, s)
+			}
+			pre, suf := shared([]rune(c.Before), []rune(c.After))
+			if c.From+pre < brk && brk < c.To-suf {
+				t.Fatalf("change %+v spans the break at %d of %q", c, brk, s)
+			}
+			b.WriteString(string(src[at:c.From]) + c.After)
+			at = c.To
+		}
+		b.WriteString(string(src[at:]))
+		if b.String() != res.Segments[0] {
+			t.Fatalf("changes give %q, output %q", b.String(), res.Segments[0])
+		}
+	})
+}

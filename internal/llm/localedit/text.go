@@ -58,7 +58,12 @@ type analysis struct {
 	hard  []hardKind
 	atom  []int32
 	atoms []span
+	mask  []uint8 // the caller's mask (see callerMarks), nil for none
+	cls   []int32 // the caller's formatting classes, nil for none
 }
+
+// free reports whether the caller lets edits change code point i.
+func (a *analysis) free(i int) bool { return a.mask == nil || a.mask[i] == maskFree }
 
 type hardKind uint8
 

@@ -126,7 +126,7 @@ func (b *Builder) docState(doc string) (*docState, error) {
 			if err != nil {
 				return nil, err
 			}
-			blk, err := flowdoc.DecodeContent(data)
+			blk, err := objstore.DecodeContent(data)
 			if err != nil {
 				return nil, err
 			}
