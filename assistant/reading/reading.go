@@ -41,6 +41,9 @@ type Request struct {
 	Version string
 	Title   string
 	Body    flowdoc.Document
+	// LoadBody, when set, loads Body on a cache miss only: a cache hit
+	// then costs no read of the article.
+	LoadBody func(ctx context.Context) (flowdoc.Document, error)
 	// Passage is the selected text; Block optionally the block it is in.
 	Passage string
 	Block   string
@@ -339,6 +342,13 @@ func (s *Service) call(ctx context.Context, req Request, key string, f *flight, 
 		close(f.done)
 	}()
 	extractive := s.route.Provider.Name() == "local"
+	if req.LoadBody != nil {
+		body, err := req.LoadBody(ctx)
+		if err != nil {
+			return err
+		}
+		req.Body = body
+	}
 	// Refuse before the stream starts when the policy would (a spent
 	// budget or request cap), so that the visitor gets a 429, not a 200
 	// that ends in an error event. Concurrency is left to the call.

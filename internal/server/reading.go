@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/foliodev/folio/assistant/reading"
+	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 )
 
@@ -75,12 +77,7 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	body, err := s.pub.Body(r.Context(), pub)
-	if err != nil {
-		s.failPublic(w, r, slug, err)
-		return
-	}
-	rr.Body = body
+	rr.LoadBody = func(ctx context.Context) (flowdoc.Document, error) { return s.pub.Body(ctx, pub) }
 	started := false
 	flusher, _ := w.(http.Flusher)
 	emit := func(e reading.Event) error {
