@@ -14,6 +14,7 @@ import (
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
+	"github.com/foliodev/folio/refs"
 )
 
 var ctx = context.Background()
@@ -435,5 +436,30 @@ func TestSlugChangeOnRepublishReleasesTheOldOne(t *testing.T) {
 	newDoc(t, r, "y", flowdoc.Attributes{Slug: "old-slug"})
 	if _, err := s.Publish(ctx, Params{Doc: "y", Actor: "author-a"}); err != nil {
 		t.Fatalf("the released slug is still taken: %v", err)
+	}
+}
+
+// fsck accepts a published ref into the document's history and reports
+// one that names anything else.
+func TestFsckChecksPublishedRef(t *testing.T) {
+	r, s := newStore(t)
+	newDoc(t, r, "a", flowdoc.Attributes{Slug: "a"})
+	newDoc(t, r, "b", flowdoc.Attributes{Slug: "b"})
+	if _, err := s.Publish(ctx, Params{Doc: "a", Actor: "author-a"}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Fsck(ctx, repo.FsckOptions{})
+	if err != nil || !rep.OK {
+		t.Fatalf("fsck of a published store: %+v, %v", rep, err)
+	}
+	// Point a's published ref at b's version: a problem fsck must name.
+	cur, _ := r.Refs().Get(repo.PublishedRef("a"))
+	other, _ := r.Refs().Get(repo.HeadRef("b"))
+	if err := r.Refs().Update(r.DB().NewBatch(), []refs.Update{{Name: repo.PublishedRef("a"), Old: cur, New: other}}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = r.Fsck(ctx, repo.FsckOptions{})
+	if err != nil || rep.OK || !strings.Contains(fmt.Sprint(rep.Problems), "published ref") {
+		t.Fatalf("fsck after corrupting the published ref: %+v, %v", rep, err)
 	}
 }
