@@ -32,6 +32,7 @@ type pubBackend interface {
 	Terms(ctx context.Context, kind string) ([]publish.Term, error)
 	AddTerm(ctx context.Context, kind string, req server.TermRequest) (publish.Term, error)
 	DeleteTerm(ctx context.Context, kind, name string) (publish.Term, error)
+	DescribeTerm(ctx context.Context, kind, name, description string) (publish.Term, error)
 	SuggestAttrs(ctx context.Context, doc string) (attrs.Suggestion, error)
 }
 
@@ -53,6 +54,8 @@ func publishCommands() []*cli.Command {
 				{Name: "add", Usage: "add one", ArgsUsage: "NAME",
 					Flags:  []cli.Flag{&cli.StringFlag{Name: "description", Usage: "a description"}, formatFlag("text", "text", "json")},
 					Action: withPub(1, []string{"text", "json"}, termAdd(kind))},
+				{Name: "describe", Usage: "set the description of one", ArgsUsage: "NAME DESCRIPTION",
+					Flags: []cli.Flag{formatFlag("text", "text", "json")}, Action: withPub(2, []string{"text", "json"}, termDescribe(kind))},
 				{Name: "rm", Usage: "remove one no published article uses", ArgsUsage: "NAME",
 					Flags: []cli.Flag{formatFlag("text", "text", "json")}, Action: withPub(1, []string{"text", "json"}, termRm(kind))},
 			},
@@ -242,6 +245,20 @@ func termAdd(kind string) func(c *cli.Context, a []string, format string, b pubB
 	}
 }
 
+func termDescribe(kind string) func(c *cli.Context, a []string, format string, b pubBackend, _ backend) error {
+	return func(c *cli.Context, a []string, format string, b pubBackend, _ backend) error {
+		t, err := b.DescribeTerm(c.Context, kind, a[0], a[1])
+		if err != nil {
+			return err
+		}
+		if format == "json" {
+			return printJSON(c.App.Writer, t)
+		}
+		fmt.Fprintf(c.App.Writer, "described %s %q\n", kind, t.Name)
+		return nil
+	}
+}
+
 func termRm(kind string) func(c *cli.Context, a []string, format string, b pubBackend, _ backend) error {
 	return func(c *cli.Context, a []string, format string, b pubBackend, _ backend) error {
 		t, err := b.DeleteTerm(c.Context, kind, a[0])
@@ -359,6 +376,13 @@ func (l *localBackend) DeleteTerm(ctx context.Context, kind, name string) (publi
 	return l.pub().DeleteTag(ctx, name)
 }
 
+func (l *localBackend) DescribeTerm(ctx context.Context, kind, name, desc string) (publish.Term, error) {
+	if kind == "category" {
+		return l.pub().DescribeCategory(ctx, name, desc)
+	}
+	return l.pub().DescribeTag(ctx, name, desc)
+}
+
 // SuggestAttrs runs the attributes assistant in this process with the
 // configuration of --config: its own settings, policy and counters in the
 // data directory, as the daemon would.
@@ -434,6 +458,12 @@ func (r *remote) AddTerm(ctx context.Context, kind string, req server.TermReques
 func (r *remote) DeleteTerm(ctx context.Context, kind, name string) (publish.Term, error) {
 	var t publish.Term
 	err := r.do(ctx, http.MethodDelete, termPath(kind)+"/"+url.PathEscape(name), nil, nil, &t)
+	return t, err
+}
+
+func (r *remote) DescribeTerm(ctx context.Context, kind, name, desc string) (publish.Term, error) {
+	var t publish.Term
+	err := r.do(ctx, http.MethodPut, termPath(kind)+"/"+url.PathEscape(name), nil, server.DescribeRequest{Description: desc}, &t)
 	return t, err
 }
 

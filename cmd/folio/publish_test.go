@@ -50,6 +50,8 @@ func TestPublishVerbsRemoteMatchesDirect(t *testing.T) {
 		{"", []string{"publish", "essay"}, exitInvalid}, // category_unknown
 		{"", []string{"category", "add", "Databases"}, 0},
 		{"", []string{"category", "add", "databases"}, exitConflict},
+		{"", []string{"category", "describe", "DATABASES", "storage engines and indexes", "--format", "json"}, 0},
+		{"", []string{"tag", "describe", "nosuch", "x"}, exitNotFound},
 		{"", []string{"publish", "essay", "--visibility", "password"}, exitInvalid}, // password_required
 		{"s3cret\n", []string{"publish", "essay", "--visibility", "password", "--password-stdin"}, 0},
 		{"", []string{"publish", "essay", "--format", "json"}, 0},

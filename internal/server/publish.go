@@ -53,9 +53,11 @@ func (s *Server) publishingRoutes(mux *http.ServeMux) {
 
 	mux.HandleFunc("GET /v1/categories", s.authed(anyUser, s.listTerms(s.pub.Categories)))
 	mux.HandleFunc("POST /v1/categories", s.authed(adminOnly, s.addTerm(s.pub.AddCategory)))
+	mux.HandleFunc("PUT /v1/categories/{name}", s.authed(adminOnly, s.describeTerm(s.pub.DescribeCategory)))
 	mux.HandleFunc("DELETE /v1/categories/{name}", s.authed(adminOnly, s.deleteTerm(s.pub.DeleteCategory)))
 	mux.HandleFunc("GET /v1/tags", s.authed(anyUser, s.listTerms(s.pub.Tags)))
 	mux.HandleFunc("POST /v1/tags", s.authed(adminOnly, s.addTerm(s.pub.AddTag)))
+	mux.HandleFunc("PUT /v1/tags/{name}", s.authed(adminOnly, s.describeTerm(s.pub.DescribeTag)))
 	mux.HandleFunc("DELETE /v1/tags/{name}", s.authed(adminOnly, s.deleteTerm(s.pub.DeleteTag)))
 
 	s.publicRoutes(mux)
@@ -145,6 +147,28 @@ func (s *Server) addTerm(add func(ctx context.Context, name, desc string) (publi
 			return
 		}
 		writeJSON(w, http.StatusCreated, t)
+	}
+}
+
+// DescribeRequest is the body of PUT /v1/categories/{name} and PUT
+// /v1/tags/{name}.
+type DescribeRequest struct {
+	Description string `json:"description"`
+}
+
+func (s *Server) describeTerm(set func(ctx context.Context, name, desc string) (publish.Term, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req DescribeRequest
+		if err := decode(r, &req); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		t, err := set(r.Context(), r.PathValue("name"), req.Description)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, t)
 	}
 }
 

@@ -80,6 +80,19 @@ func (s *Store) Categories(ctx context.Context) ([]Term, error) { return s.listT
 // Tags lists the tags in name order, with their article counts.
 func (s *Store) Tags(ctx context.Context) ([]Term, error) { return s.listTerms(ctx, tags) }
 
+// DescribeCategory sets a category's description; category_not_found when
+// none has that name. Names do not change: published versions name their
+// category.
+func (s *Store) DescribeCategory(ctx context.Context, name, description string) (Term, error) {
+	return s.describeTerm(ctx, categories, name, description)
+}
+
+// DescribeTag sets a tag's description; tag_not_found when none has that
+// name.
+func (s *Store) DescribeTag(ctx context.Context, name, description string) (Term, error) {
+	return s.describeTerm(ctx, tags, name, description)
+}
+
 // DeleteCategory removes a category no published article uses
 // (category_in_use otherwise).
 func (s *Store) DeleteCategory(ctx context.Context, name string) (Term, error) {
@@ -120,6 +133,36 @@ func (s *Store) addTerm(ctx context.Context, k termKind, name, desc string) (Ter
 		return Term{}, err
 	}
 	return t, nil
+}
+
+func (s *Store) describeTerm(ctx context.Context, k termKind, name, desc string) (Term, error) {
+	if err := ctx.Err(); err != nil {
+		return Term{}, err
+	}
+	if len(desc) > 1024 || !utf8.ValidString(desc) {
+		return Term{}, errs.E(errs.Invalid, "%s description must be valid UTF-8 of at most 1024 bytes", k.what)
+	}
+	s.termMu.Lock()
+	defer s.termMu.Unlock()
+	var t Term
+	ok, err := getRec(s.db.DB, k.key(name), &t)
+	if err != nil {
+		return Term{}, err
+	}
+	if !ok {
+		return Term{}, errs.C(errs.NotFound, k.notFound, "no %s %q; `folio %s list` shows them", k.what, name, k.verb)
+	}
+	t.Description = desc
+	data, err := kv.Marshal(t)
+	if err != nil {
+		return Term{}, err
+	}
+	if err := s.db.Set(k.key(name), data, kv.Sync); err != nil {
+		return Term{}, err
+	}
+	n, err := s.countUses(k, name)
+	t.Articles = n
+	return t, err
 }
 
 func (s *Store) listTerms(ctx context.Context, k termKind) ([]Term, error) {
