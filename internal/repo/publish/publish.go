@@ -252,6 +252,16 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	// What can be checked on the draft is checked before it is sealed, so
+	// that a refused publish leaves no publish checkpoint behind; the
+	// checks run again on the sealed version under the lock.
+	d, err := s.repo.Draft(ctx, p.Doc)
+	if err != nil {
+		return Result{}, repoErr(err)
+	}
+	if err := s.checkAttrs(p.Doc, d.Attrs.Title, d.Attrs.Category); err != nil {
+		return Result{}, err
+	}
 	var res Result
 	sealed, created, err := s.repo.Checkpoint(ctx, p.Doc, objstore.ReasonPublish, p.Actor, p.Message)
 	if err != nil {
@@ -269,20 +279,10 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 		if slug == "" {
 			slug = SlugOfID(p.Doc)
 		}
-		if strings.TrimSpace(v.Attrs.Title) == "" {
-			return errs.E(errs.Invalid, "document %s has no title; give it one before publishing", p.Doc)
-		}
 		s.termMu.Lock()
 		defer s.termMu.Unlock()
-		if v.Attrs.Category != "" {
-			ok, err := s.hasName(catKey(v.Attrs.Category))
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return errs.C(errs.Invalid, CodeCategoryUnknown,
-					"category %q does not exist; an admin creates it with `folio category add %s`, or choose one of `folio category list`", v.Attrs.Category, v.Attrs.Category)
-			}
+		if err := s.checkAttrs(p.Doc, v.Attrs.Title, v.Attrs.Category); err != nil {
+			return err
 		}
 		vis, _, err := s.loadVis(p.Doc)
 		if err != nil {
@@ -400,6 +400,26 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 		return Result{}, repoErr(err)
 	}
 	return res, nil
+}
+
+// checkAttrs checks what publishing needs of an article's attributes: a
+// title, and a category (if any) that the site has.
+func (s *Store) checkAttrs(doc, title, category string) error {
+	if strings.TrimSpace(title) == "" {
+		return errs.E(errs.Invalid, "document %s has no title; give it one before publishing", doc)
+	}
+	if category == "" {
+		return nil
+	}
+	ok, err := s.hasName(catKey(category))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errs.C(errs.Invalid, CodeCategoryUnknown,
+			"category %q does not exist; an admin creates it with `folio category add %s`, or choose one of `folio category list`", category, category)
+	}
+	return nil
 }
 
 // checkSlug refuses a slug that another published article holds.

@@ -332,6 +332,13 @@ func TestCategoriesCuratedTagsCreatedOnUse(t *testing.T) {
 	if _, err := s.Publish(ctx, Params{Doc: "post", Actor: "author-a"}); errs.CodeOf(err) != CodeCategoryUnknown {
 		t.Fatalf("publish with an unknown category: %v", err)
 	}
+	saveText(t, r, "post", "an edit")
+	if _, err := s.Publish(ctx, Params{Doc: "post", Actor: "author-a"}); errs.CodeOf(err) != CodeCategoryUnknown {
+		t.Fatalf("publish with an unknown category: %v", err)
+	}
+	if vs, _ := r.Log(ctx, "post", 0, 0); len(vs) != 1 {
+		t.Fatalf("a refused publish sealed a checkpoint: %d versions", len(vs))
+	}
 	if _, err := s.AddCategory(ctx, "databases", "storage engines"); err != nil {
 		t.Fatal(err)
 	}
