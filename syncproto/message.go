@@ -367,6 +367,10 @@ func newMessage(typ string) (Message, bool) {
 		return &Error{}, true
 	case TypeResync:
 		return &Resync{}, true
+	case TypeAttrsSuggest:
+		return &AttrsSuggest{}, true
+	case TypeAttrsSuggestion:
+		return &AttrsSuggestion{}, true
 	}
 	return nil, false
 }
@@ -375,7 +379,7 @@ func newMessage(typ string) (Message, bool) {
 func IsRequest(typ string) bool {
 	switch typ {
 	case TypeHello, TypeOpen, TypeLeave, TypeSave, TypeCheckpoint, TypeRestore,
-		TypeSubscribe, TypeUnsubscribe, TypePing:
+		TypeSubscribe, TypeUnsubscribe, TypePing, TypeAttrsSuggest:
 		return true
 	}
 	return false
@@ -427,6 +431,10 @@ func TypeOf(m Message) string {
 		return TypeError
 	case *Resync:
 		return TypeResync
+	case *AttrsSuggest:
+		return TypeAttrsSuggest
+	case *AttrsSuggestion:
+		return TypeAttrsSuggestion
 	}
 	return m.Env().Type
 }

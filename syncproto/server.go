@@ -29,6 +29,8 @@ type Config struct {
 	Events Events
 	Auth   Authenticator
 	Access Access
+	// Attrs answers attrs.suggest; nil answers attributes_disabled.
+	Attrs Attrs
 
 	Logger  *slog.Logger // default: discard
 	Metrics *Metrics     // nil: no metrics

@@ -388,12 +388,13 @@ type versionView struct {
 	Fingerprint  string `json:"fingerprint"`
 	RestoredFrom string `json:"restoredFrom,omitempty"`
 	Blocks       int    `json:"blocks"`
+	Published    bool   `json:"published,omitempty"` // the version the public sees
 }
 
 func viewOf(v repo.VersionInfo) versionView {
 	return versionView{Label: v.Label, Seq: v.Seq, Kind: v.Kind, Reason: v.Reason, Hash: v.Hash.String(),
 		Time: fmtTime(v.Time), Author: v.Author, Message: v.Message, Fingerprint: v.Fingerprint.String(),
-		RestoredFrom: v.RestoredFrom, Blocks: v.Blocks}
+		RestoredFrom: v.RestoredFrom, Blocks: v.Blocks, Published: v.Published}
 }
 
 func kindText(v repo.VersionInfo) string {
@@ -403,6 +404,9 @@ func kindText(v repo.VersionInfo) string {
 	}
 	if v.RestoredFrom != "" {
 		s += " from " + v.RestoredFrom
+	}
+	if v.Published {
+		s += " [published]"
 	}
 	return s
 }

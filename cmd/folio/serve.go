@@ -160,6 +160,9 @@ func cmdServe(c *cli.Context) error {
 		return errs.E(errs.Invalid, "model access: %w", err)
 	}
 	cfg.AICheck = gw.Check
+	if cfg.Attrs, cfg.Reading, err = narrowAssistants(fc, gw, ledger, log); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return listenError(listen, err)

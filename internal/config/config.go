@@ -27,6 +27,9 @@ type Config struct {
 	Storage    Storage    `toml:"storage"`
 	AI         AI         `toml:"ai"`
 	Assistant  Assistant  `toml:"assistant"`
+	Privacy    Privacy    `toml:"privacy"`
+	Reading    Reading    `toml:"reading"`
+	Attributes Attributes `toml:"attributes"`
 
 	// defined records which AI keys were set and by what: "ai.model" ->
 	// "[ai]" or "env FOLIO_AI_MODEL".
@@ -121,6 +124,53 @@ func DefaultAssistant() Assistant {
 		WritingPresets: true, EditingPresets: true}
 }
 
+// Privacy is the deployment's data authorization: what may leave this
+// machine. It is separate from the feature switches on purpose: turning
+// an assistant on never authorizes sending private content.
+type Privacy struct {
+	// SendPrivateToProvider lets the content of private and
+	// password-protected articles go to an external model provider (any
+	// provider but local). Off by default.
+	SendPrivateToProvider bool `toml:"send_private_to_provider"`
+}
+
+// Reading configures the public reading assistant: its switch and the
+// bounds of visitor requests. Its model settings and token policy are
+// [ai.reading].
+type Reading struct {
+	// Enabled switches the reading assistant; off, its endpoint answers
+	// reading_disabled and the public API keeps working.
+	Enabled bool `toml:"enabled"`
+	// MaxPassage and MaxQuestion bound a request's selected passage and
+	// question, in bytes.
+	MaxPassage  int `toml:"max_passage"`
+	MaxQuestion int `toml:"max_question"`
+	// VisitorPerMinute is the requests one visitor (anonymous id and
+	// client address) may make per minute; AddressPerMinute those of one
+	// client address whatever ids it presents.
+	VisitorPerMinute int `toml:"visitor_per_minute"`
+	AddressPerMinute int `toml:"address_per_minute"`
+	// VisitorConcurrency and Concurrency bound the explanations running
+	// at once for one visitor and in total (cache hits included).
+	VisitorConcurrency int `toml:"visitor_concurrency"`
+	Concurrency        int `toml:"concurrency"`
+	// CacheBytes is the byte budget of the answer cache (LRU).
+	CacheBytes int64 `toml:"cache_bytes"`
+}
+
+// DefaultReading is the reading assistant's defaults.
+func DefaultReading() Reading {
+	return Reading{Enabled: true, MaxPassage: 2000, MaxQuestion: 500, VisitorPerMinute: 10, AddressPerMinute: 40,
+		VisitorConcurrency: 1, Concurrency: 16, CacheBytes: 32 << 20}
+}
+
+// Attributes switches the attributes assistant (summary, slug, category
+// and tags suggestions). Its model settings and token policy are
+// [ai.attributes].
+type Attributes struct {
+	Enabled bool `toml:"enabled"`
+}
+
 // Secret is a string never printed in clear (API keys).
 type Secret string
 
@@ -195,10 +245,12 @@ func Default() *Config {
 			SaveMaxChanges:    4000,
 			RequestMaxRuns:    250000,
 		},
-		Storage:   Storage{MinFree: 256 << 20, MaxStall: 20 * time.Second},
-		AI:        AI{AISettings: DefaultAI()},
-		Assistant: DefaultAssistant(),
-		defined:   map[string]string{},
+		Storage:    Storage{MinFree: 256 << 20, MaxStall: 20 * time.Second},
+		AI:         AI{AISettings: DefaultAI()},
+		Assistant:  DefaultAssistant(),
+		Reading:    DefaultReading(),
+		Attributes: Attributes{Enabled: true},
+		defined:    map[string]string{},
 	}
 }
 
@@ -337,6 +389,14 @@ func (c *Config) validate() error {
 		if _, err := c.AICategory(cat); err != nil {
 			return err
 		}
+	}
+	rd := c.Reading
+	if rd.MaxPassage <= 0 || rd.MaxQuestion <= 0 || rd.VisitorPerMinute <= 0 || rd.AddressPerMinute <= 0 ||
+		rd.VisitorConcurrency <= 0 || rd.Concurrency <= 0 || rd.CacheBytes < 0 {
+		return fmt.Errorf("%w: [reading] max_passage, max_question, visitor_per_minute, address_per_minute, visitor_concurrency and concurrency must be positive, cache_bytes not negative (0 turns the cache off)", ErrInvalid)
+	}
+	if rd.MaxPassage > 64<<10 || rd.MaxQuestion > 16<<10 {
+		return fmt.Errorf("%w: [reading] max_passage is at most 65536 bytes and max_question at most 16384", ErrInvalid)
 	}
 	return nil
 }

@@ -135,6 +135,8 @@ type VersionInfo struct {
 	Fingerprint  flowdoc.Fingerprint `json:"fingerprint"`
 	RestoredFrom string              `json:"restoredFrom,omitempty"`
 	Blocks       int                 `json:"blocks"`
+	// Published is set by Log on the version the published ref names.
+	Published bool `json:"published,omitempty"`
 }
 
 // CreateParams create a document with its first version v1.r0.

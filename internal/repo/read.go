@@ -12,6 +12,7 @@ import (
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
+	"github.com/foliodev/folio/refs"
 )
 
 // GetDoc describes document doc.
@@ -159,6 +160,10 @@ func (r *Repo) Log(ctx context.Context, doc string, limit int, before uint64) ([
 		return nil, err
 	}
 	defer it.Close()
+	published, err := r.refs.Get(PublishedRef(doc))
+	if err != nil && !errors.Is(err, refs.ErrNotFound) {
+		return nil, err
+	}
 	var out []VersionInfo
 	for it.Last(); it.Valid() && (limit <= 0 || len(out) < limit); it.Prev() {
 		if err := ctxErr(ctx); err != nil {
@@ -168,7 +173,9 @@ func (r *Repo) Log(ctx context.Context, doc string, limit int, before uint64) ([
 		if err := kv.Unmarshal(it.Value(), &lr); err != nil {
 			return nil, fmt.Errorf("decode log entry of %s: %w", doc, err)
 		}
-		out = append(out, infoOf(doc, kv.ParseUint64(it.Key()), lr))
+		vi := infoOf(doc, kv.ParseUint64(it.Key()), lr)
+		vi.Published = !published.IsZero() && vi.Hash == published
+		out = append(out, vi)
 	}
 	return out, it.Error()
 }

@@ -189,6 +189,10 @@ func Stream(doc string) string { return "doc:" + doc }
 // HeadRef is the name of a document's head ref.
 func HeadRef(doc string) string { return "docs/" + doc + "/head" }
 
+// PublishedRef is the name of a document's published ref: the version
+// the public sees (package publish moves it).
+func PublishedRef(doc string) string { return "docs/" + doc + "/published" }
+
 // Event types on a document's stream.
 const (
 	EventVersionCreated = "version.created"

@@ -18,10 +18,13 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/assistant"
+	"github.com/foliodev/folio/assistant/attrs"
+	"github.com/foliodev/folio/assistant/reading"
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/repo/publish"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -82,6 +85,14 @@ type Config struct {
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
 	IdleTimeout       time.Duration
+
+	// Attrs and Reading are the attributes and reading assistants; nil
+	// answers attributes_disabled / reading_disabled (publishing and the
+	// public API work without them).
+	Attrs   *attrs.Service
+	Reading *reading.Service
+	// SiteTitle names the Atom feed ("" : "Folio").
+	SiteTitle string
 }
 
 // Defaults of the connection limits.
@@ -104,6 +115,8 @@ type Server struct {
 	maxBody int64
 	handler http.Handler
 
+	pub         *publish.Store
+	rendered    *renderCache
 	sync        SyncService // nil when no sync service is mounted
 	stopRevoke  func()
 	closing     atomic.Bool
@@ -146,7 +159,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
-	s := &Server{cfg: cfg, repo: cfg.Repo, auth: cfg.Auth, log: cfg.Logger, reg: cfg.Registry, maxBody: cfg.MaxBody}
+	s := &Server{cfg: cfg, repo: cfg.Repo, auth: cfg.Auth, log: cfg.Logger, reg: cfg.Registry, maxBody: cfg.MaxBody,
+		pub: publish.New(cfg.Repo, nil), rendered: newRenderCache(renderCacheBytes)}
 	if s.maxBody <= 0 {
 		s.maxBody = 2*int64(cfg.Repo.Limits().MaxBytes) + 1<<20
 		if cfg.Repo.Limits().MaxBytes <= 0 {

@@ -65,6 +65,7 @@ func MountSync(d SyncDeps) (SyncService, error) {
 		Events:            syncproto.StoreEvents{Store: r.DB(), Hub: r.Hub()},
 		Auth:              syncAuth{s},
 		Access:            syncAuth{s},
+		Attrs:             syncAttrs{s},
 		Logger:            s.Logger().With("part", "sync"),
 		Metrics:           m,
 		MaxFrame:          cfg.MaxFrame,
