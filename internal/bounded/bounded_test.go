@@ -43,7 +43,7 @@ type Outer struct {
 	Raw     []byte              `msgpack:"raw" json:"raw"`
 	Deep    *Outer              `msgpack:"deep" json:"deep"`
 	NoTag   []Inner
-	private []Inner //nolint:unused // unexported: never decoded
+	private []Inner //lint:ignore U1000 an unexported field is never decoded; the cost walk must skip it
 }
 
 func sampleOuter() Outer {
