@@ -35,8 +35,7 @@ func TestPublishVerbsRemoteMatchesDirect(t *testing.T) {
 	if r := runCLI("--data", dirA, "init"); r.code != 0 {
 		t.Fatalf("init: %+v", r)
 	}
-	// The direct store has the daemon's admin, so documents have the same
-	// owner (and the same notices) both ways.
+	// Both stores have the admin the CLI acts as (FOLIO_USER=admin).
 	if r := runCLI("--data", dirA, "user", "add", "admin", "--admin"); r.code != 0 {
 		t.Fatalf("user add: %+v", r)
 	}

@@ -34,17 +34,16 @@ type Ptr struct {
 type Outer struct {
 	Inner
 	*Ptr
-	Name   string              `msgpack:"name" json:"name"`
-	Skip   []Inner             `msgpack:"-" json:"-"`
-	Blocks []flowdoc.Block     `msgpack:"blocks" json:"blocks"`
-	ByName map[string][]string `msgpack:"by" json:"by"`
-	Fixed  [4]Inner            `msgpack:"fixed" json:"fixed"`
-	IDs    []objstore.ID       `msgpack:"ids" json:"ids"`
-	Raw    []byte              `msgpack:"raw" json:"raw"`
-	Deep   *Outer              `msgpack:"deep" json:"deep"`
-	NoTag  []Inner
-	//lint:ignore U1000 unexported: the decoders must skip it, so it is never set
-	private []Inner
+	Name    string              `msgpack:"name" json:"name"`
+	Skip    []Inner             `msgpack:"-" json:"-"`
+	Blocks  []flowdoc.Block     `msgpack:"blocks" json:"blocks"`
+	ByName  map[string][]string `msgpack:"by" json:"by"`
+	Fixed   [4]Inner            `msgpack:"fixed" json:"fixed"`
+	IDs     []objstore.ID       `msgpack:"ids" json:"ids"`
+	Raw     []byte              `msgpack:"raw" json:"raw"`
+	Deep    *Outer              `msgpack:"deep" json:"deep"`
+	NoTag   []Inner
+	private []Inner //lint:ignore U1000 an unexported field is never decoded; the cost walk must skip it
 }
 
 func sampleOuter() Outer {
