@@ -123,12 +123,13 @@ func cmdServe(c *cli.Context) error {
 		ReadHeaderTimeout: fc.Server.ReadHeaderTimeout, ReadTimeout: fc.Server.ReadTimeout, IdleTimeout: fc.Server.IdleTimeout}
 	ro := repoOptions(fc)
 	ro.KV = storeOptions(fc, log)
-	created := false
 	r, err := openStore(c.Context, dir, ro)
 	if errors.Is(err, kv.ErrNotInitialized) {
 		// The first run creates the store.
 		if err = repo.Init(dir); err == nil {
-			created = true
+			// Said before the token and the address, so that whoever
+			// waits for those has read this line too.
+			fmt.Fprintf(c.App.Writer, "created a new folio store in %s\n", dir)
 			r, err = openStore(c.Context, dir, ro)
 		}
 	}
@@ -187,9 +188,6 @@ func cmdServe(c *cli.Context) error {
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	if created {
-		fmt.Fprintf(c.App.Writer, "created a new folio store in %s\n", dir)
-	}
 	fmt.Fprintf(c.App.Writer, "folio daemon listening on %s (data %s)\n", url, dir)
 	fmt.Fprintf(c.App.Writer, "  HTTP API:  %s/v1   (Authorization: Bearer <token>; docs/api.md)\n", url)
 	fmt.Fprintf(c.App.Writer, "  sync:      ws://%s/v1/sync\n", ln.Addr().String())
