@@ -155,6 +155,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/tokens", s.authed(adminOnly, s.addToken))
 	mux.HandleFunc("DELETE /v1/tokens/{ref}", s.authed(adminOnly, s.revokeToken))
 
+	s.assistRoutes(mux)
+
 	mux.HandleFunc("/v1/sync", s.syncEndpoint)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		msg := "no endpoint " + r.Method + " " + r.URL.Path + "; docs/api.md lists them"
