@@ -326,3 +326,87 @@ func TestAssistDirectMode(t *testing.T) {
 		t.Fatal("direct mode recorded a daemon address")
 	}
 }
+
+// With every switch of the writing assistant off, the history scenario
+// works as ever — new, save, checkpoint, log, show, diff, restore,
+// history, export — directly and through a daemon, while every assist
+// request answers assistant_disabled with its exit code (9).
+func TestHistoryWithAssistantOff(t *testing.T) {
+	isolateEnv(t)
+	tmp := t.TempDir()
+	cfg := writeFile(t, tmp, "folio.toml", `
+[assistant]
+enabled = false
+document = false
+block = false
+selection = false
+section = false
+writing_presets = false
+editing_presets = false
+`)
+	body1 := writeFile(t, tmp, "b1.json", assistBody)
+	body2 := writeFile(t, tmp, "b2.json", strings.Replace(assistBody, "made a decision", "decided", 1))
+	scenario := func(t *testing.T, mode []string) {
+		t.Helper()
+		do := func(want int, args ...string) cliResult {
+			t.Helper()
+			r := runCLI(append(append([]string{}, mode...), args...)...)
+			if r.code != want {
+				t.Fatalf("folio %s: exit %d, want %d: %+v", strings.Join(args, " "), r.code, want, r)
+			}
+			return r
+		}
+		do(0, "doc", "new", "--id", "h1", "--title", "History", "--from", body1)
+		do(0, "doc", "save", "h1", "--from", body2, "--checkpoint", "-m", "second")
+		if r := do(0, "log", "h1"); !strings.Contains(r.stdout, "v1.r1") || !strings.Contains(r.stdout, "v1.r0") {
+			t.Fatalf("log: %+v", r)
+		}
+		if r := do(0, "show", "h1@v1.r1", "--format", "text"); !strings.Contains(r.stdout, "the team decided") {
+			t.Fatalf("show: %+v", r)
+		}
+		if r := do(0, "diff", "h1", "v1.r0", "v1.r1"); !strings.Contains(r.stdout, "{+decided+}") {
+			t.Fatalf("diff: %+v", r)
+		}
+		if r := do(0, "restore", "h1", "v1.r0"); !strings.Contains(r.stdout, "as v2.r0") {
+			t.Fatalf("restore: %+v", r)
+		}
+		if r := do(0, "restore", "h1", "v1.r1", "--block", "p1"); !strings.Contains(r.stdout, "as v2.r1") {
+			t.Fatalf("restore --block: %+v", r)
+		}
+		if r := do(0, "history", "h1", "p1"); strings.Count(r.stdout, "\n") != 4 {
+			t.Fatalf("history: %+v", r)
+		}
+		if r := do(0, "export", "git", "--doc", "h1"); strings.Count(r.stdout, "commit refs/heads/main\n") != 4 {
+			t.Fatalf("export git: %d commits", strings.Count(r.stdout, "commit refs/heads/main"))
+		}
+		do(0, "fsck")
+		if r := do(0, "explain", "h1"); !strings.Contains(r.stdout, "made by hand: restore") {
+			t.Fatalf("explain: %+v", r)
+		}
+		for _, req := range [][]string{
+			{"assist", "h1", "--scope", "document", "--instruction", "tighten"},
+			{"assist", "h1", "--scope", "block:p1", "--editing-preset", "six-rules", "--wait"},
+			{"assist", "h1", "--scope", "selection:p1:0:5", "--instruction", "tighten"},
+			{"assist", "h1", "--scope", "section:p1..p2", "--instruction", "tighten"},
+		} {
+			r := do(exitLimited, req...)
+			if !strings.Contains(r.stderr, "the writing assistant is switched off ([assistant] enabled = false)") {
+				t.Fatalf("%v: %+v", req, r)
+			}
+		}
+		if r := do(0, "suggestion", "list", "h1"); strings.Count(r.stdout, "\n") != 1 {
+			t.Fatalf("suggestion list: %+v", r)
+		}
+	}
+	t.Run("direct", func(t *testing.T) {
+		data := filepath.Join(tmp, "direct")
+		runCLI("--data", data, "init")
+		runCLI("--data", data, "user", "add", "admin", "--admin")
+		scenario(t, []string{"--data", data, "--config", cfg})
+	})
+	t.Run("daemon", func(t *testing.T) {
+		d := startDaemon(t, filepath.Join(tmp, "served"), "", "--config", cfg)
+		scenario(t, []string{"--server", d.url, "--token", d.token})
+		d.stop(t)
+	})
+}
