@@ -173,3 +173,57 @@ timeout = "30s"
 		t.Fatalf("fsck: %+v", r)
 	}
 }
+
+// SIGTERM while a run's model call streams: the daemon stops the runner
+// after its servers (within the usual 10 s), the run is interrupted and
+// requeued without spending an attempt, and the next start runs it to
+// one suggestion and one booked usage event.
+func TestAssistDaemonSIGTERMMidRun(t *testing.T) {
+	isolateEnv(t)
+	m := newStallingModel(t)
+	tmp := t.TempDir()
+	cfg := writeFile(t, tmp, "folio.toml", fmt.Sprintf(`
+[ai.writing]
+provider = "openai"
+base_url = %q
+model = "fake-model"
+api_key = "sk-test"
+timeout = "30s"
+`, m.URL+"/v1"))
+	body := writeFile(t, tmp, "body.json", assistBody)
+	dir := filepath.Join(tmp, "data")
+	d := startDaemon(t, dir, "", "--config", cfg)
+	cli := func(args ...string) cliResult {
+		t.Helper()
+		r := runCLI(append([]string{"--server", d.url, "--token", d.token}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("folio %s: %+v", strings.Join(args, " "), r)
+		}
+		return r
+	}
+	cli("doc", "new", "--id", "d1", "--title", "Stop", "--from", body)
+	runID := jsonID(t, cli("assist", "d1", "--scope", "block:p1", "--instruction", "shorter", "--format", "json"), "run", "id")
+	select {
+	case <-m.stalled:
+	case <-time.After(time.Minute): // a hang guard, not a speed check
+		t.Fatalf("the model was never asked\n%s", d.stderr)
+	}
+	if took := d.stop(t); took > 10*time.Second {
+		t.Errorf("the daemon took %v to stop with a run in flight", took)
+	}
+	d = startDaemon(t, dir, d.token, "--config", cfg)
+	var run assistant.Run
+	json.Unmarshal([]byte(cli("run", "show", runID, "--wait", "--format", "json").stdout), &run)
+	if run.State != assistant.RunSucceeded || run.Recoveries != 0 || run.Attempts != 2 || run.Suggestion == "" || len(run.UsageEvents) != 1 {
+		t.Fatalf("run %s, %d recoveries, %d attempts, suggestion %q, usage events %v", run.State, run.Recoveries, run.Attempts, run.Suggestion, run.UsageEvents)
+	}
+	events := cli("run", "events", runID).stdout
+	if strings.Count(events, "\tinterrupted") != 1 || strings.Contains(events, "recovered_after_restart") {
+		t.Fatalf("events:\n%s", events)
+	}
+	cli("suggestion", "accept", run.Suggestion)
+	if ex := cli("explain", "d1").stdout; !strings.Contains(ex, "2 attempts of at most 3, 0 retries, 0 recoveries, 1 refunded") {
+		t.Fatalf("explain:\n%s", ex)
+	}
+	d.stop(t)
+}
