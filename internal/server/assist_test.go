@@ -35,7 +35,7 @@ type assistOpts struct {
 	switches  *config.Assistant
 }
 
-func newAssistEnv(t *testing.T, o assistOpts) *assistEnv {
+func newAssistEnv(t testing.TB, o assistOpts) *assistEnv {
 	t.Helper()
 	ae := &assistEnv{}
 	ae.env = newEnv(t, func(cfg *Config) {
