@@ -144,6 +144,19 @@ func (s *Service) ownSession(r pebble.Reader, a Actor, id string) (Session, erro
 	return ss, err
 }
 
+// Session returns a's session id. Another user's session is not found,
+// in the same words as a missing one (the transport then checks that the
+// caller still reaches the session's document).
+func (s *Service) Session(ctx context.Context, a Actor, id string) (Session, error) {
+	if err := a.identified(); err != nil {
+		return Session{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Session{}, err
+	}
+	return s.ownSession(s.db, a, id)
+}
+
 // putSession writes ss (updated at now) into b, moving its entry in the
 // document's recency index.
 func putSession(b *pebble.Batch, old *Session, ss Session) error {

@@ -54,6 +54,9 @@ type backend interface {
 	// daemon, with its configuration, in --server mode.
 	AICheck(ctx context.Context, cat quota.Category, prompt string, onText func(string)) (*assistant.CheckReport, error)
 
+	// The writing assistant (assist.go).
+	assistBackend
+
 	Close() error
 }
 
@@ -88,6 +91,7 @@ type localBackend struct {
 	auth       *auth.Store
 	actor      string
 	configPath string
+	da         *directAssist // the writing assistant, once a verb used it
 }
 
 var _ backend = (*localBackend)(nil)
@@ -248,7 +252,15 @@ func (l *localBackend) AICheck(ctx context.Context, cat quota.Category, prompt s
 	return g.Check(ctx, cat, prompt, onText)
 }
 
-func (l *localBackend) Close() error { return l.r.Close() }
+// Close stops the assistant's runner, if a verb started it, and closes
+// the store. A runner whose handler outlived its deadline leaves the
+// store open: every synced write is durable, and the process is exiting.
+func (l *localBackend) Close() error {
+	if !l.closeAssist() {
+		return nil
+	}
+	return l.r.Close()
+}
 
 // reasonManual is the checkpoint reason of CLI saves.
 const reasonManual = objstore.ReasonManual

@@ -464,6 +464,14 @@ var cmdDiff = withBackend(3, []string{"text", "json"}, func(c *cli.Context, a []
 		fmt.Fprintf(w, "no differences between %s and %s\n", a[1], a[2])
 		return nil
 	}
+	printChanges(w, changes)
+	return nil
+})
+
+// printChanges prints block changes as `diff` does: one line per block
+// ("~ modified paragraph p1"), then its word diff, deletions in [-…-]
+// and insertions in {+…+}.
+func printChanges(w io.Writer, changes []flowdoc.BlockChange) {
 	sign := map[flowdoc.ChangeKind]string{flowdoc.Added: "+", flowdoc.Deleted: "-", flowdoc.Modified: "~", flowdoc.Moved: ">"}
 	for _, ch := range changes {
 		moved := ""
@@ -486,8 +494,7 @@ var cmdDiff = withBackend(3, []string{"text", "json"}, func(c *cli.Context, a []
 			fmt.Fprintf(w, "    %s\n", termText(sb.String()))
 		}
 	}
-	return nil
-})
+}
 
 var cmdRestore = withBackend(2, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b backend) error {
 	v, err := b.Restore(c.Context, a[0], a[1], c.String("block"))

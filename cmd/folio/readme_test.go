@@ -32,6 +32,11 @@ import (
 //	folio_…                 the admin token that daemon printed
 //	folio_3f2a9c0d1e2b      the token id the last `user add`/`token add` printed
 //
+// The lines of "Writing assistant" run last, against the same daemon, with
+// the same substitutions and one more:
+//
+//	s4kq2m7rtx3vwz5na       the suggestion id the last `folio assist` printed
+//
 // The `folio serve` line runs as a child process (FOLIO_LISTEN picks a free
 // port) until the end of the test, when it gets SIGTERM and must exit 0.
 // It needs bash, make and git; the curl line is skipped (and logged) on a
@@ -140,7 +145,6 @@ func TestREADMECommands(t *testing.T) {
 	if d == nil {
 		t.Fatal("README: no `folio serve` line in \"Running the daemon\"")
 	}
-	exp.all(t)
 
 	// What the daemon lines claim: the mirror restored the same history,
 	// and the revoked token opens nothing.
@@ -158,6 +162,27 @@ func TestREADMECommands(t *testing.T) {
 	if b, err := c.CombinedOutput(); err == nil {
 		t.Fatalf("the token the README revoked still works:\n%s", b)
 	}
+
+	// The writing assistant, through the same daemon.
+	var suggestion string
+	for _, b := range readmeBlocks(t, readme, "## Writing assistant") {
+		for _, l := range b {
+			l.text = strings.ReplaceAll(l.text, "http://127.0.0.1:7420", d.url)
+			l.text = strings.ReplaceAll(l.text, "folio_…", d.token)
+			if strings.Contains(l.text, "s4kq2m7rtx3vwz5na") {
+				if suggestion == "" {
+					t.Fatalf("README line %d names a suggestion before any assist printed one", l.n)
+				}
+				l.text = strings.ReplaceAll(l.text, "s4kq2m7rtx3vwz5na", suggestion)
+			}
+			out := sh.run(l, work)
+			exp.check(t, l, out)
+			if strings.HasPrefix(l.text, "folio assist ") {
+				suggestion = suggestionRE.FindString(out)
+			}
+		}
+	}
+	exp.all(t)
 	d.stop(t)
 	t.Logf("ran %d README commands", sh.count)
 }
@@ -313,6 +338,7 @@ func labelsAndHashes(t *testing.T, logJSON string) string {
 }
 
 var (
+	suggestionRE  = regexp.MustCompile(`\bs[a-z2-7]{16}\b`)
 	tokenIDRE     = regexp.MustCompile(`folio_[0-9a-f]{12}`)
 	tokenSecretRE = regexp.MustCompile(`folio_[0-9a-f]{12}_[0-9a-z]+`)
 )
@@ -401,7 +427,8 @@ func newReadmeExpectations() *readmeExpectations {
 	}
 	return &readmeExpectations{list: []readmeExpectation{
 		e(`^folio doc new .*--id notes`, `\bnotes\b`),
-		e(`^folio doc save notes .*--checkpoint`, `\bv1\.r1\b`),
+		e(`^folio doc save notes --from notes\.md .*--checkpoint`, `\bv1\.r1\b`),
+		e(`^folio doc save notes --from draft\.md .*--checkpoint`, `\bv2\.r2\b`),
 		e(`^folio log notes\b`, `(?s)\bv1\.r1\b.*\bv1\.r0\b`),
 		e(`^folio show notes@v1\.r1 --format json`, `^\{"schemaVersion":1,"blocks":\[\{"id":"b1","type":"heading"`),
 		e(`^folio diff notes v1\.r0 v1\.r1`, `(?s)\bb2\b.*\bb4\b`),
@@ -413,6 +440,11 @@ func newReadmeExpectations() *readmeExpectations {
 		e(`^folio user list\b`, `\bauthor-a\b`),
 		e(`^curl .*/v1/docs`, `"id":\s*"notes"`),
 		e(`^folio --data restored log notes\b`, `(?s)\bv2\.r1\b.*\bv1\.r0\b`),
+		e(`^folio preset list\b`, `(?m)^six-rules +editing`),
+		e(`^folio assist notes .*--wait`, `(?s)suggestion s[a-z2-7]{16} \(pending\).*\[-In-\]\{\+To\+\}`),
+		e(`^folio suggestion accept `, `as notes@v2\.r3\b`),
+		e(`^folio explain notes\b`, `(?s)accepted suggestion s[a-z2-7]{16}.*provider local.*usage: 1 booked event`),
+		e(`^folio session list notes\b`, `(?m)^\* +c[a-z2-7]{16}`),
 	}}
 }
 

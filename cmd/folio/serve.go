@@ -43,6 +43,11 @@ const addrFile = "daemon.addr"
 // balancers and clients to see why, short enough for a prompt restart.
 const storageFailGrace = 2 * time.Second
 
+// runnerGrace bounds the task runner's stop after the HTTP shutdown:
+// handlers are cancelled at once, and a model call stops with its
+// context, so this is a backstop that keeps the exit within 10 s.
+const runnerGrace = time.Second
+
 // storeFS is the filesystem the daemon's store lives on; nil means the
 // operating system's. The daemon tests set it to inject disk faults.
 var storeFS vfs.FS
@@ -164,6 +169,26 @@ func cmdServe(c *cli.Context) error {
 	if cfg.Attrs, cfg.Reading, err = narrowAssistants(fc, gw, ledger, log); err != nil {
 		return err
 	}
+	// The writing assistant: its runner shares the repository's hub, and
+	// the service's change hook is installed before anything is served.
+	runner, svc, err := newAssistant(c.Context, r, fc, ledger, gw, log)
+	if err != nil {
+		return err
+	}
+	cfg.Assistant = svc
+	stopRunner := func(ctx context.Context) error {
+		if err := runner.Close(ctx); err != nil {
+			log.Warn("task runner: handlers still running at the deadline; the store is left open", "err", err)
+			return err
+		}
+		return nil
+	}
+	defer func() {
+		// An early return before the shutdown path: nothing ran yet.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		runner.Close(ctx)
+	}()
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return listenError(listen, err)
@@ -178,6 +203,12 @@ func cmdServe(c *cli.Context) error {
 	if err != nil {
 		ln.Close()
 		return err
+	}
+	// Runs interrupted by an earlier crash go back to queued (each with a
+	// recovered_after_restart event) before anything is dispatched.
+	if err := runner.Start(c.Context); err != nil {
+		ln.Close()
+		return errs.E(errs.Internal, "start the task runner: %v", err)
 	}
 	url := "http://" + ln.Addr().String()
 	if err := writeAddr(dir, url); err != nil {
@@ -201,7 +232,7 @@ func cmdServe(c *cli.Context) error {
 		return errs.E(errs.Internal, "serve %s: %v", url, err)
 	case <-r.DB().Failed():
 		keepOpen = true // a failed store is never closed: see kv.DB.Close
-		return failStop(log, srv, errc, dir, c.Duration("storage-fail-grace"), r.DB().Failure())
+		return failStop(log, srv, stopRunner, errc, dir, c.Duration("storage-fail-grace"), r.DB().Failure())
 	}
 	// A second signal kills the process at once.
 	signal.Reset(os.Interrupt, syscall.SIGTERM)
@@ -212,10 +243,16 @@ func cmdServe(c *cli.Context) error {
 	defer cancel()
 	serr := srv.Shutdown(ctx)
 	<-errc
-	if n := srv.Busy(); n > 0 {
-		// Closing the store under a running request would crash it; every
-		// synced write is durable already, so leave it to the OS.
-		log.Warn("requests outlived the shutdown deadline; exiting without closing the store", "requests", n)
+	// Then the runner, in reverse order of start: running tasks are
+	// cancelled and requeued without spending an attempt (interrupted);
+	// the next start runs them again.
+	rctx, rcancel := context.WithTimeout(context.Background(), runnerGrace)
+	defer rcancel()
+	rerr := stopRunner(rctx)
+	if n := srv.Busy(); n > 0 || rerr != nil {
+		// Closing the store under a running request or task would crash
+		// it; every synced write is durable already, so leave it to the OS.
+		log.Warn("requests or tasks outlived the shutdown deadline; exiting without closing the store", "requests", n)
 		keepOpen = true
 		return nil
 	}
@@ -281,7 +318,7 @@ func capOf(n int) int {
 // once), /healthz says why, sync sessions close with 4006, and after
 // grace the process exits non-zero so that a supervisor restarts it.
 // Everything acknowledged before is on disk.
-func failStop(log *slog.Logger, srv *server.Server, errc <-chan error, dir string, grace time.Duration, failure error) error {
+func failStop(log *slog.Logger, srv *server.Server, stopRunner func(context.Context) error, errc <-chan error, dir string, grace time.Duration, failure error) error {
 	cause := errors.Unwrap(failure)
 	if cause == nil {
 		cause = failure
@@ -298,6 +335,7 @@ func failStop(log *slog.Logger, srv *server.Server, errc <-chan error, dir strin
 	defer scancel()
 	srv.Shutdown(sctx)
 	<-errc
+	stopRunner(sctx) // its writes fail at once; what it acknowledged is on disk
 	log.Error("stopped after the storage failure; start the daemon again once the disk is fixed", "took", time.Since(start).Round(time.Millisecond))
 	return errs.E(errs.Storage, "storage failed in %s: %v; the daemon stopped (every acknowledged write is on disk); fix the disk and start it again", dir, cause)
 }

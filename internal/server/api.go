@@ -156,6 +156,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("DELETE /v1/tokens/{ref}", s.authed(adminOnly, s.revokeToken))
 
 	s.publishingRoutes(mux)
+	s.assistRoutes(mux)
 
 	mux.HandleFunc("/v1/sync", s.syncEndpoint)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -28,6 +28,13 @@
 // conflict). Internal errors are logged with the request id and answered
 // without their details.
 //
+// The writing assistant's endpoints (assist.go) call assistant.Service
+// (Config.Assistant) after the same document check: a run, suggestion or
+// session on a document the caller does not reach — or another user's run
+// or session — is answered exactly like a missing one. A run's events are
+// served as JSON pages and as Server-Sent Events that resume with
+// Last-Event-ID and end with the run, after MaxStream, or at shutdown.
+//
 // The read side of the CLI goes through here too: exports of packs, heads
 // and git streams (statistics in HTTP trailers), the usage report and the
 // AI check, which the daemon runs with its own configuration.

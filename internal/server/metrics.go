@@ -53,7 +53,7 @@ func codeLabel(code int) string {
 // reasonLabel is a checkpoint reason or version kind as a label.
 func reasonLabel(r string) string {
 	switch r {
-	case "create", "restore", objstore.ReasonIdle, objstore.ReasonMaxDuration, objstore.ReasonAI,
+	case "create", "restore", "accept_suggestion", objstore.ReasonIdle, objstore.ReasonMaxDuration, objstore.ReasonAI,
 		objstore.ReasonPublish, objstore.ReasonLeave, objstore.ReasonManual, objstore.ReasonRecovery:
 		return r
 	}

@@ -66,6 +66,14 @@ type Config struct {
 	// (assistant.Gateway.Check), for admins at POST /v1/admin/ai/check;
 	// nil: the endpoint answers disabled.
 	AICheck func(ctx context.Context, cat quota.Category, prompt string, onText func(string)) (*assistant.CheckReport, error)
+	// Assistant is the writing assistant behind the /v1 assistant
+	// endpoints (docs/api.md, "Writing assistant"); its task runner must
+	// share the repository's hub. nil: those endpoints answer
+	// assistant_disabled.
+	Assistant *assistant.Service
+	// MaxStream bounds how long one run event stream (SSE) stays open
+	// (default 5 min); clients resume with Last-Event-ID.
+	MaxStream time.Duration
 
 	// Connections (Serve only; docs/config.md). MaxConns caps the client
 	// connections open at once (default 1,024) and MaxConnsPerAddr those
@@ -120,6 +128,8 @@ type Server struct {
 	sync        SyncService // nil when no sync service is mounted
 	stopRevoke  func()
 	closing     atomic.Bool
+	stop        chan struct{} // closed by Shutdown and FailStop: long answers (event streams) end
+	stopOnce    sync.Once
 	active      atomic.Int64 // HTTP handlers running (WebSocket sessions excluded)
 	httpMu      sync.Mutex   // guards httpSrv
 	httpSrv     *http.Server
@@ -159,8 +169,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
+	if cfg.MaxStream <= 0 {
+		cfg.MaxStream = DefaultMaxStream
+	}
 	s := &Server{cfg: cfg, repo: cfg.Repo, auth: cfg.Auth, log: cfg.Logger, reg: cfg.Registry, maxBody: cfg.MaxBody,
-		pub: publish.New(cfg.Repo, nil), rendered: newRenderCache(renderCacheBytes)}
+		pub: publish.New(cfg.Repo, nil), rendered: newRenderCache(renderCacheBytes), stop: make(chan struct{})}
 	if s.maxBody <= 0 {
 		s.maxBody = 2*int64(cfg.Repo.Limits().MaxBytes) + 1<<20
 		if cfg.Repo.Limits().MaxBytes <= 0 {
@@ -261,6 +274,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // caller closes it afterwards.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
+	s.stopOnce.Do(func() { close(s.stop) })
 	s.httpMu.Lock()
 	srv := s.httpSrv
 	s.httpMu.Unlock()
@@ -312,6 +326,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // afterwards (see kv.DB.Close).
 func (s *Server) FailStop(ctx context.Context) error {
 	s.closing.Store(true)
+	s.stopOnce.Do(func() { close(s.stop) })
 	if s.sync == nil {
 		return nil
 	}
