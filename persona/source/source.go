@@ -54,6 +54,9 @@ type Pin struct {
 	Version     VersionID           `json:"version" msgpack:"ver"`
 	Label       string              `json:"label" msgpack:"label"`
 	Fingerprint flowdoc.Fingerprint `json:"fingerprint" msgpack:"fp"`
+	// Time is when the version was made (Unix milliseconds): what orders
+	// facts that do not say when they happened.
+	Time int64 `json:"time,omitempty" msgpack:"time,omitempty"`
 }
 
 // Same reports whether p and q name the same version with the same body.
