@@ -355,7 +355,10 @@ func TestSwitches(t *testing.T) {
 	for _, err := range []error{
 		func() error { _, err := w.svc.Create(ctx, "author-a", "q", []string{"d1"}); return err }(),
 		func() error { _, err := w.svc.Context(ctx, "author-a", p.ID, "x", ""); return err }(),
-		func() error { _, err := w.svc.Generate(ctx, GenerateRequest{User: "author-a", Persona: p.ID}, w.src, nil); return err }(),
+		func() error {
+			_, err := w.svc.Generate(ctx, GenerateRequest{User: "author-a", Persona: p.ID}, w.src, nil)
+			return err
+		}(),
 	} {
 		if errs.CodeOf(err) != CodeDisabled {
 			t.Errorf("with the master switch off: %v", err)

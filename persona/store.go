@@ -31,18 +31,18 @@ const (
 	tableObs       = "persobs"     // <user> 0x00 <version hex> 0x00 <extractor>
 )
 
-func personaKey(id string) []byte             { return kv.TableKey(tablePersona, id) }
-func personaUserPrefix(user string) []byte    { return append(kv.TableKey(tableUser, user), 0) }
-func personaUserKey(user, id string) []byte   { return kv.TableKey(tableUser, user, id) }
-func versionPrefix(id string) []byte          { return append(kv.TableKey(tableVersion, id), 0) }
-func versionKey(id string, seq int) []byte    { return kv.Uint64(versionPrefix(id), uint64(seq)) }
-func genKey(id, key string) []byte            { return kv.TableKey(tableGenKey, id, key) }
-func styleKey(id string) []byte               { return kv.TableKey(tableStyle, id) }
-func learningKey(id string) []byte            { return kv.TableKey(tableLearning, id) }
-func memoryKey(id string) []byte              { return kv.TableKey(tableMemory, id) }
-func memItemPrefix(id string) []byte          { return append(kv.TableKey(tableMemItem, id), 0) }
-func memItemKey(id, item string) []byte       { return kv.TableKey(tableMemItem, id, item) }
-func memByPersonaKey(p, id string) []byte     { return kv.TableKey(tableMemByPers, p, id) }
+func personaKey(id string) []byte           { return kv.TableKey(tablePersona, id) }
+func personaUserPrefix(user string) []byte  { return append(kv.TableKey(tableUser, user), 0) }
+func personaUserKey(user, id string) []byte { return kv.TableKey(tableUser, user, id) }
+func versionPrefix(id string) []byte        { return append(kv.TableKey(tableVersion, id), 0) }
+func versionKey(id string, seq int) []byte  { return kv.Uint64(versionPrefix(id), uint64(seq)) }
+func genKey(id, key string) []byte          { return kv.TableKey(tableGenKey, id, key) }
+func styleKey(id string) []byte             { return kv.TableKey(tableStyle, id) }
+func learningKey(id string) []byte          { return kv.TableKey(tableLearning, id) }
+func memoryKey(id string) []byte            { return kv.TableKey(tableMemory, id) }
+func memItemPrefix(id string) []byte        { return append(kv.TableKey(tableMemItem, id), 0) }
+func memItemKey(id, item string) []byte     { return kv.TableKey(tableMemItem, id, item) }
+func memByPersonaKey(p, id string) []byte   { return kv.TableKey(tableMemByPers, p, id) }
 func obsKey(user string, v source.VersionID) []byte {
 	return kv.TableKey(tableObs, user, v.String(), memory.ExtractorVersion)
 }
