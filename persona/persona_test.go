@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/persona/index"
@@ -488,5 +489,50 @@ func TestCrashDuringGenerationKeepsThePreviousVersion(t *testing.T) {
 	rc, err := w.svc.Context(context.Background(), "author-a", id, "北京", "")
 	if err != nil || len(rc.Memory.Items) == 0 || rc.Version.Sources[0].Pin.Label != "v1.r0" {
 		t.Fatalf("after the crash: %+v, %v", rc.Version, err)
+	}
+}
+
+func TestListSourcesAndMemoryItems(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, SwitchesFrom(func() *config.Config { c := config.Default(); return c }()))
+	w.src.publish("author-a", "d1", VisibilityPublic, 1, articleA()...)
+	w.src.publish("author-a", "d2", VisibilityPublic, 1, articleB()...)
+	a, _ := w.svc.Create(ctx, "author-a", "a", []string{"d1"})
+	w.svc.Create(ctx, "author-a", "b", []string{"d2"})
+	w.svc.Create(ctx, "author-b", "c", []string{"d2"})
+	ps, err := w.svc.List(ctx, "author-a")
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("list: %d personas, %v", len(ps), err)
+	}
+	if _, err := w.svc.Create(ctx, "author-a", " ", []string{"d1"}); !errors.Is(err, errs.Invalid) {
+		t.Errorf("blank name: %v", err)
+	}
+	if _, err := w.svc.Create(ctx, "author-a", "x", nil); !errors.Is(err, errs.Invalid) {
+		t.Errorf("no sources: %v", err)
+	}
+	v1 := mustGenerate(t, w, "author-a", a.ID)
+	if _, err := w.svc.SetSources(ctx, "author-a", a.ID, []string{"d1", "d2"}); err != nil {
+		t.Fatal(err)
+	}
+	// The active version keeps what it pinned until the next generation.
+	_, items, err := w.svc.MemoryItems(ctx, "author-a", a.ID, 0, 0)
+	if err != nil || len(items) == 0 {
+		t.Fatalf("items: %d, %v", len(items), err)
+	}
+	for _, it := range items {
+		if it.Docs()[0] != "d1" {
+			t.Fatalf("version 1 has an item from %v", it.Docs())
+		}
+	}
+	v2 := mustGenerate(t, w, "author-a", a.ID)
+	head, items2, err := w.svc.MemoryItems(ctx, "author-a", a.ID, 0, 0)
+	if err != nil || len(items2) <= len(items) || head.Items != len(items2) || len(head.Sources) != 2 {
+		t.Fatalf("version 2: head %+v, %d items, %v", head, len(items2), err)
+	}
+	if _, old, _ := w.svc.MemoryItems(ctx, "author-a", a.ID, v1.Seq, 0); len(old) != len(items) {
+		t.Fatalf("version 1 changed: %d items", len(old))
+	}
+	if v2.Seq != 2 {
+		t.Fatalf("v2 %+v", v2)
 	}
 }

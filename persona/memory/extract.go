@@ -210,7 +210,7 @@ func lowercaseMay(s string) bool {
 
 // --- analysis ---
 
-// span is a code-point range of the sentence already claimed by an
+// spans are code-point ranges of the sentence already claimed by an
 // anchor, so that anchors do not overlap (a year is not also a number,
 // the 北京 of 北京大学 not also a place).
 type spans []source.Span
@@ -232,7 +232,7 @@ func analyse(sent string) Fact {
 	f.Time, used = findTime(rs, used)
 	f.Orgs, used = findOrgs(rs, used)
 	f.Places, used = findPlaces(rs, used)
-	f.Numbers, used = findNumbers(rs, used)
+	f.Numbers, _ = findNumbers(rs, used)
 	f.Role = findRole(rs)
 	f.Type = classify(sent, f)
 	return f
@@ -308,7 +308,7 @@ func readInt(rs []rune, i int) (v, n int) {
 	return v, n
 }
 
-// readSmallZH reads a Chinese numeral up to 99 (十, 十二, 二十, 三) or a
+// readSmall reads a Chinese numeral up to 99 (十, 十二, 二十, 三) or a
 // small Arabic number at i.
 func readSmall(rs []rune, i int) (v, n int) {
 	if v, n = readInt(rs, i); n > 0 {
@@ -492,7 +492,7 @@ var (
 )
 
 // cjkRunBefore returns the start of the run of CJK characters ending at
-// end (exclusive), at most max long.
+// end (exclusive), at most limit long.
 func cjkRunBefore(rs []rune, end, limit int) int {
 	a := end
 	for a > 0 && end-a < limit && source.IsCJK(rs[a-1]) {
@@ -763,7 +763,7 @@ func findPlaces(rs []rune, used spans) ([]string, spans) {
 		}
 	}
 	// Report in sentence order.
-	sortBySpan(out, used, rs)
+	sortBySpan(out, rs)
 	return out, used
 }
 
@@ -777,7 +777,7 @@ func isPlaceSuffix(r rune) bool {
 }
 
 // sortBySpan orders names by where they occur in rs.
-func sortBySpan(names []string, _ spans, rs []rune) {
+func sortBySpan(names []string, rs []rune) {
 	s := string(rs)
 	sort.SliceStable(names, func(i, j int) bool { return strings.Index(s, names[i]) < strings.Index(s, names[j]) })
 }
