@@ -24,7 +24,7 @@ func BenchmarkGenerate50(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	idx, err := index.Open(context.Background(), db, filepath.Join(dir, "index"), IndexSource(), index.Options{Manual: true})
+	idx, err := index.Open(context.Background(), db, filepath.Join(dir, "index"), IndexSource(), index.Options{Manual: true, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}

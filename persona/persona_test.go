@@ -111,7 +111,7 @@ func (w *world) open(t *testing.T, sw Switches) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx, err := index.Open(context.Background(), db, filepath.Join(w.dir, "index"), IndexSource(), index.Options{Manual: true})
+	idx, err := index.Open(context.Background(), db, filepath.Join(w.dir, "index"), IndexSource(), index.Options{Manual: true, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

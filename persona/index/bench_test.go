@@ -61,7 +61,7 @@ func openBench(b *testing.B, n int) (*kv.DB, *Index, string) {
 		b.Fatal(err)
 	}
 	root := filepath.Join(dir, "index")
-	x, err := Open(context.Background(), db, root, tableSource{}, Options{Manual: true})
+	x, err := Open(context.Background(), db, root, tableSource{}, Options{Manual: true, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,7 +106,7 @@ func openAll(tb testing.TB, dir string) (*kv.DB, *Index) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	x, err := Open(context.Background(), db, filepath.Join(dir, "index"), tableSource{}, Options{Manual: true})
+	x, err := Open(context.Background(), db, filepath.Join(dir, "index"), tableSource{}, Options{Manual: true, Logger: quiet})
 	if err != nil {
 		db.Close()
 		tb.Fatal(err)
@@ -263,7 +264,7 @@ func TestRebuildAfterDeletingTheDirectoryGivesIdenticalResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := filepath.Join(dir, "index")
-	x, err := Open(context.Background(), db, root, tableSource{}, Options{Manual: true})
+	x, err := Open(context.Background(), db, root, tableSource{}, Options{Manual: true, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +285,7 @@ func TestRebuildAfterDeletingTheDirectoryGivesIdenticalResults(t *testing.T) {
 	if err := os.RemoveAll(root); err != nil {
 		t.Fatal(err)
 	}
-	x, err = Open(context.Background(), db, root, tableSource{}, Options{Manual: true})
+	x, err = Open(context.Background(), db, root, tableSource{}, Options{Manual: true, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func TestCorruptOrOldIndexIsRebuilt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		x, err := Open(context.Background(), db, filepath.Join(dir, "index"), tableSource{}, Options{Manual: true})
+		x, err := Open(context.Background(), db, filepath.Join(dir, "index"), tableSource{}, Options{Manual: true, Logger: quiet})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,7 +322,7 @@ func TestCorruptOrOldIndexIsRebuilt(t *testing.T) {
 	x.idx.SetInternal([]byte(internalKey), []byte("0"))
 	x.mu.RUnlock()
 	x.Close(context.Background())
-	x, err := Open(context.Background(), db, filepath.Join(dir, "index"), tableSource{}, Options{Manual: true})
+	x, err := Open(context.Background(), db, filepath.Join(dir, "index"), tableSource{}, Options{Manual: true, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +339,7 @@ func TestCorruptOrOldIndexIsRebuilt(t *testing.T) {
 		}
 		return nil
 	})
-	x, err = Open(context.Background(), db, filepath.Join(dir, "index"), tableSource{}, Options{Manual: true})
+	x, err = Open(context.Background(), db, filepath.Join(dir, "index"), tableSource{}, Options{Manual: true, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +376,7 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := Open(context.Background(), db, filepath.Join(dir, "index"), tableSource{}, Options{Manual: true})
+	x, err := Open(context.Background(), db, filepath.Join(dir, "index"), tableSource{}, Options{Manual: true, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,5 +437,40 @@ func TestCrashConverges(t *testing.T) {
 			}
 			_ = db
 		})
+	}
+}
+
+var quiet = slog.New(slog.DiscardHandler)
+
+func TestBackgroundApplier(t *testing.T) {
+	dir := t.TempDir()
+	db, err := kv.Open(dir, kv.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	x, err := Open(context.Background(), db, filepath.Join(dir, "index"), tableSource{}, Options{Logger: quiet, Poll: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close(context.Background())
+	writeSnapshot(t, db, "s", []Doc{doc("m", "u", "p", "supported", "我在杭州工作。", 0.7, 1, "")})
+	x.Notify()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := x.Status(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Pending == 0 && st.Docs == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the applier never applied the entry: %+v", st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := keys(find(t, x, Query{User: "u", Persona: "p", Snapshot: "s", Text: "杭"})); !reflect.DeepEqual(got, []string{"m"}) {
+		t.Fatalf("found %v", got)
 	}
 }
