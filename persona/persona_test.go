@@ -536,3 +536,32 @@ func TestListSourcesAndMemoryItems(t *testing.T) {
 		t.Fatalf("v2 %+v", v2)
 	}
 }
+
+func TestConcurrentGenerationsAreSerialized(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, allOn)
+	w.src.publish("author-a", "d1", VisibilityPublic, 1, articleA()...)
+	p, _ := w.svc.Create(ctx, "author-a", "p", []string{"d1"})
+	var wg sync.WaitGroup
+	errc := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := w.svc.Generate(ctx, GenerateRequest{User: "author-a", Persona: p.ID}, w.src, nil)
+			errc <- err
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	vs, _ := w.svc.Versions(ctx, "author-a", p.ID)
+	cur, _ := w.svc.Get(ctx, "author-a", p.ID)
+	if len(vs) != 4 || cur.Active != 4 || vs[3].Seq != 4 {
+		t.Fatalf("%d versions, active %d", len(vs), cur.Active)
+	}
+}
