@@ -39,6 +39,7 @@ bench: build
 	./bench/packs.sh
 	$(GO) run ./bench/taskbench -n 10000
 	$(GO) test ./assistant -run '^$$' -bench 'RequestToSuggestion|Accept' -benchtime 200x -count 1 | tee bench/last-assistant.txt
+	$(GO) run ./bench/publicread -folio bin/folio -articles 200 -duration 10s | tee bench/last-publicread.txt
 
 # go vet, gofmt, staticcheck (pinned by the tool directive in go.mod, built
 # by `go tool` on first use), and no binaries or files over 1 MiB in git.

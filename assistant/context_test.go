@@ -187,10 +187,10 @@ func TestContextTagsCandidates(t *testing.T) {
 	}
 }
 
-// mustLatestRun returns the newest run of doc's current session.
+// mustLatestRun returns the newest run of author-a's current session on doc.
 func (s *Service) mustLatestRun(t *testing.T, doc string) string {
 	t.Helper()
-	ss, _, err := s.latestSession(s.db, doc)
+	ss, _, err := s.latestSession(s.db, doc, authorA.UserID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func TestAssistCrashChild(t *testing.T) {
 	for k := 1; k <= 3; k++ {
 		d.Blocks = append(d.Blocks, para(fmt.Sprintf("p%d", k), fmt.Sprintf("Round %d block %d 文字.", round, k)))
 	}
-	if _, err := w.repo.CreateDoc(ctx, repo.CreateParams{ID: crashDoc(round), Owner: "author-a", Attrs: flowdoc.Attributes{Title: "t"}, Body: d}); err != nil {
+	if _, err := w.repo.CreateDoc(ctx, repo.CreateParams{ID: crashDoc(round), Owner: authorA.UserID, Attrs: flowdoc.Attributes{Title: "t"}, Body: d}); err != nil {
 		t.Fatal(err)
 	}
 	var runs []string

@@ -9,7 +9,14 @@
 // it enforces every rule itself, so the transports inherit them.
 // Transports authenticate and authorize document access before calling
 // (every record carries its Doc for that); Actor.Admin gates the preset
-// admin calls. The pipeline of one request (Assist):
+// admin calls. Actor.UserID, the caller's immutable user id, keys what is
+// the caller's own: sessions are per article and user (another user's
+// session is answered as missing), runs are their requester's (and any
+// admin's), idempotency keys are per article and user, and the per-user
+// limits of the quota and the task runner count user ids. A user deleted
+// and added again under the same name has a new id and so inherits none
+// of it; names are only recorded, as a version's author is. The pipeline
+// of one request (Assist):
 //
 //  1. checks: the [assistant] switches (assistant_disabled), exactly one
 //     of persona, writing preset and editing preset or none
@@ -87,10 +94,10 @@
 // Under kv.PrefixTable, msgpack records (docs/objects.md has the table):
 //
 //	t/asess/<session>                           session
-//	t/asessdoc/<doc>\x00<updated 8>\x00<session> a document's sessions by recency (empty)
+//	t/asessdoc/<doc>\x00<user id>\x00<updated 8>\x00<session> a user's sessions on a document by recency (empty)
 //	t/amsg/<session>\x00<seq 8>                 message (immutable)
 //	t/arun/<run>                                run (final once succeeded, failed or cancelled)
-//	t/arunkey/<doc>\x00<idempotency key>        run id of a request key
+//	t/arunkey/<doc>\x00<user id>\x00<key>       run id of a user's request key
 //	t/asug/<suggestion>                         suggestion
 //	t/asugdoc/<doc>\x00<created 8>\x00<suggestion> a document's suggestions (empty)
 //	t/asugpend/<doc>\x00<suggestion>            pending suggestions of a document (empty)

@@ -75,7 +75,7 @@ func (s *Service) execute(ctx context.Context, t *task.Task) error {
 	prog := s.startProgress(t)
 	var cand candidate
 	out, err := s.gw.Structured(ctx, Request{
-		Category: quota.Writing, User: pl.Actor, Messages: messages(p, pl, pv, res),
+		Category: quota.Writing, User: pl.ActorID, Messages: messages(p, pl, pv, res),
 		Trace:  Trace{RunID: pl.Run, TaskID: t.ID.String(), Attempt: t.Attempt},
 		OnText: prog.add, DeferBooking: true, Schema: answerSchema(pl.Scope.Kind), Task: editTask(pl, pv, res),
 	}, func(obj json.RawMessage) error {

@@ -33,7 +33,7 @@ type AssistRequest struct {
 	WritingPreset string `json:"writingPreset,omitempty"`
 	EditingPreset string `json:"editingPreset,omitempty"`
 	// IdempotencyKey makes a retried request return the first run (1-128
-	// bytes of printable ASCII; per document).
+	// bytes of printable ASCII; per document and user).
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
 }
 
@@ -57,6 +57,7 @@ type payload struct {
 	Run             string          `msgpack:"run"`
 	Doc             string          `msgpack:"doc"`
 	Actor           string          `msgpack:"actor"`
+	ActorID         string          `msgpack:"actorid,omitempty"` // user id: the per-user limits' key
 	Scope           Scope           `msgpack:"scope"`
 	Instruction     string          `msgpack:"instr"`
 	Personalization Personalization `msgpack:"pers"`
@@ -138,6 +139,9 @@ func validKey(k string) bool {
 // (writing_token_budget_exhausted, writing_rate_limited), not_found (the
 // document, session or preset), invalid (scope, instruction, key).
 func (s *Service) Assist(ctx context.Context, a Actor, req AssistRequest) (Queued, error) {
+	if err := a.identified(); err != nil {
+		return Queued{}, err
+	}
 	if err := s.enabled(req.Scope.Kind); err != nil {
 		return Queued{}, err
 	}
@@ -161,7 +165,7 @@ func (s *Service) Assist(ctx context.Context, a Actor, req AssistRequest) (Queue
 	if err := s.checkDoc(ctx, req.Doc); err != nil {
 		return Queued{}, err
 	}
-	if q, ok, err := s.seenKey(req.Doc, req.IdempotencyKey); err != nil || ok {
+	if q, ok, err := s.seenKey(req.Doc, a.UserID, req.IdempotencyKey); err != nil || ok {
 		return q, err
 	}
 	// The scope must make sense on what the author sees before anything
@@ -174,7 +178,7 @@ func (s *Service) Assist(ctx context.Context, a Actor, req AssistRequest) (Queue
 	if err != nil {
 		return Queued{}, err
 	}
-	if err := s.checkQuota(a.User, instr+"\n"+in.text); err != nil {
+	if err := s.checkQuota(a.UserID, instr+"\n"+in.text); err != nil {
 		return Queued{}, err
 	}
 	var q Queued
@@ -220,14 +224,14 @@ func (s *Service) enqueue(ctx context.Context, a Actor, req AssistRequest, instr
 	err = s.repo.Locked(ctx, req.Doc, func(tx *repo.DocTx) error {
 		// A retry racing the first attempt: the key is checked again
 		// under the lock.
-		if prev, ok, err := s.seenKey(req.Doc, req.IdempotencyKey); err != nil || ok {
+		if prev, ok, err := s.seenKey(req.Doc, a.UserID, req.IdempotencyKey); err != nil || ok {
 			*q, done = prev, ok
 			return err
 		}
 		if tx.Head != base.Version || tx.Fingerprint != base.Fingerprint {
 			return nil // changed since the baseline: start over
 		}
-		ss, err := s.sessionFor(req.Doc, req.Session, a.User)
+		ss, err := s.sessionFor(req.Doc, req.Session, a)
 		if err != nil {
 			return err
 		}
@@ -240,18 +244,18 @@ func (s *Service) enqueue(ctx context.Context, a Actor, req AssistRequest, instr
 		runID := newID("r")
 		msg := Message{Session: ss.ID, Seq: seq, Role: RoleUser, Text: instr, Actor: a.User, Time: now, Doc: req.Doc,
 			Version: base.Version, Label: base.Label, Scope: req.Scope, Run: runID, Personalization: &pers}
-		run := Run{ID: runID, Doc: req.Doc, Session: ss.ID, UserMessage: seq, Actor: a.User, Scope: req.Scope,
+		run := Run{ID: runID, Doc: req.Doc, Session: ss.ID, UserMessage: seq, Actor: a.User, ActorID: a.UserID, Scope: req.Scope,
 			Instruction: instr, DefaultInstruction: defaulted, Personalization: pers, Base: base,
 			Context: summarize(convo), Prompt: prompt.info, IdempotencyKey: req.IdempotencyKey,
 			State: RunQueued, Created: now}
-		pl, err := kv.Marshal(payload{Run: runID, Doc: req.Doc, Actor: a.User, Scope: req.Scope, Instruction: instr,
+		pl, err := kv.Marshal(payload{Run: runID, Doc: req.Doc, Actor: a.User, ActorID: a.UserID, Scope: req.Scope, Instruction: instr,
 			Personalization: pers, Base: base, Context: convo, Prompt: prompt.info})
 		if err != nil {
 			return err
 		}
 		b := s.db.NewBatch()
 		defer b.Close()
-		t, err := s.runner.EnqueueIn(ctx, b, task.Spec{Kind: TaskKind, User: a.User, Payload: pl})
+		t, err := s.runner.EnqueueIn(ctx, b, task.Spec{Kind: TaskKind, User: a.UserID, Payload: pl})
 		if err != nil {
 			return err
 		}
@@ -271,7 +275,7 @@ func (s *Service) enqueue(ctx context.Context, a Actor, req AssistRequest, instr
 			return err
 		}
 		if req.IdempotencyKey != "" {
-			if err := b.Set(runIdemKey(req.Doc, req.IdempotencyKey), []byte(runID), nil); err != nil {
+			if err := b.Set(runIdemKey(req.Doc, a.UserID, req.IdempotencyKey), []byte(runID), nil); err != nil {
 				return err
 			}
 		}
@@ -289,12 +293,12 @@ func (s *Service) enqueue(ctx context.Context, a Actor, req AssistRequest, instr
 	return done, err
 }
 
-// seenKey returns the run of an idempotency key already used on doc.
-func (s *Service) seenKey(doc, key string) (Queued, bool, error) {
+// seenKey returns the run of an idempotency key user already used on doc.
+func (s *Service) seenKey(doc, user, key string) (Queued, bool, error) {
 	if key == "" {
 		return Queued{}, false, nil
 	}
-	v, err := kv.Get(s.db, runIdemKey(doc, key))
+	v, err := kv.Get(s.db, runIdemKey(doc, user, key))
 	if errors.Is(err, kv.ErrNotFound) {
 		return Queued{}, false, nil
 	}
@@ -313,11 +317,11 @@ func (s *Service) seenKey(doc, key string) (Queued, bool, error) {
 	return Queued{Run: run, Session: ss, Message: msg}, err == nil, err
 }
 
-// sessionFor returns the session a request continues. The caller holds
+// sessionFor returns a's session a request continues. The caller holds
 // the document lock.
-func (s *Service) sessionFor(doc, id, actor string) (Session, error) {
+func (s *Service) sessionFor(doc, id string, a Actor) (Session, error) {
 	if id != "" {
-		ss, err := s.loadSession(s.db, id)
+		ss, err := s.ownSession(s.db, a, id)
 		if err != nil {
 			return ss, err
 		}
@@ -326,11 +330,11 @@ func (s *Service) sessionFor(doc, id, actor string) (Session, error) {
 		}
 		return ss, nil
 	}
-	ss, ok, err := s.latestSession(s.db, doc)
+	ss, ok, err := s.latestSession(s.db, doc, a.UserID)
 	if err != nil || ok {
 		return ss, err
 	}
-	return s.createSession(doc, actor, "")
+	return s.createSession(doc, a, "")
 }
 
 // checkQuota refuses a request the writing policy would refuse now for

@@ -104,7 +104,8 @@ type Run struct {
 	Doc         string `json:"doc" msgpack:"doc"`
 	Session     string `json:"session" msgpack:"session"`
 	UserMessage uint64 `json:"userMessage" msgpack:"umsg"`
-	Actor       string `json:"actor" msgpack:"actor"`
+	Actor       string `json:"actor" msgpack:"actor"`     // name, as recorded
+	ActorID     string `json:"actorId" msgpack:"actorid"` // user id: whose run it is
 	Scope       Scope  `json:"scope" msgpack:"scope"`
 	Instruction string `json:"instruction" msgpack:"instr"`
 	// DefaultInstruction is set when the instruction was filled in (an
@@ -353,19 +354,33 @@ func runErrorOf(err error) RunError {
 	return RunError{Code: code, Message: msg}
 }
 
-// Run returns run id.
+// Run returns run id: a's own, or any for an admin. Another user's run is
+// not found, in the same words as a missing one.
 func (s *Service) Run(ctx context.Context, a Actor, id string) (Run, error) {
 	if err := ctx.Err(); err != nil {
 		return Run{}, err
 	}
-	return s.loadRun(s.db, id)
+	return s.runOf(a, id)
+}
+
+// runOf loads run id for a (see Run).
+func (s *Service) runOf(a Actor, id string) (Run, error) {
+	if err := a.identified(); err != nil {
+		return Run{}, err
+	}
+	run, err := s.loadRun(s.db, id)
+	if err == nil && !a.Admin && run.ActorID != a.UserID {
+		return Run{}, errs.E(errs.NotFound, "run %q not found", id)
+	}
+	return run, err
 }
 
 // CancelRun cancels run id: a queued run ends cancelled at once, a running
 // one when its model call stops (its result, if it arrives first, is not
-// kept). A finished run is returned as it is.
+// kept). A finished run is returned as it is. a may cancel only its own
+// runs; an admin any (see Run).
 func (s *Service) CancelRun(ctx context.Context, a Actor, id string) (Run, error) {
-	run, err := s.loadRun(s.db, id)
+	run, err := s.runOf(a, id)
 	if err != nil {
 		return Run{}, err
 	}

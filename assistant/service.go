@@ -9,6 +9,7 @@ import (
 
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/config"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
@@ -19,10 +20,32 @@ import (
 const TaskKind = "assistant.write"
 
 // Actor is who calls the service. Transports authenticate and authorize
-// document access before calling; Admin gates the preset admin calls.
+// document access before calling.
+//
+// UserID is the caller's immutable user id (auth.User.ID), and what the
+// service keys the caller's own things by: their sessions on an article,
+// their runs and idempotency keys, their share of the per-user limits of
+// the quota and of the task runner. A user deleted and added again under
+// the same name gets a new id, and so none of the old one's. User is the
+// name recorded in history (messages, runs, sessions, versions), as a
+// version's author is; it decides nothing. Admin gates the preset admin
+// calls and lets an admin read and cancel any run.
 type Actor struct {
-	User  string
-	Admin bool
+	UserID string
+	User   string
+	Admin  bool
+}
+
+// identified refuses a caller without a user id: what is theirs could
+// not be told from anyone else's.
+func (a Actor) identified() error {
+	if a.UserID == "" {
+		return errs.E(errs.Unauthenticated, "the writing assistant needs an authenticated user (one with a user id); user %q has none", a.User)
+	}
+	if !validID(a.UserID) {
+		return errs.E(errs.Invalid, "user id %q is not 1-64 of a-z 0-9 _ -", a.UserID)
+	}
+	return nil
 }
 
 // Options configure a Service.

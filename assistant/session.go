@@ -13,15 +13,19 @@ import (
 	"github.com/foliodev/folio/objstore"
 )
 
-// Session is one conversation about an article. An article resumes its
-// most recently updated session.
+// Session is one user's conversation about an article. An article resumes
+// the caller's most recently updated session on it. A session is its
+// creator's alone (CreatorID, the user id): anyone else is answered as if
+// it did not exist.
 type Session struct {
 	ID      string `json:"id" msgpack:"id"`
 	Doc     string `json:"doc" msgpack:"doc"`
 	Title   string `json:"title,omitempty" msgpack:"title,omitempty"`
-	Creator string `json:"creator,omitempty" msgpack:"creator,omitempty"`
-	Created int64  `json:"created" msgpack:"created"` // Unix ms
-	Updated int64  `json:"updated" msgpack:"updated"`
+	Creator string `json:"creator,omitempty" msgpack:"creator,omitempty"` // name, as recorded
+	// CreatorID is the creator's user id: whose session it is.
+	CreatorID string `json:"creatorId" msgpack:"creatorid"`
+	Created   int64  `json:"created" msgpack:"created"` // Unix ms
+	Updated   int64  `json:"updated" msgpack:"updated"`
 	// Messages is the number of messages; their seqs are 1..Messages.
 	Messages uint64 `json:"messages" msgpack:"messages"`
 }
@@ -130,23 +134,33 @@ func (s *Service) loadSession(r pebble.Reader, id string) (Session, error) {
 	return ss, nil
 }
 
+// ownSession loads session id for a: another user's session is not found,
+// in the same words as a missing one.
+func (s *Service) ownSession(r pebble.Reader, a Actor, id string) (Session, error) {
+	ss, err := s.loadSession(r, id)
+	if err == nil && ss.CreatorID != a.UserID {
+		return Session{}, errs.E(errs.NotFound, "session %q not found", id)
+	}
+	return ss, err
+}
+
 // putSession writes ss (updated at now) into b, moving its entry in the
 // document's recency index.
 func putSession(b *pebble.Batch, old *Session, ss Session) error {
 	if old != nil {
-		if err := b.Delete(sessionDocKey(old.Doc, old.Updated, old.ID), nil); err != nil {
+		if err := b.Delete(sessionDocKey(old.Doc, old.CreatorID, old.Updated, old.ID), nil); err != nil {
 			return err
 		}
 	}
-	if err := b.Set(sessionDocKey(ss.Doc, ss.Updated, ss.ID), nil, nil); err != nil {
+	if err := b.Set(sessionDocKey(ss.Doc, ss.CreatorID, ss.Updated, ss.ID), nil, nil); err != nil {
 		return err
 	}
 	return setRec(b, sessionKey(ss.ID), ss)
 }
 
-// latestSession returns the document's most recently updated session.
-func (s *Service) latestSession(r pebble.Reader, doc string) (Session, bool, error) {
-	p := sessionDocPrefix(doc)
+// latestSession returns user's most recently updated session on doc.
+func (s *Service) latestSession(r pebble.Reader, doc, user string) (Session, bool, error) {
+	p := sessionDocPrefix(doc, user)
 	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return Session{}, false, err
@@ -168,37 +182,41 @@ func (s *Service) checkDoc(ctx context.Context, doc string) error {
 	return repoErr(err)
 }
 
-// CurrentSession returns the session the article resumes: its most
-// recently updated one, or a new one when it has none.
+// CurrentSession returns the session the article resumes for a: a's most
+// recently updated one on it, or a new one when a has none there.
 func (s *Service) CurrentSession(ctx context.Context, a Actor, doc string) (Session, error) {
+	if err := a.identified(); err != nil {
+		return Session{}, err
+	}
 	if err := s.checkDoc(ctx, doc); err != nil {
 		return Session{}, err
 	}
-	if ss, ok, err := s.latestSession(s.db, doc); err != nil || ok {
+	if ss, ok, err := s.latestSession(s.db, doc, a.UserID); err != nil || ok {
 		return ss, err
 	}
 	var out Session
 	err := s.repo.Locked(ctx, doc, func(*repo.DocTx) error {
-		ss, ok, err := s.latestSession(s.db, doc)
+		ss, ok, err := s.latestSession(s.db, doc, a.UserID)
 		if err != nil || ok {
 			out = ss
 			return err
 		}
-		out, err = s.createSession(doc, a.User, "")
+		out, err = s.createSession(doc, a, "")
 		return err
 	})
 	return out, repoErr(err)
 }
 
-// createSession writes a new session; the caller holds the document lock.
-func (s *Service) createSession(doc, creator, title string) (Session, error) {
+// createSession writes a new session of a's; the caller holds the
+// document lock.
+func (s *Service) createSession(doc string, a Actor, title string) (Session, error) {
 	now := s.now().UnixMilli()
-	if last, ok, err := s.latestSession(s.db, doc); err != nil {
+	if last, ok, err := s.latestSession(s.db, doc, a.UserID); err != nil {
 		return Session{}, err
 	} else if ok && now <= last.Updated {
 		now = last.Updated + 1 // the new session is the most recent
 	}
-	ss := Session{ID: newID("c"), Doc: doc, Title: title, Creator: creator, Created: now, Updated: now}
+	ss := Session{ID: newID("c"), Doc: doc, Title: title, Creator: a.User, CreatorID: a.UserID, Created: now, Updated: now}
 	b := s.db.NewBatch()
 	defer b.Close()
 	if err := putSession(b, nil, ss); err != nil {
@@ -207,9 +225,12 @@ func (s *Service) createSession(doc, creator, title string) (Session, error) {
 	return ss, s.db.Apply(b, kv.Sync)
 }
 
-// StartSession starts a new session on the article; it becomes the one
-// the article resumes.
+// StartSession starts a new session of a's on the article; it becomes the
+// one the article resumes for a.
 func (s *Service) StartSession(ctx context.Context, a Actor, doc, title string) (Session, error) {
+	if err := a.identified(); err != nil {
+		return Session{}, err
+	}
 	if err := s.checkDoc(ctx, doc); err != nil {
 		return Session{}, err
 	}
@@ -220,19 +241,22 @@ func (s *Service) StartSession(ctx context.Context, a Actor, doc, title string) 
 	var out Session
 	err := s.repo.Locked(ctx, doc, func(*repo.DocTx) error {
 		var err error
-		out, err = s.createSession(doc, a.User, title)
+		out, err = s.createSession(doc, a, title)
 		return err
 	})
 	return out, repoErr(err)
 }
 
-// Sessions lists the article's sessions, most recently updated first (at
-// most 100).
+// Sessions lists a's sessions on the article, most recently updated first
+// (at most 100).
 func (s *Service) Sessions(ctx context.Context, a Actor, doc string) ([]Session, error) {
+	if err := a.identified(); err != nil {
+		return nil, err
+	}
 	if err := s.checkDoc(ctx, doc); err != nil {
 		return nil, err
 	}
-	p := sessionDocPrefix(doc)
+	p := sessionDocPrefix(doc, a.UserID)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
@@ -249,21 +273,24 @@ func (s *Service) Sessions(ctx context.Context, a Actor, doc string) ([]Session,
 	return out, it.Error()
 }
 
-// SwitchSession makes session id the one the article resumes.
+// SwitchSession makes a's session id the one the article resumes for a.
 func (s *Service) SwitchSession(ctx context.Context, a Actor, doc, id string) (Session, error) {
+	if err := a.identified(); err != nil {
+		return Session{}, err
+	}
 	if err := s.checkDoc(ctx, doc); err != nil {
 		return Session{}, err
 	}
 	var out Session
 	err := s.repo.Locked(ctx, doc, func(*repo.DocTx) error {
-		ss, err := s.loadSession(s.db, id)
+		ss, err := s.ownSession(s.db, a, id)
 		if err != nil {
 			return err
 		}
 		if ss.Doc != doc {
 			return errs.E(errs.NotFound, "session %q not found on document %s", id, doc)
 		}
-		last, _, err := s.latestSession(s.db, doc)
+		last, _, err := s.latestSession(s.db, doc, a.UserID)
 		if err != nil {
 			return err
 		}
@@ -296,17 +323,20 @@ func (s *Service) loadMessage(r pebble.Reader, session string, seq uint64) (Mess
 	return m, nil
 }
 
-// Messages lists messages of a session with seq > after, oldest first, at
+// Messages lists messages of a's session with seq > after, oldest first, at
 // most limit (1..100; 0 means 50), each with a bounded preview of its text
 // and of the original text it was about. A message whose original cannot
 // be rebuilt says so in Source.Error (history_source_corrupt); the
 // listing itself does not fail for it.
 func (s *Service) Messages(ctx context.Context, a Actor, session string, after uint64, limit int) ([]MessagePreview, error) {
+	if err := a.identified(); err != nil {
+		return nil, err
+	}
 	if limit <= 0 {
 		limit = 50
 	}
 	limit = min(limit, maxListMessages)
-	ss, err := s.loadSession(s.db, session)
+	ss, err := s.ownSession(s.db, a, session)
 	if err != nil {
 		return nil, err
 	}
@@ -344,13 +374,16 @@ func (s *Service) Messages(ctx context.Context, a Actor, session string, after u
 	return out, it.Error()
 }
 
-// MessageSource returns message seq of a session in full, with the full
+// MessageSource returns message seq of a's session in full, with the full
 // original text it was about, rebuilt from the immutable version the
 // message recorded and its scope resolved against that version. A broken
 // reference is history_source_corrupt (details in the log), never an
 // empty text.
 func (s *Service) MessageSource(ctx context.Context, a Actor, session string, seq uint64) (MessageSource, error) {
-	ss, err := s.loadSession(s.db, session)
+	if err := a.identified(); err != nil {
+		return MessageSource{}, err
+	}
+	ss, err := s.ownSession(s.db, a, session)
 	if err != nil {
 		return MessageSource{}, err
 	}

@@ -14,10 +14,10 @@ import (
 // Tables under kv.PrefixTable (see the package documentation for values).
 const (
 	tableSession    = "asess"    // <session>
-	tableSessionDoc = "asessdoc" // <doc> 0x00 <updated 8> 0x00 <session>
+	tableSessionDoc = "asessdoc" // <doc> 0x00 <user id> 0x00 <updated 8> 0x00 <session>
 	tableMessage    = "amsg"     // <session> 0x00 <seq 8>
 	tableRun        = "arun"     // <run>
-	tableRunKey     = "arunkey"  // <doc> 0x00 <idempotency key>
+	tableRunKey     = "arunkey"  // <doc> 0x00 <user id> 0x00 <idempotency key>
 	tableSuggestion = "asug"     // <suggestion>
 	tableSuggDoc    = "asugdoc"  // <doc> 0x00 <suggestion>
 	tableSuggPend   = "asugpend" // <doc> 0x00 <suggestion>
@@ -28,19 +28,21 @@ const (
 )
 
 func sessionKey(id string) []byte { return kv.TableKey(tableSession, id) }
-func sessionDocPrefix(doc string) []byte {
-	return append(kv.TableKey(tableSessionDoc, doc), 0)
+func sessionDocPrefix(doc, user string) []byte {
+	return append(kv.TableKey(tableSessionDoc, doc, user), 0)
 }
-func sessionDocKey(doc string, updated int64, id string) []byte {
-	k := kv.Uint64(sessionDocPrefix(doc), uint64(max(updated, 0)))
+func sessionDocKey(doc, user string, updated int64, id string) []byte {
+	k := kv.Uint64(sessionDocPrefix(doc, user), uint64(max(updated, 0)))
 	return append(append(k, 0), id...)
 }
 func messagePrefix(session string) []byte { return append(kv.TableKey(tableMessage, session), 0) }
 func messageKey(session string, seq uint64) []byte {
 	return kv.Uint64(messagePrefix(session), seq)
 }
-func runKey(id string) []byte                { return kv.TableKey(tableRun, id) }
-func runIdemKey(doc, key string) []byte      { return kv.TableKey(tableRunKey, doc, key) }
+func runKey(id string) []byte { return kv.TableKey(tableRun, id) }
+func runIdemKey(doc, user, key string) []byte {
+	return kv.TableKey(tableRunKey, doc, user, key)
+}
 func suggestionKey(id string) []byte         { return kv.TableKey(tableSuggestion, id) }
 func suggDocPrefix(doc string) []byte        { return append(kv.TableKey(tableSuggDoc, doc), 0) }
 func suggPendPrefix(doc string) []byte       { return append(kv.TableKey(tableSuggPend, doc), 0) }

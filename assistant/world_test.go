@@ -275,8 +275,8 @@ func (w *world) close() {
 
 var (
 	ctx     = context.Background()
-	authorA = Actor{User: "author-a"}
-	admin   = Actor{User: "admin", Admin: true}
+	authorA = Actor{UserID: "u1authora", User: "author-a"}
+	admin   = Actor{UserID: "u1admin", User: "admin", Admin: true}
 )
 
 func para(id, text string) flowdoc.Block {
@@ -294,7 +294,7 @@ func (w *world) article(n int, code bool) string {
 			d.Blocks = append(d.Blocks, flowdoc.Block{ID: "c1", Type: flowdoc.Code, Attrs: &flowdoc.Attrs{Language: "go", Text: "fmt.Println(1)"}})
 		}
 	}
-	v, err := w.repo.CreateDoc(ctx, repo.CreateParams{Owner: "author-a", Attrs: flowdoc.Attributes{Title: "An article"}, Body: d})
+	v, err := w.repo.CreateDoc(ctx, repo.CreateParams{Owner: authorA.UserID, Attrs: flowdoc.Attributes{Title: "An article"}, Body: d})
 	if err != nil {
 		w.tb.Fatal(err)
 	}
@@ -406,5 +406,5 @@ func mustJSON(v any) []byte {
 type llmRequest = llm.Request
 
 func repoCreate(d flowdoc.Document) repo.CreateParams {
-	return repo.CreateParams{Owner: "author-a", Attrs: flowdoc.Attributes{Title: "Benchmark"}, Body: d}
+	return repo.CreateParams{Owner: authorA.UserID, Attrs: flowdoc.Attributes{Title: "Benchmark"}, Body: d}
 }

@@ -73,6 +73,8 @@ func sampleEvents() []syncproto.Message {
 			Data: &syncproto.DraftUpdated{Doc: "d1", Seq: 42, Session: "s7", Actor: "alice", Fingerprint: flowdoc.FingerprintOf(body),
 				Unsealed: true, Blocks: []repo.EventBlock{{ID: "p1", Block: &b}, {ID: "p2"}}, Order: []string{"p1", "p3"}}},
 		&syncproto.Event{Envelope: syncproto.Envelope{Type: syncproto.TypeVersionCreated}, Stream: "doc:d1", Cursor: 99, Time: 1767225630000, Data: &v},
+		&syncproto.Event{Envelope: syncproto.Envelope{Type: syncproto.TypeOwnerChanged}, Stream: "doc:d1", Cursor: 100, Time: 1767225660000,
+			Data: &syncproto.OwnerChanged{Doc: "d1", From: "u4vd2r7qkw3m5yfxa", To: "u7tq2c5w3bnyk6mjd", ToName: "author-b", Actor: "admin", Time: 1767225660000}},
 	}
 }
 

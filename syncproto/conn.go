@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -59,10 +58,14 @@ type openDoc struct {
 	dirty bool // this connection saved changes not yet sealed by it
 }
 
-func newConn(s *Server, ws *websocket.Conn, codec Codec, session, header string) *conn {
+// newConn makes the connection of an upgraded request. Its context keeps
+// the request context's values (the transport's, such as which socket it
+// came on) but not its cancellation: the connection outlives the handler's
+// request.
+func newConn(parent context.Context, s *Server, ws *websocket.Conn, codec Codec, session, header string) *conn {
 	c := &conn{srv: s, ws: ws, codec: codec, session: session, header: header, started: time.Now(),
 		open: map[string]*openDoc{}, subs: map[string]*sub{}}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(parent))
 	c.wsDone = make(chan struct{})
 	c.q.init(s.cfg.SendQueue, s.cfg.SendQueueBytes, c.writeLoop)
 	c.bucket = bucket{rate: s.cfg.MessagesPerSecond, burst: float64(s.cfg.Burst), tokens: float64(s.cfg.Burst)}
@@ -143,7 +146,7 @@ func (c *conn) readLoop() {
 		typ, data, err := c.ws.Read(context.Background())
 		if err != nil {
 			if code := websocket.CloseStatus(err); code == CloseTooLarge {
-				c.srv.cfg.Metrics.closed(strconv.Itoa(int(code)))
+				c.srv.cfg.Metrics.closed(code)
 			}
 			return
 		}
@@ -269,7 +272,7 @@ func (c *conn) closeWithResume(code websocket.StatusCode, reason string, flush b
 
 func (c *conn) closeQueue(code websocket.StatusCode, reason string, flush, resume bool) {
 	if c.q.close(code, clipReason(reason), flush, resume) && code != websocket.StatusNormalClosure {
-		c.srv.cfg.Metrics.closed(strconv.Itoa(int(code)))
+		c.srv.cfg.Metrics.closed(code)
 		who, _ := c.principalIfAuthed()
 		c.srv.log.Info("sync: closing connection", "session", c.session, "user", who.User, "code", int(code), "reason", reason)
 	}

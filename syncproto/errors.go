@@ -139,6 +139,11 @@ const (
 	// this server process: reconnect with backoff once it is back, open
 	// the documents again and resend the saves never acknowledged.
 	CloseStorageFailed websocket.StatusCode = 4006
+	// CloseAccessWithdrawn: a document the connection had open or
+	// subscribed to was given to another user. Not resumable for that
+	// document (it now answers not_found); others may be opened again on
+	// a new connection.
+	CloseAccessWithdrawn websocket.StatusCode = 4007
 )
 
 // Resumable reports whether a close code invites the client to reconnect

@@ -94,6 +94,8 @@ func (c *conn) handle(m Message) {
 		c.unsubscribe(m)
 	case *Ping:
 		c.send(&Pong{Envelope: Envelope{ID: m.ID}, Time: time.Now().UnixMilli()})
+	case *AttrsSuggest:
+		c.suggestAttrs(m)
 	default:
 		c.replyError(m.Env().ID, CodeUnknownType, fmt.Sprintf("%q is not a message a client sends", m.Env().Type))
 	}

@@ -40,6 +40,7 @@ const (
 	// holds is delivered the same way, with its data as a plain map.
 	TypeDraftUpdated   = "draft.updated"
 	TypeVersionCreated = "version.created"
+	TypeOwnerChanged   = "owner.changed"
 )
 
 // Envelope is the part every message has. ID is chosen by the client for
@@ -305,6 +306,20 @@ type VersionCreated struct {
 	RestoredFrom string              `json:"restoredFrom,omitempty"`
 }
 
+// OwnerChanged is the data of an owner.changed event: an admin gave the
+// document to another user. From and To are user ids (From is empty when
+// it belonged to nobody); the names are as they were at the time. Editors
+// of the previous owner are disconnected (CloseAccessWithdrawn).
+type OwnerChanged struct {
+	Doc      string `json:"doc"`
+	From     string `json:"from,omitempty"`
+	FromName string `json:"fromName,omitempty"`
+	To       string `json:"to"`
+	ToName   string `json:"toName,omitempty"`
+	Actor    string `json:"actor"`
+	Time     int64  `json:"time"` // Unix ms
+}
+
 // newMessage returns an empty message of a client or server type; ok is
 // false for types that are not in the protocol (events are decoded by
 // the caller as Event).
@@ -352,6 +367,10 @@ func newMessage(typ string) (Message, bool) {
 		return &Error{}, true
 	case TypeResync:
 		return &Resync{}, true
+	case TypeAttrsSuggest:
+		return &AttrsSuggest{}, true
+	case TypeAttrsSuggestion:
+		return &AttrsSuggestion{}, true
 	}
 	return nil, false
 }
@@ -360,7 +379,7 @@ func newMessage(typ string) (Message, bool) {
 func IsRequest(typ string) bool {
 	switch typ {
 	case TypeHello, TypeOpen, TypeLeave, TypeSave, TypeCheckpoint, TypeRestore,
-		TypeSubscribe, TypeUnsubscribe, TypePing:
+		TypeSubscribe, TypeUnsubscribe, TypePing, TypeAttrsSuggest:
 		return true
 	}
 	return false
@@ -412,6 +431,10 @@ func TypeOf(m Message) string {
 		return TypeError
 	case *Resync:
 		return TypeResync
+	case *AttrsSuggest:
+		return TypeAttrsSuggest
+	case *AttrsSuggestion:
+		return TypeAttrsSuggestion
 	}
 	return m.Env().Type
 }

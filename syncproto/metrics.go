@@ -1,7 +1,11 @@
 package syncproto
 
 import (
+	"strconv"
 	"time"
+
+	"github.com/coder/websocket"
+	"github.com/foliodev/folio/objstore"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -75,15 +79,53 @@ func (m *Metrics) connClosed(highWater int) {
 	}
 }
 
+// Every label value comes from a fixed set: a value taken from what a
+// client sends (or from a stored event) would add a series per distinct
+// value to /metrics, for ever. Unknown values count as "other".
+
+// typeLabel is a message or event type of the protocol, "invalid", or
+// "other".
+func typeLabel(typ string) string {
+	switch typ {
+	case TypeHello, TypeOpen, TypeLeave, TypeSave, TypeCheckpoint, TypeRestore, TypeSubscribe,
+		TypeUnsubscribe, TypePing, TypeWelcome, TypeSnapshot, TypeLeft, TypeAck, TypeConflict,
+		TypeCheckpointDone, TypeRestoreDone, TypeSubscribed, TypeUnsubscribed, TypePong, TypeError,
+		TypeResync, TypeDraftUpdated, TypeVersionCreated, TypeOwnerChanged, "invalid":
+		return typ
+	}
+	return "other"
+}
+
+// closeLabel is a close code the server sends, or "other".
+func closeLabel(code websocket.StatusCode) string {
+	switch code {
+	case CloseNormal, CloseTooLarge, CloseAuthFailed, CloseTokenRevoked, CloseSlowConsumer,
+		CloseShutdown, CloseProtocolError, CloseStorageFailed, CloseAccessWithdrawn, websocket.StatusGoingAway,
+		websocket.StatusPolicyViolation, websocket.StatusInternalError:
+		return strconv.Itoa(int(code))
+	}
+	return "other"
+}
+
+// reasonLabel is a checkpoint reason, or "other".
+func reasonLabel(reason string) string {
+	switch reason {
+	case objstore.ReasonIdle, objstore.ReasonMaxDuration, objstore.ReasonAI, objstore.ReasonRestore,
+		objstore.ReasonPublish, objstore.ReasonLeave, objstore.ReasonManual, objstore.ReasonRecovery:
+		return reason
+	}
+	return "other"
+}
+
 func (m *Metrics) received(typ string) {
 	if m != nil {
-		m.messagesIn.WithLabelValues(typ).Inc()
+		m.messagesIn.WithLabelValues(typeLabel(typ)).Inc()
 	}
 }
 
 func (m *Metrics) sent(typ string) {
 	if m != nil {
-		m.messagesOut.WithLabelValues(typ).Inc()
+		m.messagesOut.WithLabelValues(typeLabel(typ)).Inc()
 	}
 }
 
@@ -102,12 +144,12 @@ func (m *Metrics) save(result string, d time.Duration) {
 
 func (m *Metrics) checkpoint(reason string) {
 	if m != nil {
-		m.checkpoints.WithLabelValues(reason).Inc()
+		m.checkpoints.WithLabelValues(reasonLabel(reason)).Inc()
 	}
 }
 
-func (m *Metrics) closed(code string) {
+func (m *Metrics) closed(code websocket.StatusCode) {
 	if m != nil {
-		m.closes.WithLabelValues(code).Inc()
+		m.closes.WithLabelValues(closeLabel(code)).Inc()
 	}
 }

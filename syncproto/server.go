@@ -29,6 +29,8 @@ type Config struct {
 	Events Events
 	Auth   Authenticator
 	Access Access
+	// Attrs answers attrs.suggest; nil answers attributes_disabled.
+	Attrs Attrs
 
 	Logger  *slog.Logger // default: discard
 	Metrics *Metrics     // nil: no metrics
@@ -154,6 +156,13 @@ func DecodeEvent(e stream.Event) (any, error) {
 		}
 		return &VersionCreated{Doc: doc, Label: v.Label, Seq: v.Seq, Kind: v.Kind, Reason: v.Reason, Hash: v.Hash,
 			Author: v.Author, Time: e.Time, Fingerprint: v.Fingerprint, RestoredFrom: v.RestoredFrom}, nil
+	case TypeOwnerChanged:
+		var v repo.OwnerEvent
+		if err := kv.Unmarshal(e.Data, &v); err != nil {
+			return nil, err
+		}
+		return &OwnerChanged{Doc: doc, From: v.From, FromName: v.FromName, To: v.To, ToName: v.ToName,
+			Actor: v.Actor, Time: e.Time}, nil
 	}
 	if err := bounded.Validate(e.Data); err != nil {
 		return nil, err
@@ -235,7 +244,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(s.cfg.MaxFrame)
 
-	c := newConn(s, ws, codec, "s"+strconv.FormatUint(s.session.Add(1), 36), bearer(r))
+	c := newConn(r.Context(), s, ws, codec, "s"+strconv.FormatUint(s.session.Add(1), 36), bearer(r))
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -287,6 +296,41 @@ func (s *Server) revoke(match func(Principal) bool, reason string) int {
 		c.closeWith(CloseTokenRevoked, reason, false)
 	}
 	return len(hit)
+}
+
+// Recheck asks Access again, for every connection that has document doc
+// open or follows its stream, whether its principal may still reach it,
+// and closes those that may not with CloseAccessWithdrawn. Call it after
+// the document's owner changed. It returns how many it closed.
+func (s *Server) Recheck(doc string) int {
+	name := "doc:" + doc
+	s.mu.Lock()
+	var follow []*conn
+	for c := range s.conns {
+		c.mu.Lock()
+		_, open := c.open[doc]
+		_, sub := c.subs[name]
+		c.mu.Unlock()
+		if open || sub {
+			follow = append(follow, c)
+		}
+	}
+	s.mu.Unlock()
+	n := 0
+	for _, c := range follow {
+		p, ok := c.principalIfAuthed()
+		if !ok || c.q.isClosed() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+		allowed := s.cfg.Access.CanAccess(ctx, p, doc)
+		cancel()
+		if !allowed {
+			c.closeWith(CloseAccessWithdrawn, "document "+doc+" was given to another user", false)
+			n++
+		}
+	}
+	return n
 }
 
 // ConnInfo describes one connection, for status pages and tests.

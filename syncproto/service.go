@@ -32,9 +32,11 @@ type Docs interface {
 	Draft(ctx context.Context, doc string) (repo.Draft, error)
 }
 
-// Principal is an authenticated caller.
+// Principal is an authenticated caller. User is a name (for logs and the
+// actors history records); UserID is the immutable id access decisions use.
 type Principal struct {
 	User     string
+	UserID   string
 	Admin    bool
 	TokenID  string // identifies the token, for revocation
 	ReadOnly bool   // a token that may only read (backups): no saves, checkpoints or restores

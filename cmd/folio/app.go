@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
@@ -210,11 +211,36 @@ func openRepo(c *cli.Context) (*repo.Repo, error) {
 
 func openRepoWith(c *cli.Context, o repo.Options) (*repo.Repo, error) {
 	dir := dataDir(c)
-	r, err := repo.Open(dir, o)
+	r, err := openStore(c.Context, dir, o)
 	if err != nil {
 		return nil, storeError(dir, err)
 	}
 	return r, nil
+}
+
+// openStore opens the store in dir. The first time a store written before
+// users had ids is opened, its document owners (user names) become user
+// ids (repo.Repo.MigrateOwners); afterwards that costs one read.
+func openStore(ctx context.Context, dir string, o repo.Options) (*repo.Repo, error) {
+	r, err := repo.Open(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.MigrateOwners(ctx, auth.New(r.DB())); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// userID returns the id of the user named name in r's store; "" when no
+// user has that name.
+func userID(ctx context.Context, r *repo.Repo, name string) (string, error) {
+	u, err := auth.New(r.DB()).GetUser(ctx, name)
+	if errors.Is(err, auth.ErrNotFound) {
+		return "", nil
+	}
+	return u.ID, err
 }
 
 // storeError explains in one line why data directory dir could not be

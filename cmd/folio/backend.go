@@ -7,6 +7,7 @@ import (
 
 	"github.com/foliodev/folio/assistant"
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/quota"
@@ -20,8 +21,12 @@ import (
 // backend is what the verbs that read or change history need. Direct mode
 // implements it on the data directory; --server mode on the daemon's HTTP
 // API, so that both print the same output and fail with the same errors.
+//
+// CreateDoc's p.Owner is a user *name* here ("" for the default owner);
+// each backend turns it into the user id the repository records.
 type backend interface {
 	CreateDoc(ctx context.Context, p repo.CreateParams) (repo.VersionInfo, error)
+	Chown(ctx context.Context, doc, user string) (server.ChownResponse, error)
 	ListDocs(ctx context.Context) ([]repo.DocInfo, error)
 	Draft(ctx context.Context, doc string) (repo.Draft, error)
 	SaveDraft(ctx context.Context, p repo.SaveParams) (repo.SaveResult, error)
@@ -72,27 +77,56 @@ func openBackendWith(c *cli.Context, o repo.Options) (backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &localBackend{r: r, actor: actor(), configPath: c.String("config")}, nil
+	return &localBackend{r: r, auth: auth.New(r.DB()), actor: actor(), configPath: c.String("config")}, nil
 }
 
-// localBackend works directly on a data directory.
+// localBackend works directly on a data directory. Whoever holds the
+// directory can read every document, so direct mode acts as an admin:
+// it may choose document ids and owners, and reassign documents.
 type localBackend struct {
 	r          *repo.Repo
+	auth       *auth.Store
 	actor      string
 	configPath string
 }
 
 var _ backend = (*localBackend)(nil)
 
+// CreateDoc creates a document owned by the user p.Owner names, by
+// default the user FOLIO_USER (or the login name) names; when no user has
+// that name the document belongs to nobody until an admin reassigns it.
 func (l *localBackend) CreateDoc(ctx context.Context, p repo.CreateParams) (repo.VersionInfo, error) {
-	if p.Owner == "" {
-		p.Owner = l.actor
+	p.Author = l.actor
+	if p.Owner != "" {
+		u, err := l.auth.GetUser(ctx, p.Owner)
+		if err != nil {
+			return repo.VersionInfo{}, err
+		}
+		p.Owner = u.ID
+	} else {
+		id, err := userID(ctx, l.r, l.actor)
+		if err != nil {
+			return repo.VersionInfo{}, err
+		}
+		p.Owner = id
 	}
 	return l.r.CreateDoc(ctx, p)
 }
 
+func (l *localBackend) Chown(ctx context.Context, doc, user string) (server.ChownResponse, error) {
+	return server.Chown(ctx, l.r, l.auth, doc, user, l.actor)
+}
+
 func (l *localBackend) ListDocs(ctx context.Context) ([]repo.DocInfo, error) {
-	return l.r.ListDocs(ctx, "")
+	docs, err := l.r.ListDocs(ctx, "")
+	if err != nil || len(docs) == 0 {
+		return docs, err
+	}
+	names, err := l.auth.Names(ctx)
+	for i := range docs {
+		docs[i].OwnerName = names[docs[i].Owner]
+	}
+	return docs, err
 }
 
 func (l *localBackend) Draft(ctx context.Context, doc string) (repo.Draft, error) {

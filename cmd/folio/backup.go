@@ -76,7 +76,7 @@ func cmdBackupPull(c *cli.Context) error {
 	if err := repo.Init(dir); err != nil {
 		return storeError(dir, err)
 	}
-	r, err := repo.Open(dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSize(dir)}})
+	r, err := openStore(c.Context, dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSize(dir)}})
 	if err != nil {
 		return storeError(dir, err)
 	}
@@ -119,7 +119,7 @@ func cmdBackupPull(c *cli.Context) error {
 	defer f.Close()
 	res, err := pack.Import(c.Context, s, f, pack.ImportOptions{
 		Message:  "backup pull " + rm.base,
-		Index:    indexWith(r),
+		Index:    indexWith(c.Context, r),
 		Progress: m.Progress,
 	})
 	m.Done()
@@ -191,7 +191,7 @@ func cmdBackupRestore(c *cli.Context) error {
 	if filepath.Clean(from) == filepath.Clean(dir) {
 		return usagef("--from and --data are the same directory")
 	}
-	src, err := repo.Open(from, repo.Options{})
+	src, err := openStore(c.Context, from, repo.Options{})
 	if err != nil {
 		return storeError(from, err)
 	}
@@ -199,7 +199,7 @@ func cmdBackupRestore(c *cli.Context) error {
 	if err := repo.Init(dir); err != nil {
 		return storeError(dir, err)
 	}
-	dst, err := repo.Open(dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSize(dir)}})
+	dst, err := openStore(c.Context, dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSize(dir)}})
 	if err != nil {
 		return storeError(dir, err)
 	}
@@ -225,7 +225,7 @@ func cmdBackupRestore(c *cli.Context) error {
 	}()
 	res, err := pack.Import(c.Context, dstS, pr, pack.ImportOptions{
 		Message:  "backup restore from " + from,
-		Index:    indexWith(dst),
+		Index:    indexWith(c.Context, dst),
 		Progress: m.Progress,
 	})
 	m.Done()

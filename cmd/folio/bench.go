@@ -153,7 +153,7 @@ func cmdBenchHistory(c *cli.Context) error {
 		git = &gitStream{w: bufio.NewWriterSize(f, 1<<20)}
 	}
 	ctx := c.Context
-	v, err := r.CreateDoc(ctx, repo.CreateParams{ID: "bench", Owner: "bench", Attrs: flowdoc.Attributes{Title: "bench"}, Body: g.body})
+	v, err := r.CreateDoc(ctx, repo.CreateParams{ID: "bench", Owner: "bench", Author: "bench", Attrs: flowdoc.Attributes{Title: "bench"}, Body: g.body})
 	if err != nil {
 		return err
 	}

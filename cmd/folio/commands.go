@@ -36,10 +36,18 @@ func coreCommands() []*cli.Command {
 					Flags: []cli.Flag{
 						&cli.StringFlag{Name: "title", Usage: "the document's title", Required: true},
 						&cli.StringFlag{Name: "from", Usage: "initial body: a FlowDocument .json or a Markdown .md file"},
-						&cli.StringFlag{Name: "id", Usage: "document id (generated when empty)"},
+						&cli.StringFlag{Name: "id", Usage: "document id (admins and direct mode only; default: a random one)"},
+						&cli.StringFlag{Name: "owner", Usage: "the owning `USER` (admins and direct mode only; default: you)"},
 						formatFlag("text", "text", "json"),
 					},
 					Action: cmdDocNew,
+				},
+				{
+					Name:      "chown",
+					Usage:     "give a document to another user (admins; logged and recorded in its stream)",
+					ArgsUsage: "ID USER",
+					Flags:     []cli.Flag{formatFlag("text", "text", "json")},
+					Action:    cmdDocChown,
 				},
 				{
 					Name:      "list",
@@ -239,9 +247,16 @@ func cmdDocNew(c *cli.Context) error {
 		return err
 	}
 	defer b.Close()
-	v, err := b.CreateDoc(c.Context, repo.CreateParams{ID: c.String("id"), Attrs: flowdoc.Attributes{Title: c.String("title")}, Body: body})
+	v, err := b.CreateDoc(c.Context, repo.CreateParams{ID: c.String("id"), Owner: c.String("owner"),
+		Attrs: flowdoc.Attributes{Title: c.String("title")}, Body: body})
 	if err != nil {
 		return err
+	}
+	if lb, ok := b.(*localBackend); ok && c.String("owner") == "" {
+		if owner, err := lb.r.DocOwner(v.Doc); err == nil && owner == "" {
+			notice(c, "no user is named %q, so document %s belongs to nobody yet; an admin gives it an owner with `folio doc chown %s USER`",
+				lb.actor, v.Doc, v.Doc)
+		}
 	}
 	if format == "json" {
 		return printJSON(c.App.Writer, map[string]string{"id": v.Doc, "version": v.Label})
@@ -257,31 +272,52 @@ var cmdDocList = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _
 	}
 	if format == "json" {
 		type docView struct {
-			ID       string `json:"id"`
-			Title    string `json:"title"`
-			Owner    string `json:"owner"`
-			Created  string `json:"created"`
-			Head     string `json:"head"`
-			Versions uint64 `json:"versions"`
-			Unsealed bool   `json:"unsealed"`
+			ID        string `json:"id"`
+			Title     string `json:"title"`
+			Owner     string `json:"owner"`
+			OwnerName string `json:"ownerName,omitempty"`
+			Created   string `json:"created"`
+			Head      string `json:"head"`
+			Versions  uint64 `json:"versions"`
+			Unsealed  bool   `json:"unsealed"`
 		}
 		out := make([]docView, len(docs))
 		for i, d := range docs {
-			out[i] = docView{ID: d.ID, Title: d.Title, Owner: d.Owner, Created: fmtTime(d.Created.UnixMilli()),
+			out[i] = docView{ID: d.ID, Title: d.Title, Owner: d.Owner, OwnerName: d.OwnerName, Created: fmtTime(d.Created.UnixMilli()),
 				Head: d.Head, Versions: d.Versions, Unsealed: d.Unsealed}
 		}
 		return printJSON(c.App.Writer, out)
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tHEAD\tVERSIONS\tDRAFT\tTITLE")
+	fmt.Fprintln(tw, "ID\tHEAD\tVERSIONS\tDRAFT\tOWNER\tTITLE")
 	for _, d := range docs {
 		state := "sealed"
 		if d.Unsealed {
 			state = "unsealed"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", d.ID, d.Head, d.Versions, state, d.Title)
+		owner := d.OwnerName
+		if owner == "" {
+			owner = "-" // nobody: no owner, or a deleted one
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, d.Head, d.Versions, state, owner, d.Title)
 	}
 	return tw.Flush()
+})
+
+var cmdDocChown = withBackend(2, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b backend) error {
+	res, err := b.Chown(c.Context, a[0], a[1])
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		return printJSON(c.App.Writer, res)
+	}
+	if !res.Changed {
+		fmt.Fprintf(c.App.Writer, "document %s belongs to %s already\n", res.Doc, res.OwnerName)
+		return nil
+	}
+	fmt.Fprintf(c.App.Writer, "document %s now belongs to %s\n", res.Doc, res.OwnerName)
+	return nil
 })
 
 func cmdDocSave(c *cli.Context) error {
@@ -352,12 +388,13 @@ type versionView struct {
 	Fingerprint  string `json:"fingerprint"`
 	RestoredFrom string `json:"restoredFrom,omitempty"`
 	Blocks       int    `json:"blocks"`
+	Published    bool   `json:"published,omitempty"` // the version the public sees
 }
 
 func viewOf(v repo.VersionInfo) versionView {
 	return versionView{Label: v.Label, Seq: v.Seq, Kind: v.Kind, Reason: v.Reason, Hash: v.Hash.String(),
 		Time: fmtTime(v.Time), Author: v.Author, Message: v.Message, Fingerprint: v.Fingerprint.String(),
-		RestoredFrom: v.RestoredFrom, Blocks: v.Blocks}
+		RestoredFrom: v.RestoredFrom, Blocks: v.Blocks, Published: v.Published}
 }
 
 func kindText(v repo.VersionInfo) string {
@@ -367,6 +404,9 @@ func kindText(v repo.VersionInfo) string {
 	}
 	if v.RestoredFrom != "" {
 		s += " from " + v.RestoredFrom
+	}
+	if v.Published {
+		s += " [published]"
 	}
 	return s
 }
@@ -594,8 +634,12 @@ func cmdReindex(c *cli.Context) error {
 		return err
 	}
 	defer r.Close()
+	owner, err := userID(c.Context, r, actor())
+	if err != nil {
+		return err
+	}
 	m := newMeter(c, "reindex")
-	err = r.ReindexWith(c.Context, a[0], actor(), m.Progress)
+	err = r.ReindexWith(c.Context, a[0], owner, m.Progress)
 	m.Done()
 	if err != nil {
 		return err

@@ -87,7 +87,7 @@ func packStores(c *cli.Context, packBytes int64) (pack.Stores, *repo.Repo, func(
 		return pack.Stores{}, nil, nil, usagef("%s writes into a data directory and does not go through a daemon (--server / FOLIO_SERVER %s): "+
 			"stop the daemon and run it with --data DIR, or import into another directory with --data NEWDIR", cmdName(c), url)
 	}
-	r, err := repo.Open(dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSizeFor(dir, packBytes)}})
+	r, err := openStore(c.Context, dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSizeFor(dir, packBytes)}})
 	if err != nil {
 		return pack.Stores{}, nil, nil, storeError(dir, err)
 	}
@@ -264,7 +264,7 @@ func packImport(c *cli.Context) error {
 	defer closeDB()
 	m := newMeter(c, "pack import")
 	o := pack.ImportOptions{Into: c.String("into"), Message: "pack import " + filepath.Base(name),
-		Index: indexWith(rp), Progress: m.Progress}
+		Index: indexWith(c.Context, rp), Progress: m.Progress}
 	res, err := pack.Import(c.Context, s, r, o)
 	m.Done()
 	if err != nil {
@@ -300,10 +300,17 @@ func packImport(c *cli.Context) error {
 }
 
 // indexWith makes the pack.Indexer that indexes moved documents of r in
-// the batch that moves their heads.
-func indexWith(r *repo.Repo) pack.Indexer {
+// the batch that moves their heads. A document new to the store belongs
+// to the user FOLIO_USER names when that user exists, else to nobody
+// until an admin gives it an owner (folio doc chown); the authors its
+// versions record never decide.
+func indexWith(ctx context.Context, r *repo.Repo) pack.Indexer {
+	owner, ownerErr := userID(ctx, r, actor())
 	return func(ctx context.Context, b *pebble.Batch, doc string, head objstore.ID) error {
-		return r.IndexInto(ctx, b, doc, head, actor())
+		if ownerErr != nil {
+			return ownerErr
+		}
+		return r.IndexInto(ctx, b, doc, head, owner)
 	}
 }
 

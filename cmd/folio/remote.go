@@ -193,6 +193,12 @@ func (r *remote) CreateDoc(ctx context.Context, p repo.CreateParams) (repo.Versi
 	return v, err
 }
 
+func (r *remote) Chown(ctx context.Context, doc, user string) (server.ChownResponse, error) {
+	var res server.ChownResponse
+	err := r.do(ctx, http.MethodPut, docPath(doc, "owner"), nil, server.ChownRequest{User: user}, &res)
+	return res, err
+}
+
 func (r *remote) ListDocs(ctx context.Context) ([]repo.DocInfo, error) {
 	var docs []repo.DocInfo
 	err := r.do(ctx, http.MethodGet, "/v1/docs", nil, nil, &docs)

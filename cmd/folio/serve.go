@@ -119,16 +119,18 @@ func cmdServe(c *cli.Context) error {
 	cfg := server.Config{Logger: log, Version: version,
 		CheckpointIdle: fc.Checkpoint.Idle, CheckpointMax: fc.Checkpoint.Max,
 		MaxFrame: fc.Limits.FrameBytes, MessagesPerSecond: float64(fc.Limits.MessagesPerSecond),
-		MaxSubscriptions: fc.Limits.Subscriptions, AllowedOrigins: fc.Server.AllowedOrigins}
+		MaxSubscriptions: fc.Limits.Subscriptions, AllowedOrigins: fc.Server.AllowedOrigins,
+		MaxConns: capOf(fc.Server.MaxConnections), MaxConnsPerAddr: capOf(fc.Server.MaxConnectionsPerAddress),
+		ReadHeaderTimeout: fc.Server.ReadHeaderTimeout, ReadTimeout: fc.Server.ReadTimeout, IdleTimeout: fc.Server.IdleTimeout}
 	ro := repo.Options{Limits: flowdoc.Limits{MaxBlocks: fc.Limits.DocMaxBlocks, MaxBytes: int(fc.Limits.DocMaxBytes)},
 		KV: storeOptions(fc, log)}
 	created := false
-	r, err := repo.Open(dir, ro)
+	r, err := openStore(c.Context, dir, ro)
 	if errors.Is(err, kv.ErrNotInitialized) {
 		// The first run creates the store.
 		if err = repo.Init(dir); err == nil {
 			created = true
-			r, err = repo.Open(dir, ro)
+			r, err = openStore(c.Context, dir, ro)
 		}
 	}
 	if err != nil {
@@ -159,6 +161,9 @@ func cmdServe(c *cli.Context) error {
 		return errs.E(errs.Invalid, "model access: %w", err)
 	}
 	cfg.AICheck = gw.Check
+	if cfg.Attrs, cfg.Reading, err = narrowAssistants(fc, gw, ledger, log); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return listenError(listen, err)
@@ -263,6 +268,15 @@ func listenError(addr string, err error) error {
 		return usagef("listen on %s: unknown host %q: give an IP address or a resolvable name", addr, dnsErr.Name)
 	}
 	return errs.E(errs.Unavailable, "listen on %s: %v", addr, err)
+}
+
+// capOf turns a configured connection cap (0: none) into server.Config's
+// (negative: none; 0 would be the default).
+func capOf(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // failStop ends the daemon after its store failed: every request is

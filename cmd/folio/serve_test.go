@@ -74,9 +74,16 @@ var tokenRE = regexp.MustCompile(`FOLIO_TOKEN=(folio_\S+)`)
 // an earlier start ("" on the first start: it is read from the output).
 func startDaemon(t testing.TB, dir, token string, extra ...string) *daemon {
 	t.Helper()
+	return startDaemonWith(t, exec.Command, dir, token, extra...)
+}
+
+// startDaemonWith is startDaemon with the function that makes the command
+// (to run the daemon under a shell that sets limits, say).
+func startDaemonWith(t testing.TB, command func(name string, args ...string) *exec.Cmd, dir, token string, extra ...string) *daemon {
+	t.Helper()
 	os.Remove(filepath.Join(dir, addrFile))
 	d := &daemon{dir: dir, token: token, stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan struct{})}
-	d.cmd = exec.Command(os.Args[0], append([]string{"serve", "--data", dir, "--listen", "127.0.0.1:0", "--log-level", "warn"}, extra...)...)
+	d.cmd = command(os.Args[0], append([]string{"serve", "--data", dir, "--listen", "127.0.0.1:0", "--log-level", "warn"}, extra...)...)
 	d.cmd.Env = append(os.Environ(), "FOLIO_TEST_MAIN=1", "FOLIO_CONFIG=", "FOLIO_LISTEN=")
 	d.cmd.Stdout, d.cmd.Stderr = d.stdout, d.stderr
 	if err := d.cmd.Start(); err != nil {
@@ -186,6 +193,10 @@ func TestRemoteMatchesDirect(t *testing.T) {
 	dirA, dirB := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
 	if r := runCLI("--data", dirA, "init"); r.code != 0 {
 		t.Fatalf("init: %+v", r)
+	}
+	// Both stores have the admin the CLI acts as (FOLIO_USER=admin).
+	if r := runCLI("--data", dirA, "user", "add", "admin", "--admin"); r.code != 0 {
+		t.Fatalf("user add: %+v", r)
 	}
 	d := startDaemon(t, dirB, "")
 	remote := []string{"--server", d.url, "--token", d.token}
@@ -628,13 +639,16 @@ func TestBackupPullFromDaemon(t *testing.T) {
 	admin := []string{"--server", d.url, "--token", d.token}
 	var ann struct{ Token string }
 	r := runCLI(append(admin, "user", "add", "ann", "--format", "json")...)
+	// An author cannot choose an id: the admin creates "hers" for ann.
+	if r := runCLI("--server", d.url, "--token", ann.Token, "doc", "new", "--id", "hers", "--title", "x"); r.code == 0 {
+		t.Fatalf("an author chose a document id: %+v", r)
+	}
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &ann) != nil {
 		t.Fatalf("user add: %+v", r)
 	}
-	annCLI := []string{"--server", d.url, "--token", ann.Token}
 	for _, c := range [][]string{
 		append(admin, "doc", "new", "--id", "mine", "--title", "Admin's"),
-		append(annCLI, "doc", "new", "--id", "hers", "--title", "Ann's"),
+		append(admin, "doc", "new", "--id", "hers", "--owner", "ann", "--title", "Ann's"),
 	} {
 		if r := runCLI(c...); r.code != 0 {
 			t.Fatalf("%v: %+v", c, r)

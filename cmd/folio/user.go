@@ -179,6 +179,7 @@ var cmdUserList = verb(openAuth, 0, []string{"text", "json"}, func(c *cli.Contex
 		Created string `json:"created"`
 	}
 	type userView struct {
+		ID      string      `json:"id"`
 		Name    string      `json:"name"`
 		Role    string      `json:"role"`
 		Created string      `json:"created"`
@@ -186,7 +187,7 @@ var cmdUserList = verb(openAuth, 0, []string{"text", "json"}, func(c *cli.Contex
 	}
 	out := make([]userView, len(us))
 	for i, u := range us {
-		out[i] = userView{Name: u.Name, Role: u.Role, Created: fmtTime(u.Created), Tokens: []tokenView{}}
+		out[i] = userView{ID: u.ID, Name: u.Name, Role: u.Role, Created: fmtTime(u.Created), Tokens: []tokenView{}}
 		for _, t := range ts {
 			if t.User == u.Name {
 				out[i].Tokens = append(out[i].Tokens, tokenView{ID: t.ID, Prefix: t.Prefix(), Kind: t.Kind, Created: fmtTime(t.Created)})

@@ -58,8 +58,12 @@ const (
 	idLen       = 12
 )
 
-// User is a user record.
+// User is a user record. ID is the user's identity: random, assigned once
+// and never reused, so that what a user owns stays theirs and does not pass
+// to a later user of the same name. Name is a label, unique among the
+// users that exist.
 type User struct {
+	ID      string `json:"id" msgpack:"id,omitempty"`
 	Name    string `json:"name" msgpack:"name"`
 	Role    string `json:"role" msgpack:"role"`
 	Created int64  `json:"created" msgpack:"created"` // Unix ms
@@ -72,6 +76,7 @@ func (u User) Admin() bool { return u.Role == RoleAdmin }
 type Token struct {
 	ID      string   `json:"id" msgpack:"id"`
 	User    string   `json:"user" msgpack:"user"`
+	UserID  string   `json:"userId,omitempty" msgpack:"uid,omitempty"` // the id of User when issued
 	Kind    string   `json:"kind" msgpack:"kind"`
 	Hash    [32]byte `json:"-" msgpack:"hash"`
 	Created int64    `json:"created" msgpack:"created"` // Unix ms
@@ -89,9 +94,12 @@ type Issued struct {
 	Secret string `json:"token"`
 }
 
-// Principal is an authenticated caller.
+// Principal is an authenticated caller. UserID is what access decisions
+// compare (document owners are user ids); User is the name, for logs and
+// for the author fields of the history it writes.
 type Principal struct {
 	User    string
+	UserID  string
 	Admin   bool
 	TokenID string
 	Kind    string
@@ -181,11 +189,15 @@ func (s *Store) AddUser(ctx context.Context, name string, admin bool) (User, Iss
 	if ok {
 		return User{}, Issued{}, errs.E(errs.Conflict, "user %q already exists", name)
 	}
-	u := User{Name: name, Role: RoleAuthor, Created: s.now().UnixMilli()}
+	id, err := NewUserID()
+	if err != nil {
+		return User{}, Issued{}, err
+	}
+	u := User{ID: id, Name: name, Role: RoleAuthor, Created: s.now().UnixMilli()}
 	if admin {
 		u.Role = RoleAdmin
 	}
-	it, rec, err := s.issue(name, KindFull)
+	it, rec, err := s.issue(u, KindFull)
 	if err != nil {
 		return User{}, Issued{}, err
 	}
@@ -217,10 +229,11 @@ func (s *Store) AddToken(ctx context.Context, user, kind string) (Issued, error)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := s.GetUser(ctx, user); err != nil {
+	u, err := s.GetUser(ctx, user)
+	if err != nil {
 		return Issued{}, err
 	}
-	it, rec, err := s.issue(user, kind)
+	it, rec, err := s.issue(u, kind)
 	if err != nil {
 		return Issued{}, err
 	}
@@ -235,8 +248,8 @@ func (s *Store) AddToken(ctx context.Context, user, kind string) (Issued, error)
 	return it, nil
 }
 
-// issue makes a new token for user; the caller stores rec.
-func (s *Store) issue(user, kind string) (Issued, Token, error) {
+// issue makes a new token for u; the caller stores rec.
+func (s *Store) issue(u User, kind string) (Issued, Token, error) {
 	var idb [idLen / 2]byte
 	var sec [32]byte
 	if _, err := rand.Read(idb[:]); err != nil {
@@ -247,7 +260,7 @@ func (s *Store) issue(user, kind string) (Issued, Token, error) {
 	}
 	id := hex.EncodeToString(idb[:])
 	secret := tokenPrefix + id + "_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sec[:]))
-	rec := Token{ID: id, User: user, Kind: kind, Hash: sha256.Sum256([]byte(secret)), Created: s.now().UnixMilli()}
+	rec := Token{ID: id, User: u.Name, UserID: u.ID, Kind: kind, Hash: sha256.Sum256([]byte(secret)), Created: s.now().UnixMilli()}
 	return Issued{Token: rec, Secret: secret}, rec, nil
 }
 
@@ -280,10 +293,13 @@ func (s *Store) Authenticate(ctx context.Context, token string) (Principal, erro
 	if err != nil {
 		return Principal{}, err
 	}
-	if !found {
+	// A token belongs to the user it was issued to, not to whoever holds
+	// the name now (deleting a user deletes their tokens in the same
+	// batch; this holds even if a record were left behind).
+	if !found || u.ID == "" || (t.UserID != "" && t.UserID != u.ID) {
 		return Principal{}, ErrUnauthenticated
 	}
-	return Principal{User: u.Name, Admin: u.Admin(), TokenID: t.ID, Kind: t.Kind}, nil
+	return Principal{User: u.Name, UserID: u.ID, Admin: u.Admin(), TokenID: t.ID, Kind: t.Kind}, nil
 }
 
 // tokenID extracts the id of a well-formed token string.
@@ -297,6 +313,89 @@ func tokenID(token string) (string, bool) {
 		return "", false
 	}
 	return id, true
+}
+
+// userIDEncoding spells user ids: lowercase base32 without padding.
+var userIDEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// NewUserID returns a new random user id: "u" and 16 base32 characters
+// (80 random bits), so ids are never reused and never guessed.
+func NewUserID() (string, error) {
+	var b [10]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("auth: random: %w", err)
+	}
+	return "u" + userIDEncoding.EncodeToString(b[:]), nil
+}
+
+// AssignIDs gives every user record written before users had ids a new
+// id, and every token record the id of its user, adding the changes to b
+// (the caller commits it, with whatever else must move together). It
+// returns the id of every user by name. Users that have an id keep it, so
+// running it again changes nothing: it is the user half of the owner
+// migration (repo.Repo.MigrateOwners).
+func (s *Store) AssignIDs(ctx context.Context, b *pebble.Batch) (map[string]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	us, err := s.ListUsers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make(map[string]string, len(us))
+	for _, u := range us {
+		if u.ID == "" {
+			if u.ID, err = NewUserID(); err != nil {
+				return nil, err
+			}
+			if err := put(b, userKey(u.Name), u); err != nil {
+				return nil, err
+			}
+		}
+		ids[u.Name] = u.ID
+	}
+	ts, err := s.ListTokens(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range ts {
+		if t.UserID == "" && ids[t.User] != "" {
+			t.UserID = ids[t.User]
+			if err := put(b, tokenKey(t.ID), t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ids, nil
+}
+
+// UserByID returns the user whose id is id. Errors: ErrNotFound (no
+// such user: never was, or deleted).
+func (s *Store) UserByID(ctx context.Context, id string) (User, error) {
+	us, err := s.ListUsers(ctx)
+	if err != nil {
+		return User{}, err
+	}
+	for _, u := range us {
+		if id != "" && u.ID == id {
+			return u, nil
+		}
+	}
+	return User{}, fmt.Errorf("%w: user id %q", ErrNotFound, id)
+}
+
+// Names returns the name of every user by id, for showing owners.
+func (s *Store) Names(ctx context.Context) (map[string]string, error) {
+	us, err := s.ListUsers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(us))
+	for _, u := range us {
+		if u.ID != "" {
+			out[u.ID] = u.Name
+		}
+	}
+	return out, nil
 }
 
 // GetUser returns user name. Errors: ErrNotFound.

@@ -43,7 +43,7 @@ type Outer struct {
 	Raw     []byte              `msgpack:"raw" json:"raw"`
 	Deep    *Outer              `msgpack:"deep" json:"deep"`
 	NoTag   []Inner
-	private []Inner //nolint:unused // unexported: never decoded
+	private []Inner //lint:ignore U1000 an unexported field is never decoded; the cost walk must skip it
 }
 
 func sampleOuter() Outer {
@@ -124,7 +124,10 @@ func TestValidateRefusesClaims(t *testing.T) {
 			t.Errorf("%s: %v, want an error saying %q", name, err, c.want)
 		}
 		var v Outer
-		if got := boundedtest.Allocated(func() { bounded.Unmarshal(c.data, &v) }); got > 4<<10 {
+		// TotalAlloc counts every goroutine's allocations (the runtime's
+		// own included), so the bound leaves room for that noise; the
+		// claims refused here are of gigabytes.
+		if got := boundedtest.Allocated(func() { bounded.Unmarshal(c.data, &v) }); got > 64<<10 {
 			t.Errorf("%s: Unmarshal allocated %d bytes", name, got)
 		}
 		if err := bounded.Check(c.data, (*Outer)(nil)); !errors.Is(err, bounded.ErrMalformed) {

@@ -29,6 +29,8 @@ type Config struct {
 	Assistant  Assistant  `toml:"assistant"`
 	Persona    Persona    `toml:"persona"`
 	Privacy    Privacy    `toml:"privacy"`
+	Reading    Reading    `toml:"reading"`
+	Attributes Attributes `toml:"attributes"`
 
 	// defined records which AI keys were set and by what: "ai.model" ->
 	// "[ai]" or "env FOLIO_AI_MODEL".
@@ -45,6 +47,21 @@ type Server struct {
 	// "*" allows any origin. Empty: same-origin browsers and non-browser
 	// clients only.
 	AllowedOrigins []string `toml:"allowed_origins"`
+
+	// MaxConnections caps the client connections open at once and
+	// MaxConnectionsPerAddress those of one client address (an IPv6
+	// client's /64); 0: no cap. Behind a reverse proxy every connection
+	// comes from the proxy's address: raise or disable the per-address cap
+	// there and let the proxy limit clients.
+	MaxConnections           int `toml:"max_connections"`
+	MaxConnectionsPerAddress int `toml:"max_connections_per_address"`
+	// ReadHeaderTimeout bounds reading a request's headers, ReadTimeout
+	// reading its body (from the request's start), IdleTimeout a kept-alive
+	// connection's wait for its next request. Upgraded WebSocket
+	// connections are exempt.
+	ReadHeaderTimeout time.Duration `toml:"read_header_timeout"`
+	ReadTimeout       time.Duration `toml:"read_timeout"`
+	IdleTimeout       time.Duration `toml:"idle_timeout"`
 }
 
 // Checkpoint configures when a draft is sealed into a version.
@@ -138,6 +155,43 @@ type Privacy struct {
 	PrivateMemory bool `toml:"private_memory"`
 }
 
+// Reading configures the public reading assistant: its switch and the
+// bounds of visitor requests. Its model settings and token policy are
+// [ai.reading].
+type Reading struct {
+	// Enabled switches the reading assistant; off, its endpoint answers
+	// reading_disabled and the public API keeps working.
+	Enabled bool `toml:"enabled"`
+	// MaxPassage and MaxQuestion bound a request's selected passage and
+	// question, in bytes.
+	MaxPassage  int `toml:"max_passage"`
+	MaxQuestion int `toml:"max_question"`
+	// VisitorPerMinute is the requests one visitor (anonymous id and
+	// client address) may make per minute; AddressPerMinute those of one
+	// client address whatever ids it presents.
+	VisitorPerMinute int `toml:"visitor_per_minute"`
+	AddressPerMinute int `toml:"address_per_minute"`
+	// VisitorConcurrency and Concurrency bound the explanations running
+	// at once for one visitor and in total (cache hits included).
+	VisitorConcurrency int `toml:"visitor_concurrency"`
+	Concurrency        int `toml:"concurrency"`
+	// CacheBytes is the byte budget of the answer cache (LRU).
+	CacheBytes int64 `toml:"cache_bytes"`
+}
+
+// DefaultReading is the reading assistant's defaults.
+func DefaultReading() Reading {
+	return Reading{Enabled: true, MaxPassage: 2000, MaxQuestion: 500, VisitorPerMinute: 10, AddressPerMinute: 40,
+		VisitorConcurrency: 1, Concurrency: 16, CacheBytes: 32 << 20}
+}
+
+// Attributes switches the attributes assistant (summary, slug, category
+// and tags suggestions). Its model settings and token policy are
+// [ai.attributes].
+type Attributes struct {
+	Enabled bool `toml:"enabled"`
+}
+
 // Secret is a string never printed in clear (API keys).
 type Secret string
 
@@ -199,7 +253,9 @@ const (
 // Default returns the configuration used when nothing is set.
 func Default() *Config {
 	return &Config{
-		Server:     Server{Listen: "127.0.0.1:7420"},
+		Server: Server{Listen: "127.0.0.1:7420",
+			MaxConnections: 1024, MaxConnectionsPerAddress: 128,
+			ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute},
 		Checkpoint: Checkpoint{Idle: 30 * time.Second, Max: 10 * time.Minute},
 		Limits: Limits{
 			FrameBytes:        1 << 20,
@@ -208,11 +264,13 @@ func Default() *Config {
 			DocMaxBlocks:      20000,
 			DocMaxBytes:       16 << 20,
 		},
-		Storage:   Storage{MinFree: 256 << 20, MaxStall: 20 * time.Second},
-		AI:        AI{AISettings: DefaultAI()},
-		Assistant: DefaultAssistant(),
-		Persona:   DefaultPersona(),
-		defined:   map[string]string{},
+		Storage:    Storage{MinFree: 256 << 20, MaxStall: 20 * time.Second},
+		AI:         AI{AISettings: DefaultAI()},
+		Assistant:  DefaultAssistant(),
+		Persona:    DefaultPersona(),
+		Reading:    DefaultReading(),
+		Attributes: Attributes{Enabled: true},
+		defined:    map[string]string{},
 	}
 }
 
@@ -334,6 +392,12 @@ func (c *Config) validate() error {
 	if c.Checkpoint.Idle <= 0 || c.Checkpoint.Max <= 0 {
 		return fmt.Errorf("%w: checkpoint.idle and checkpoint.max must be positive durations", ErrInvalid)
 	}
+	if c.Server.MaxConnections < 0 || c.Server.MaxConnectionsPerAddress < 0 {
+		return fmt.Errorf("%w: server.max_connections and server.max_connections_per_address must not be negative (0: no cap)", ErrInvalid)
+	}
+	if c.Server.ReadHeaderTimeout <= 0 || c.Server.ReadTimeout <= 0 || c.Server.IdleTimeout <= 0 {
+		return fmt.Errorf("%w: server.read_header_timeout, server.read_timeout and server.idle_timeout must be positive durations such as 10s or 2m", ErrInvalid)
+	}
 	if c.Limits.FrameBytes <= 0 || c.Limits.MessagesPerSecond < 0 || c.Limits.Subscriptions < 0 ||
 		c.Limits.DocMaxBlocks < 0 || c.Limits.DocMaxBytes < 0 {
 		return fmt.Errorf("%w: [limits] values must not be negative (frame_bytes must be positive)", ErrInvalid)
@@ -348,6 +412,14 @@ func (c *Config) validate() error {
 		if _, err := c.AICategory(cat); err != nil {
 			return err
 		}
+	}
+	rd := c.Reading
+	if rd.MaxPassage <= 0 || rd.MaxQuestion <= 0 || rd.VisitorPerMinute <= 0 || rd.AddressPerMinute <= 0 ||
+		rd.VisitorConcurrency <= 0 || rd.Concurrency <= 0 || rd.CacheBytes < 0 {
+		return fmt.Errorf("%w: [reading] max_passage, max_question, visitor_per_minute, address_per_minute, visitor_concurrency and concurrency must be positive, cache_bytes not negative (0 turns the cache off)", ErrInvalid)
+	}
+	if rd.MaxPassage > 64<<10 || rd.MaxQuestion > 16<<10 {
+		return fmt.Errorf("%w: [reading] max_passage is at most 65536 bytes and max_question at most 16384", ErrInvalid)
 	}
 	return nil
 }

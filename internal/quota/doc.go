@@ -40,11 +40,14 @@
 //	t/usage/<YYYY-MM-DD>\x00<event id>   the event (msgpack)
 //	t/usageid/<event id>                 its day: a retried booking with the same id is skipped
 //	t/usagehealth/<YYYY-MM-DD>           failed bookings that day (msgpack int)
+//	t/usagehits/<YYYY-MM-DD>\x00<category> answers served from a cache that day (msgpack int)
 //
 // Two write paths: BookInBatch adds the event to the caller's batch, so the
 // writing assistant books usage atomically with its run and suggestion;
 // BookSafe (reading, attributes) commits on its own and, when that fails,
 // keeps the caller's answer, logs a redacted warning, counts the failure and
-// marks the statistics health "incomplete". Report gives daily totals per
-// category and the health; the daemon serves it to admins (internal/server).
+// marks the statistics health "incomplete". CountCacheHit counts an
+// answer served from a cache (the reading assistant's), which is not
+// billed. Report gives daily totals per category and the health; the
+// daemon serves it to admins (internal/server).
 package quota

@@ -49,6 +49,9 @@ func (ev *Event) check() error {
 func eventKey(day, id string) []byte { return kv.TableKey("usage", day, id) }
 func idKey(id string) []byte         { return kv.TableKey("usageid", id) }
 func healthKey(day string) []byte    { return kv.TableKey("usagehealth", day) }
+func hitsKey(day string, cat Category) []byte {
+	return kv.TableKey("usagehits", day, string(cat))
+}
 
 // Health values.
 const (
@@ -66,7 +69,7 @@ type Ledger struct {
 	commit func(*pebble.Batch) error
 
 	failures atomic.Int64
-	mu       sync.Mutex       // guards failedDays
+	mu       sync.Mutex       // guards failed, and the read-modify-write of cache-hit counts
 	failed   map[string]int64 // failures per day seen by this process
 }
 
@@ -189,6 +192,24 @@ func (l *Ledger) Event(id string) (ev Event, ok bool, err error) {
 	return ev, true, nil
 }
 
+// CountCacheHit counts one answer of category cat served from a cache:
+// no model call, no tokens, no event — a hit is not billed, but the usage
+// view shows how many there were. The daily count is written without a
+// sync (a crash may forget the last hits; it never invents any), so a
+// burst of hits costs no disk flushes.
+func (l *Ledger) CountCacheHit(cat Category) {
+	day := dayOf(l.now())
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var n int64
+	if v, err := kv.Get(l.db, hitsKey(day, cat)); err == nil {
+		_ = kv.Unmarshal(v, &n)
+	}
+	if v, err := kv.Marshal(n + 1); err == nil {
+		_ = l.db.Set(hitsKey(day, cat), v, kv.NoSync)
+	}
+}
+
 // Failures is the number of failed BookSafe calls since NewLedger.
 func (l *Ledger) Failures() int64 { return l.failures.Load() }
 
@@ -199,6 +220,9 @@ type Totals struct {
 	Output    int64 `json:"output"`
 	Total     int64 `json:"total"`
 	Estimated int64 `json:"estimated_events"`
+	// CacheHits counts answers served from a cache (CountCacheHit): not
+	// billed, not in Events.
+	CacheHits int64 `json:"cache_hits"`
 }
 
 func (t *Totals) add(ev Event) {
@@ -278,6 +302,20 @@ func (l *Ledger) Report(days int) (*Report, error) {
 		it.Close()
 		if err != nil {
 			return nil, err
+		}
+		for _, c := range Categories {
+			var n int64
+			if v, err := kv.Get(l.db, hitsKey(date, c)); err == nil {
+				_ = kv.Unmarshal(v, &n)
+			}
+			if n > 0 {
+				t := d.Categories[c]
+				t.CacheHits += n
+				d.Categories[c] = t
+				t = r.Totals[c]
+				t.CacheHits += n
+				r.Totals[c] = t
+			}
 		}
 		if v, err := kv.Get(l.db, healthKey(date)); err == nil {
 			_ = kv.Unmarshal(v, &d.Failures)

@@ -107,15 +107,18 @@ func (p Progress) orNop() Progress {
 	return p
 }
 
-// DocInfo describes a document.
+// DocInfo describes a document. Owner is the owning user's id ("" for
+// none); OwnerName is that user's name, filled in by callers that know the
+// users ("" when the owner no longer exists).
 type DocInfo struct {
-	ID       string    `json:"id"`
-	Title    string    `json:"title"`
-	Owner    string    `json:"owner"`
-	Created  time.Time `json:"created"` // UTC; RFC 3339 in JSON
-	Head     string    `json:"head"`    // label of the head version
-	Versions uint64    `json:"versions"`
-	Unsealed bool      `json:"unsealed"`
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Owner     string    `json:"owner"`
+	OwnerName string    `json:"ownerName,omitempty"`
+	Created   time.Time `json:"created"` // UTC; RFC 3339 in JSON
+	Head      string    `json:"head"`    // label of the head version
+	Versions  uint64    `json:"versions"`
+	Unsealed  bool      `json:"unsealed"`
 }
 
 // VersionInfo describes one version (a log entry).
@@ -132,12 +135,20 @@ type VersionInfo struct {
 	Fingerprint  flowdoc.Fingerprint `json:"fingerprint"`
 	RestoredFrom string              `json:"restoredFrom,omitempty"`
 	Blocks       int                 `json:"blocks"`
+	// Published is set by Log on the version the published ref names.
+	Published bool `json:"published,omitempty"`
 }
 
 // CreateParams create a document with its first version v1.r0.
 type CreateParams struct {
-	ID      string // optional; generated when empty
+	// ID is the document id; empty: a random, unguessable one. Who may
+	// choose an id is the caller's rule (docs/api.md): the repository only
+	// refuses one that exists.
+	ID string
+	// Owner is the owning user's id ("" leaves the document to nobody);
+	// Author is the name recorded as the first version's author.
 	Owner   string
+	Author  string
 	Attrs   flowdoc.Attributes
 	Body    flowdoc.Document
 	Message string

@@ -346,7 +346,7 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 		return VersionInfo{}, err
 	}
 	if p.ID == "" {
-		p.ID = newID(8)
+		p.ID = NewDocID()
 	}
 	if !ValidDocID(p.ID) {
 		return VersionInfo{}, errs.E(errs.Invalid, "document id %q must be 1-64 characters of A-Z a-z 0-9 _ -", p.ID)
@@ -362,7 +362,7 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 	if ok, err := kv.Has(r.db.DB, docKey(p.ID)); err != nil {
 		return VersionInfo{}, err
 	} else if ok {
-		return VersionInfo{}, errs.E(errs.Conflict, "document %s already exists; choose another id", p.ID)
+		return VersionInfo{}, errs.E(errs.Conflict, "document %s already exists; choose another id, or none for a generated one", p.ID)
 	}
 	now := r.now().UnixMilli()
 	b := r.db.NewBatch()
@@ -383,7 +383,7 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 	for i, e := range entries {
 		ids[i] = e.ID
 	}
-	return r.writeVersion(d, dr, versionSpec{kind: objstore.KindCreate, actor: p.Owner,
+	return r.writeVersion(d, dr, versionSpec{kind: objstore.KindCreate, actor: p.Author,
 		message: p.Message, entries: entries, attrs: p.Attrs, changed: ids, bodyChanged: true}, b, ev)
 }
 

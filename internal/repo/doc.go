@@ -28,12 +28,19 @@
 //
 // Keys (under kv.PrefixTable unless noted):
 //
-//	t/doc/<id>                       document record (owner, created, head)
+//	t/doc/<id>                       document record (owner's user id, created, head)
 //	t/draft/<id>                     the draft: blocks with per-block seqs
 //	t/vlog/<id>\x00<seq8>            log entry of version seq (projection)
 //	t/vlabel/<id>\x00<label>         seq of a label
 //	t/bidx/<id>\x00<block>\x00<seq8> content hash of block at version seq
 //	t/idem/<id>\x00<key>             version id of an idempotency key
 //	r/docs/<id>/head                 head version (package refs)
-//	e/doc:<id>                       version.created, draft.updated events
+//	t/meta/owner-ids                 set once owners are user ids (MigrateOwners)
+//	e/doc:<id>                       version.created, draft.updated, owner.changed events
+//
+// Ownership: a document's owner is a user id (package auth), changed only
+// by Chown; the authors and actors that versions and transactions record
+// are history and never decide access. Document ids are random and
+// unguessable (NewDocID) unless the caller chooses one; who may choose is
+// the transports' rule.
 package repo

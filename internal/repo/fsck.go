@@ -3,6 +3,7 @@ package repo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
+	"github.com/foliodev/folio/refs"
 )
 
 // FsckProblem is one integrity problem.
@@ -92,7 +94,7 @@ func (r *Repo) Fsck(ctx context.Context, o FsckOptions) (FsckReport, error) {
 		return rep, err
 	}
 	for _, n := range names {
-		doc := strings.TrimSuffix(strings.TrimPrefix(n, "docs/"), "/head")
+		doc, _, _ := strings.Cut(strings.TrimPrefix(n, "docs/"), "/") // docs/<id>/head, docs/<id>/published
 		if !known[doc] {
 			add("", doc, "ref %s has no document record (run folio reindex %s)", n, doc)
 		}
@@ -117,6 +119,9 @@ func (r *Repo) fsckDoc(ctx context.Context, doc string, rep *FsckReport, add fun
 		add(head.String(), doc, "head ref %s differs from the document record's head %s", head.Short(), d.Head.Short())
 	}
 	entries, err := r.Log(ctx, doc, 0, 0)
+	if err == nil {
+		r.fsckPublished(doc, entries, add)
+	}
 	if err != nil {
 		add("", doc, "log: %v", err)
 		return
@@ -220,4 +225,23 @@ func (r *Repo) fsckDoc(ctx context.Context, doc string, rep *FsckReport, add fun
 	if dr.Base != d.Head {
 		add(dr.Base.String(), doc, "draft is based on %s, head is %s", dr.Base.Short(), d.Head.Short())
 	}
+}
+
+// fsckPublished checks the published ref, when there is one: it must name
+// a version of the document's own history (one of its log entries).
+func (r *Repo) fsckPublished(doc string, entries []VersionInfo, add func(obj, doc, format string, args ...any)) {
+	pub, err := r.refs.Get(PublishedRef(doc))
+	if errors.Is(err, refs.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		add("", doc, "published ref: %v", err)
+		return
+	}
+	for _, e := range entries {
+		if e.Hash == pub {
+			return
+		}
+	}
+	add(pub.String(), doc, "published ref %s names no version in the document's log", pub.Short())
 }

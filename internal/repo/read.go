@@ -12,6 +12,7 @@ import (
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
+	"github.com/foliodev/folio/refs"
 )
 
 // GetDoc describes document doc.
@@ -35,7 +36,8 @@ func docInfo(d *docRec, dr *draftRec) DocInfo {
 		Head: d.Label, Versions: d.Seq, Unsealed: dr.Unsealed}
 }
 
-// ListDocs lists documents, all of them when owner is "", in id order.
+// ListDocs lists documents, all of them when owner is "", else those of the
+// user whose id is owner, in id order.
 func (r *Repo) ListDocs(ctx context.Context, owner string) ([]DocInfo, error) {
 	p := kv.TableKey("doc")
 	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
@@ -64,7 +66,8 @@ func (r *Repo) ListDocs(ctx context.Context, owner string) ([]DocInfo, error) {
 	return out, it.Error()
 }
 
-// DocOwner returns the owner of doc, or a NotFoundError.
+// DocOwner returns the user id of doc's owner ("" for nobody), or a
+// NotFoundError. Access checks compare it with the caller's user id.
 func (r *Repo) DocOwner(doc string) (string, error) {
 	d, err := r.loadDoc(doc)
 	if err != nil {
@@ -157,6 +160,10 @@ func (r *Repo) Log(ctx context.Context, doc string, limit int, before uint64) ([
 		return nil, err
 	}
 	defer it.Close()
+	published, err := r.refs.Get(PublishedRef(doc))
+	if err != nil && !errors.Is(err, refs.ErrNotFound) {
+		return nil, err
+	}
 	var out []VersionInfo
 	for it.Last(); it.Valid() && (limit <= 0 || len(out) < limit); it.Prev() {
 		if err := ctxErr(ctx); err != nil {
@@ -166,7 +173,9 @@ func (r *Repo) Log(ctx context.Context, doc string, limit int, before uint64) ([
 		if err := kv.Unmarshal(it.Value(), &lr); err != nil {
 			return nil, fmt.Errorf("decode log entry of %s: %w", doc, err)
 		}
-		out = append(out, infoOf(doc, kv.ParseUint64(it.Key()), lr))
+		vi := infoOf(doc, kv.ParseUint64(it.Key()), lr)
+		vi.Published = !published.IsZero() && vi.Hash == published
+		out = append(out, vi)
 	}
 	return out, it.Error()
 }

@@ -15,9 +15,10 @@ import (
 // the versions it reaches: the document record, log and label indexes, the
 // block-revision index, and a clean draft at the head. It is how a
 // document restored from objects and refs (packs, backups) becomes usable,
-// and how fsck problems in projections are repaired. A document without a
-// record is owned by the author of its first version (CreateDoc makes the
-// owner that author), or by owner when that version names none.
+// and how fsck problems in projections are repaired. A document that has
+// a record keeps its owner; one without gets owner (a user id; "" leaves
+// it to nobody until an admin reassigns it). The authors its versions
+// record are history and never decide who owns it.
 func (r *Repo) Reindex(ctx context.Context, doc, owner string) error {
 	return r.ReindexWith(ctx, doc, owner, nil)
 }
@@ -80,12 +81,9 @@ func (r *Repo) indexInto(ctx context.Context, b *pebble.Batch, doc string, head 
 		}
 	}
 	first := chain[len(chain)-1]
-	d := docRec{ID: doc, Owner: first.Author, Created: first.Time}
-	if d.Owner == "" {
-		d.Owner = owner
-	}
+	d := docRec{ID: doc, Owner: owner, Created: first.Time}
 	if hadRec {
-		d.Owner, d.Created = old.Owner, old.Created
+		d.Owner, d.LegacyOwner, d.Created = old.Owner, old.LegacyOwner, old.Created
 	}
 	var prev *objstore.Version
 	for i := len(chain) - 1; i >= 0; i-- {

@@ -175,6 +175,10 @@ func Stream(doc string) string { return "doc:" + doc }
 // HeadRef is the name of a document's head ref.
 func HeadRef(doc string) string { return "docs/" + doc + "/head" }
 
+// PublishedRef is the name of a document's published ref: the version
+// the public sees (package publish moves it).
+func PublishedRef(doc string) string { return "docs/" + doc + "/published" }
+
 // Event types on a document's stream.
 const (
 	EventVersionCreated = "version.created"
@@ -211,6 +215,10 @@ func newID(n int) string {
 	return idEncoding.EncodeToString(b)
 }
 
+// NewDocID returns a new document id: 16 characters of lowercase base32
+// (80 random bits), so that nobody finds a document by guessing its id.
+func NewDocID() string { return newID(10) }
+
 // ValidDocID reports whether id can name a document: 1–64 characters of
 // [A-Za-z0-9_-].
 func ValidDocID(id string) bool {
@@ -230,15 +238,22 @@ func ValidDocID(id string) bool {
 // docRec is the document record: what Log and ListDocs need without
 // reading versions. The head ref stays the source of truth for the head.
 type docRec struct {
-	ID       string      `msgpack:"id"`
-	Owner    string      `msgpack:"owner"`
-	Title    string      `msgpack:"title"`
-	Created  int64       `msgpack:"created"`
-	Seq      uint64      `msgpack:"seq"` // seq of the head version
-	Label    string      `msgpack:"label"`
-	Major    int         `msgpack:"major"`
-	Revision int         `msgpack:"rev"`
-	Head     objstore.ID `msgpack:"head"`
+	ID string `msgpack:"id"`
+	// Owner is the id of the owning user (package auth). An empty one, or
+	// one that names no user (deleted), leaves the document to nobody:
+	// only admins reach it until one reassigns it (Chown).
+	Owner string `msgpack:"ownerId,omitempty"`
+	// LegacyOwner is the owner's name, as stores written before users had
+	// ids recorded it. MigrateOwners turns it into Owner and clears it;
+	// nothing else reads it, and access checks never do.
+	LegacyOwner string      `msgpack:"owner,omitempty"`
+	Title       string      `msgpack:"title"`
+	Created     int64       `msgpack:"created"`
+	Seq         uint64      `msgpack:"seq"` // seq of the head version
+	Label       string      `msgpack:"label"`
+	Major       int         `msgpack:"major"`
+	Revision    int         `msgpack:"rev"`
+	Head        objstore.ID `msgpack:"head"`
 }
 
 // draftBlock is one block of a draft: its content and the draft seq of its

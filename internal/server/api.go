@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -21,8 +22,10 @@ import (
 
 // CreateRequest is the body of POST /v1/docs.
 type CreateRequest struct {
+	// ID is chosen by the server (random, unguessable) unless an admin
+	// sets it: an author's answer must not depend on other users' ids.
 	ID      string             `json:"id,omitempty"`
-	Owner   string             `json:"owner,omitempty"` // admins only; default: the caller
+	Owner   string             `json:"owner,omitempty"` // a user name; admins only; default: the caller
 	Attrs   flowdoc.Attributes `json:"attrs"`
 	Body    json.RawMessage    `json:"body,omitempty"` // a FlowDocument; default: empty
 	Message string             `json:"message,omitempty"`
@@ -88,15 +91,31 @@ type TokenRequest struct {
 
 // IssuedResponse carries a token that is shown only this once.
 type IssuedResponse struct {
-	User  string     `json:"user"`
-	Role  string     `json:"role"`
-	Token string     `json:"token"`
-	Info  auth.Token `json:"tokenInfo"`
+	User   string     `json:"user"`
+	UserID string     `json:"userId"`
+	Role   string     `json:"role"`
+	Token  string     `json:"token"`
+	Info   auth.Token `json:"tokenInfo"`
+}
+
+// ChownRequest is the body of PUT /v1/docs/{id}/owner.
+type ChownRequest struct {
+	User string `json:"user"` // the new owner's name
+}
+
+// ChownResponse answers a reassignment.
+type ChownResponse struct {
+	Doc       string `json:"doc"`
+	Owner     string `json:"owner"` // the new owner's user id
+	OwnerName string `json:"ownerName"`
+	Previous  string `json:"previous,omitempty"` // the previous owner's user id ("" for nobody)
+	Changed   bool   `json:"changed"`            // false when it was the owner already
 }
 
 // Whoami describes the caller.
 type Whoami struct {
 	User    string `json:"user"`
+	UserID  string `json:"userId"`
 	Admin   bool   `json:"admin"`
 	TokenID string `json:"tokenId"`
 	Kind    string `json:"kind"`
@@ -119,6 +138,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/docs/{id}/diff", s.authed(anyUser, s.doc(s.diff)))
 	mux.HandleFunc("GET /v1/docs/{id}/blocks/{block}/history", s.authed(anyUser, s.doc(s.history)))
 	mux.HandleFunc("POST /v1/docs/{id}/restore", s.authed(anyUser, s.doc(s.restore)))
+	mux.HandleFunc("PUT /v1/docs/{id}/owner", s.authed(adminOnly, s.doc(s.chown)))
 	mux.HandleFunc("GET /v1/fsck", s.authed(adminOnly, s.fsck))
 	mux.HandleFunc("POST /v1/admin/gc", s.authed(adminOnly, s.gc))
 	mux.HandleFunc("GET "+UsagePath, s.authed(adminOnly, s.usage))
@@ -134,6 +154,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/tokens", s.authed(adminOnly, s.listTokens))
 	mux.HandleFunc("POST /v1/tokens", s.authed(adminOnly, s.addToken))
 	mux.HandleFunc("DELETE /v1/tokens/{ref}", s.authed(adminOnly, s.revokeToken))
+
+	s.publishingRoutes(mux)
 
 	mux.HandleFunc("/v1/sync", s.syncEndpoint)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -207,7 +229,7 @@ func (s *Server) syncEndpoint(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
 	p := principal(r)
-	writeJSON(w, http.StatusOK, Whoami{User: p.User, Admin: p.Admin, TokenID: p.TokenID, Kind: p.Kind})
+	writeJSON(w, http.StatusOK, Whoami{User: p.User, UserID: p.UserID, Admin: p.Admin, TokenID: p.TokenID, Kind: p.Kind})
 }
 
 // doc checks that the caller may see document {id}; another user's
@@ -221,7 +243,7 @@ func (s *Server) doc(h func(w http.ResponseWriter, r *http.Request, p auth.Princ
 			s.fail(w, r, err)
 			return
 		}
-		if !p.Admin && owner != p.User {
+		if !owns(p, owner) {
 			s.fail(w, r, &repo.NotFoundError{What: "document", Name: id})
 			return
 		}
@@ -255,12 +277,27 @@ func decode(r *http.Request, v any) error {
 
 func (s *Server) listDocs(w http.ResponseWriter, r *http.Request) {
 	p := principal(r)
-	owner := p.User
+	owner := p.UserID
 	if p.Admin {
-		owner = r.URL.Query().Get("owner")
+		owner = ""
+		if name := r.URL.Query().Get("owner"); name != "" {
+			u, err := s.auth.GetUser(r.Context(), name)
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			owner = u.ID
+		}
 	}
-	docs, err := s.repo.ListDocs(r.Context(), owner)
-	if err != nil {
+	var docs []repo.DocInfo
+	if owner != "" || p.Admin {
+		var err error
+		if docs, err = s.repo.ListDocs(r.Context(), owner); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	if err := s.ownerNames(r.Context(), docs); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -270,6 +307,22 @@ func (s *Server) listDocs(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, docs)
 }
 
+// ownerNames fills in the names of the documents' owners; a document whose
+// owner no longer exists keeps an empty name.
+func (s *Server) ownerNames(ctx context.Context, docs []repo.DocInfo) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	names, err := s.auth.Names(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range docs {
+		docs[i].OwnerName = names[docs[i].Owner]
+	}
+	return nil
+}
+
 func (s *Server) createDoc(w http.ResponseWriter, r *http.Request) {
 	p := principal(r)
 	var req CreateRequest
@@ -277,13 +330,24 @@ func (s *Server) createDoc(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	owner := p.User
+	if req.ID != "" && !p.Admin {
+		// Refused whether or not the id is taken: an author learns nothing
+		// about other users' documents from creating one.
+		s.fail(w, r, errs.E(errs.Forbidden, "document ids are chosen by the server; only an admin may choose one: leave the id out"))
+		return
+	}
+	owner := p.UserID
 	if req.Owner != "" && req.Owner != p.User {
 		if !p.Admin {
 			s.fail(w, r, errs.E(errs.Forbidden, "only an admin may create a document for another user"))
 			return
 		}
-		owner = req.Owner
+		u, err := s.auth.GetUser(r.Context(), req.Owner)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		owner = u.ID
 	}
 	body := flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion}
 	if len(req.Body) > 0 && string(req.Body) != "null" {
@@ -294,7 +358,8 @@ func (s *Server) createDoc(w http.ResponseWriter, r *http.Request) {
 		}
 		body = d
 	}
-	v, err := s.repo.CreateDoc(r.Context(), repo.CreateParams{ID: req.ID, Owner: owner, Attrs: req.Attrs, Body: body, Message: req.Message})
+	v, err := s.repo.CreateDoc(r.Context(), repo.CreateParams{ID: req.ID, Owner: owner, Author: p.User,
+		Attrs: req.Attrs, Body: body, Message: req.Message})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -309,7 +374,68 @@ func (s *Server) getDoc(w http.ResponseWriter, r *http.Request, _ auth.Principal
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, d)
+	ds := []repo.DocInfo{d}
+	if err := s.ownerNames(r.Context(), ds); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ds[0])
+}
+
+// chown reassigns a document to another user (admins only): the way a
+// deleted user's documents, which belong to nobody, get an owner again.
+// The change is logged and appended to the document's stream; editors of
+// the previous owner lose the document at once.
+func (s *Server) chown(w http.ResponseWriter, r *http.Request, p auth.Principal, doc string) {
+	var req ChownRequest
+	if err := decode(r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.User == "" {
+		s.fail(w, r, errs.E(errs.Invalid, "chown needs the new owner's user name"))
+		return
+	}
+	res, err := Chown(r.Context(), s.repo, s.auth, doc, req.User, p.User)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if res.Changed {
+		s.log.Info("document owner changed", "doc", doc, "from", res.Previous, "to", res.Owner,
+			"to_name", res.OwnerName, "by", p.User)
+		if rc, ok := s.sync.(rechecker); ok {
+			if n := rc.Recheck(doc); n > 0 {
+				s.log.Info("closed the previous owner's sync connections", "doc", doc, "connections", n)
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// Chown reassigns doc to the user named user on behalf of actor: the one
+// implementation behind PUT /v1/docs/{id}/owner and the CLI's direct mode.
+// Errors: auth.ErrNotFound (no such user), *repo.NotFoundError.
+func Chown(ctx context.Context, rp *repo.Repo, as *auth.Store, doc, user, actor string) (ChownResponse, error) {
+	u, err := as.GetUser(ctx, user)
+	if err != nil {
+		return ChownResponse{}, err
+	}
+	prevID, err := rp.DocOwner(doc)
+	if err != nil {
+		return ChownResponse{}, err
+	}
+	prevName := ""
+	if prevID != "" {
+		if pu, err := as.UserByID(ctx, prevID); err == nil {
+			prevName = pu.Name
+		}
+	}
+	prev, err := rp.Chown(ctx, repo.ChownParams{Doc: doc, Owner: u.ID, OwnerName: u.Name, PrevName: prevName, Actor: actor})
+	if err != nil {
+		return ChownResponse{}, err
+	}
+	return ChownResponse{Doc: doc, Owner: u.ID, OwnerName: u.Name, Previous: prev, Changed: prev != u.ID}, nil
 }
 
 func (s *Server) getDraft(w http.ResponseWriter, r *http.Request, _ auth.Principal, doc string) {
@@ -359,7 +485,7 @@ func (s *Server) saveDraft(w http.ResponseWriter, r *http.Request, p auth.Princi
 	s.m.saveLatency.Observe(time.Since(start).Seconds())
 	s.m.saves.WithLabelValues("ok").Inc()
 	if res.Version != nil {
-		s.m.checkpoints.WithLabelValues(req.Seal).Inc()
+		s.m.checkpoints.WithLabelValues(reasonLabel(req.Seal)).Inc()
 	}
 	writeJSON(w, http.StatusOK, res)
 }
@@ -381,7 +507,7 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request, p auth.Princ
 		return
 	}
 	if created {
-		s.m.checkpoints.WithLabelValues(req.Reason).Inc()
+		s.m.checkpoints.WithLabelValues(reasonLabel(req.Reason)).Inc()
 	}
 	writeJSON(w, http.StatusOK, CheckpointResponse{Version: v, Created: created})
 }
@@ -545,7 +671,7 @@ func (s *Server) addUser(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("user added", "user", u.Name, "role", u.Role, "by", principal(r).User)
-	writeJSON(w, http.StatusCreated, IssuedResponse{User: u.Name, Role: u.Role, Token: it.Secret, Info: it.Token})
+	writeJSON(w, http.StatusCreated, IssuedResponse{User: u.Name, UserID: u.ID, Role: u.Role, Token: it.Secret, Info: it.Token})
 }
 
 func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
@@ -555,7 +681,8 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.log.Info("user deleted", "user", name, "tokens_revoked", len(toks), "by", principal(r).User)
+	s.log.Info("user deleted; their documents belong to nobody until an admin reassigns them (folio doc chown)",
+		"user", name, "tokens_revoked", len(toks), "by", principal(r).User)
 	if toks == nil {
 		toks = []auth.Token{}
 	}
@@ -591,7 +718,7 @@ func (s *Server) addToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("token added", "user", it.User, "token", it.ID, "kind", it.Kind, "by", principal(r).User)
-	writeJSON(w, http.StatusCreated, IssuedResponse{User: it.User, Role: u.Role, Token: it.Secret, Info: it.Token})
+	writeJSON(w, http.StatusCreated, IssuedResponse{User: it.User, UserID: u.ID, Role: u.Role, Token: it.Secret, Info: it.Token})
 }
 
 func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {

@@ -20,7 +20,7 @@ func BenchmarkHTTPSave(b *testing.B) {
 	e := newEnv(b, nil)
 	const clients = 4
 	for k := 0; k < clients; k++ {
-		e.ok("POST", "/v1/docs", e.ann, CreateRequest{ID: fmt.Sprintf("b%d", k), Attrs: flowdoc.Attributes{Title: "B"}, Body: doc(para("p1", "x"), para("p2", "y"))}, nil)
+		e.ok("POST", "/v1/docs", e.admin, CreateRequest{ID: fmt.Sprintf("b%d", k), Owner: "ann", Attrs: flowdoc.Attributes{Title: "B"}, Body: doc(para("p1", "x"), para("p2", "y"))}, nil)
 	}
 	b.ResetTimer()
 	var wg sync.WaitGroup

@@ -2,11 +2,22 @@
 // docs/api.md), /healthz, /metrics, and the mount point of the WebSocket
 // sync server at /v1/sync.
 //
-// Every endpoint except /healthz and /metrics needs "Authorization: Bearer
-// <token>" (package auth). An author sees and changes only their own
+// Every endpoint except /healthz, /metrics and the public API under
+// /v1/public needs "Authorization: Bearer <token>" (package auth). An author sees and changes only their own
 // documents: another user's document is answered exactly as a missing one
-// (404, code not_found, the same message), so ids do not leak. Admins see
-// every document and manage users and tokens. Backup tokens may only read.
+// (404, code not_found, the same message), so ids do not leak; for the same
+// reason document ids are chosen by the server, and only admins may choose
+// one. Ownership is by user id, never by name; admins reassign documents
+// (PUT /v1/docs/{id}/owner, Chown). Admins see every document and manage
+// users and tokens. Backup tokens may only read.
+//
+// Connections (Serve): a listener gate caps the connections open at once,
+// in all and per client address, closing the oldest connection on which no
+// request has authenticated to make room, and answering 503 only when
+// every other connection has; headers, bodies and idle connections have
+// deadlines; an answer given before a body was read closes its connection
+// without reading the rest. Metric labels come from fixed sets, never from
+// what clients send. docs/api.md, Connections, has the numbers.
 //
 // Errors are JSON objects {"error": {"code": ..., "kind": ..., "message":
 // ...}}: the kind, the status and the code come from package errs (the
@@ -20,6 +31,18 @@
 // The read side of the CLI goes through here too: exports of packs, heads
 // and git streams (statistics in HTTP trailers), the usage report and the
 // AI check, which the daemon runs with its own configuration.
+//
+// Publishing (publish.go, public.go): the authenticated publish,
+// unpublish, visibility, category and tag endpoints over package
+// internal/repo/publish, and the public read API without a token. Every
+// article a visitor may not read is answered by publicMissing, from the
+// requested slug alone, so that private, password-protected, draft-only,
+// unpublished and unknown articles are byte-identical 404s. Rendered
+// representations are cached by version (renderCache, an LRU bounded by
+// bytes); the publication check runs on every request before it.
+// The attributes assistant (attrs.go) is served over HTTP and, through
+// syncAttrs, over the socket, by one function (SuggestAttrs); the reading
+// assistant (reading.go) streams Server-Sent Events.
 //
 // Lifecycle: New wires the handlers; Serve runs on a listener; Shutdown
 // stops accepting, lets requests in flight finish (a draft save that began

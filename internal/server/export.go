@@ -112,7 +112,10 @@ func (s *Server) visibleDocs(ctx context.Context, p auth.Principal, asked []stri
 		}
 		return asked, nil
 	}
-	own, err := s.repo.ListDocs(ctx, p.User)
+	if p.UserID == "" {
+		return []string{}, nil // owns nothing (ListDocs("") would list all)
+	}
+	own, err := s.repo.ListDocs(ctx, p.UserID)
 	if err != nil {
 		return nil, err
 	}

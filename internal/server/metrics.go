@@ -1,6 +1,9 @@
 package server
 
 import (
+	"strconv"
+
+	"github.com/foliodev/folio/objstore"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -20,6 +23,41 @@ type metrics struct {
 	revoked     prometheus.Counter
 	backupPacks prometheus.Counter
 	backupBytes prometheus.Counter
+	connections *prometheus.GaugeVec
+	connRefused *prometheus.CounterVec
+	connEvicted prometheus.Counter
+}
+
+// Every label value comes from a fixed set, whatever a client sends: a
+// label made of client input (a method, a path) would grow /metrics and
+// the registry's memory by one series per distinct value, for ever.
+
+// methodLabel is r.Method when it is one the API knows, else "other".
+func methodLabel(m string) string {
+	switch m {
+	case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS":
+		return m
+	}
+	return "other"
+}
+
+// codeLabel is an HTTP status as a label: the statuses a handler can
+// write, "other" for anything outside 100-599.
+func codeLabel(code int) string {
+	if code < 100 || code > 599 {
+		return "other"
+	}
+	return strconv.Itoa(code)
+}
+
+// reasonLabel is a checkpoint reason or version kind as a label.
+func reasonLabel(r string) string {
+	switch r {
+	case "create", "restore", objstore.ReasonIdle, objstore.ReasonMaxDuration, objstore.ReasonAI,
+		objstore.ReasonPublish, objstore.ReasonLeave, objstore.ReasonManual, objstore.ReasonRecovery:
+		return r
+	}
+	return "other"
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -51,9 +89,22 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "folio_backup_packs_total", Help: "Packs served to backup pulls."}),
 		backupBytes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "folio_backup_pack_bytes_total", Help: "Bytes of the packs served to backup pulls."}),
+		connections: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "folio_http_connections", Help: "Open client connections, by state: untrusted (no request authenticated yet) or trusted."},
+			[]string{"state"}),
+		connRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "folio_http_connections_refused_total", Help: "Connections answered 503 and closed at accept, by the cap they met (total, per_address)."},
+			[]string{"reason"}),
+		connEvicted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "folio_http_connections_evicted_total", Help: "Unauthenticated connections closed to make room for new ones."}),
 	}
+	m.connections.WithLabelValues("untrusted")
+	m.connections.WithLabelValues("trusted")
+	m.connRefused.WithLabelValues("total")
+	m.connRefused.WithLabelValues("per_address")
 	for _, c := range []prometheus.Collector{m.requests, m.duration, m.inFlight, m.saves, m.saveLatency,
-		m.checkpoints, m.conflicts, m.authFail, m.revoked, m.backupPacks, m.backupBytes} {
+		m.checkpoints, m.conflicts, m.authFail, m.revoked, m.backupPacks, m.backupBytes,
+		m.connections, m.connRefused, m.connEvicted} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,10 +18,13 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/assistant"
+	"github.com/foliodev/folio/assistant/attrs"
+	"github.com/foliodev/folio/assistant/reading"
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/repo/publish"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -62,7 +66,43 @@ type Config struct {
 	// (assistant.Gateway.Check), for admins at POST /v1/admin/ai/check;
 	// nil: the endpoint answers disabled.
 	AICheck func(ctx context.Context, cat quota.Category, prompt string, onText func(string)) (*assistant.CheckReport, error)
+
+	// Connections (Serve only; docs/config.md). MaxConns caps the client
+	// connections open at once (default 1,024) and MaxConnsPerAddr those
+	// of one client address (default 128; an IPv6 client's /64); negative:
+	// no cap. When a cap is met the oldest connection on which no request
+	// has authenticated yet is closed to make room, and only when there is
+	// none is the new one answered 503 and closed.
+	MaxConns        int
+	MaxConnsPerAddr int
+	// ReadHeaderTimeout bounds the time to read a request's headers
+	// (default 10 s); ReadTimeout the time from the start of a request to
+	// the last byte of its body (default 2 min: at the default body limit
+	// of 33 MiB, about 280 KiB/s); IdleTimeout how long a kept-alive
+	// connection may wait for its next request (default 2 min). WebSocket
+	// connections are exempt once upgraded: the sync server keeps its own
+	// hello, ping and write deadlines.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	IdleTimeout       time.Duration
+
+	// Attrs and Reading are the attributes and reading assistants; nil
+	// answers attributes_disabled / reading_disabled (publishing and the
+	// public API work without them).
+	Attrs   *attrs.Service
+	Reading *reading.Service
+	// SiteTitle names the Atom feed ("" : "Folio").
+	SiteTitle string
 }
+
+// Defaults of the connection limits.
+const (
+	DefaultMaxConns          = 1024
+	DefaultMaxConnsPerAddr   = 128
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 2 * time.Minute
+	DefaultIdleTimeout       = 2 * time.Minute
+)
 
 // Server serves the HTTP API. Create it with New.
 type Server struct {
@@ -75,6 +115,8 @@ type Server struct {
 	maxBody int64
 	handler http.Handler
 
+	pub         *publish.Store
+	rendered    *renderCache
 	sync        SyncService // nil when no sync service is mounted
 	stopRevoke  func()
 	closing     atomic.Bool
@@ -102,7 +144,23 @@ func New(cfg Config) (*Server, error) {
 	if cfg.CheckpointMax == 0 {
 		cfg.CheckpointMax = 10 * time.Minute
 	}
-	s := &Server{cfg: cfg, repo: cfg.Repo, auth: cfg.Auth, log: cfg.Logger, reg: cfg.Registry, maxBody: cfg.MaxBody}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.MaxConnsPerAddr == 0 {
+		cfg.MaxConnsPerAddr = DefaultMaxConnsPerAddr
+	}
+	if cfg.ReadHeaderTimeout <= 0 {
+		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	s := &Server{cfg: cfg, repo: cfg.Repo, auth: cfg.Auth, log: cfg.Logger, reg: cfg.Registry, maxBody: cfg.MaxBody,
+		pub: publish.New(cfg.Repo, nil), rendered: newRenderCache(renderCacheBytes)}
 	if s.maxBody <= 0 {
 		s.maxBody = 2*int64(cfg.Repo.Limits().MaxBytes) + 1<<20
 		if cfg.Repo.Limits().MaxBytes <= 0 {
@@ -127,6 +185,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: sync service: %w", err)
 	}
 	s.sync = svc
+	rep, err := s.repo.MigrateOwners(context.Background(), s.auth)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	if !rep.Done {
+		s.log.Info("document owners are user ids now", "documents_migrated", rep.Docs, "orphaned", rep.Orphaned)
+	}
 	s.stopRevoke = s.auth.OnRevoke(s.revoked)
 	s.handler = s.routes()
 	return s, nil
@@ -157,15 +222,24 @@ func (s *Server) revoked(tokenID string) {
 	s.log.Info("token revoked", "token", tokenID, "closed_connections", n)
 }
 
-// Serve accepts connections on ln until Shutdown. It returns nil after a
-// graceful Shutdown and the listener's error otherwise.
+// Serve accepts connections on ln until Shutdown, within the connection
+// caps and deadlines of the Config. It returns nil after a graceful
+// Shutdown and the listener's error otherwise.
 func (s *Server) Serve(ln net.Listener) error {
+	g := newGate(max(s.cfg.MaxConns, 0), max(s.cfg.MaxConnsPerAddr, 0), s.m)
 	srv := &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		// No ReadTimeout: it would also cut the background read net/http
+		// keeps after a body is read, cancelling a long answer (a backup
+		// pack); observe bounds each body instead. No WriteTimeout: packs
+		// and WebSocket streams are long; unauthenticated answers are
+		// small and the connection is closed after them.
+		IdleTimeout: s.cfg.IdleTimeout,
+		ConnContext: withConn,
+		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	ln = &gatedListener{Listener: ln, g: g}
 	s.httpMu.Lock()
 	if s.closing.Load() {
 		s.httpMu.Unlock()
@@ -283,7 +357,11 @@ func (s *Server) Authenticate(ctx context.Context, token string) (auth.Principal
 	if token == "" {
 		return auth.Principal{}, auth.ErrUnauthenticated
 	}
-	return s.auth.Authenticate(ctx, token)
+	p, err := s.auth.Authenticate(ctx, token)
+	if err == nil {
+		trustConn(ctx) // the connection it came on is not pushed out any more
+	}
+	return p, err
 }
 
 // CanAccess reports whether p may read and change document doc. It is
@@ -294,27 +372,48 @@ func (s *Server) CanAccess(_ context.Context, p auth.Principal, doc string) bool
 	if err != nil {
 		return false
 	}
-	return p.Admin || owner == p.User
+	return owns(p, owner)
+}
+
+// owns reports whether p may reach a document whose owner is the user id
+// owner: an admin always, an author only their own. Owners are user ids,
+// never names, so a later user of a deleted user's name owns nothing of
+// theirs; a document of nobody ("" or a deleted user's id) is admins' only.
+func owns(p auth.Principal, owner string) bool {
+	return p.Admin || (owner != "" && owner == p.UserID)
 }
 
 // recorder captures the status of a response; it passes Hijack and
-// Flush through so that WebSocket upgrades work behind it.
+// Flush through so that WebSocket upgrades work behind it. body, when
+// set, is the request's body: an answer that begins before it was read to
+// the end closes the connection (see WriteHeader).
 type recorder struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
+	body   *deadlineBody
 }
 
+// WriteHeader closes the connection after an answer given before the
+// request's body was read to its end (a refusal: unauthenticated, unknown
+// endpoint, forbidden), and reads no more of it: net/http would otherwise
+// read and discard up to 256 KiB of what remains before closing, which
+// lets a client that trickles its body hold the connection for as long as
+// it likes.
 func (w *recorder) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
+		if w.body != nil && !w.body.done() {
+			w.Header().Set("Connection", "close")
+			w.body.abandon()
+		}
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *recorder) Write(b []byte) (int, error) {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.WriteHeader(http.StatusOK)
 	}
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += int64(n)
@@ -358,6 +457,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			s.active.Add(1)
 			defer func() { s.active.Add(-1); s.m.inFlight.Dec() }()
 		}
+		if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+			rec.body = s.bodyDeadline(w, r.Body, start)
+			r.Body = rec.body
+		}
 		next.ServeHTTP(rec, r)
 		if rec.status == 0 {
 			rec.status = http.StatusOK
@@ -369,9 +472,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		} else if i := strings.IndexByte(route, ' '); i >= 0 {
 			route = route[i+1:]
 		}
-		s.m.requests.WithLabelValues(r.Method, route, fmt.Sprint(rec.status)).Inc()
+		// route is a pattern of the mux (a fixed set) or "unmatched".
+		method := methodLabel(r.Method)
+		s.m.requests.WithLabelValues(method, route, codeLabel(rec.status)).Inc()
 		if !upgrade {
-			s.m.duration.WithLabelValues(r.Method, route).Observe(d.Seconds())
+			s.m.duration.WithLabelValues(method, route).Observe(d.Seconds())
 		}
 		lvl := slog.LevelInfo
 		if rec.status >= 500 {
@@ -389,6 +494,42 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		s.log.LogAttrs(r.Context(), lvl, "http request", attrs...)
 	})
 }
+
+// bodyDeadline bounds the reading of a request body: it must have arrived
+// ReadTimeout after the request began, or reads fail and the request with
+// them. The deadline is lifted at the body's end, because net/http then
+// reads on in the background to notice a client leaving, and a deadline
+// there would cancel a long answer.
+func (s *Server) bodyDeadline(w http.ResponseWriter, body io.ReadCloser, start time.Time) *deadlineBody {
+	rc := http.NewResponseController(w)
+	b := &deadlineBody{ReadCloser: body, deadline: func(time.Time) {}}
+	if err := rc.SetReadDeadline(start.Add(s.cfg.ReadTimeout)); err == nil {
+		b.deadline = func(t time.Time) { _ = rc.SetReadDeadline(t) }
+	} // else: not a connection net/http serves (a test recorder)
+	return b
+}
+
+// deadlineBody lifts the read deadline once its body is read to the end.
+type deadlineBody struct {
+	io.ReadCloser
+	deadline func(time.Time) // sets the connection's read deadline
+	eof      atomic.Bool
+}
+
+// abandon makes every further read of the body fail at once: the request
+// was answered and its connection is closing.
+func (b *deadlineBody) abandon() { b.deadline(time.Unix(1, 0)) }
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.eof.Swap(true) {
+		b.deadline(time.Time{})
+	}
+	return n, err
+}
+
+// done reports whether the body was read to its end.
+func (b *deadlineBody) done() bool { return b.eof.Load() }
 
 // writeJSON writes v with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -417,6 +558,10 @@ func (s *Server) writeError(w http.ResponseWriter, e Error) {
 	switch k {
 	case errs.Unauthenticated:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="folio"`)
+		// Close the connection after the answer instead of reading the
+		// rest of a body nobody will use: a client without a token gets
+		// nothing more from this connection and holds it no longer.
+		w.Header().Set("Connection", "close")
 	case errs.Conflict:
 		s.m.conflicts.Inc()
 	}
@@ -462,6 +607,12 @@ func (s *Server) authed(level int, h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if s.closing.Load() && r.Method != http.MethodGet && level != readsOnly {
+			if err := s.repo.DB().Failure(); err != nil {
+				// The store failed while this request was being
+				// authenticated: say so, as to every request after.
+				s.fail(w, r, err)
+				return
+			}
 			s.fail(w, r, errs.E(errs.Unavailable, "the daemon is shutting down; retry when it is back"))
 			return
 		}

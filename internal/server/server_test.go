@@ -147,6 +147,16 @@ func (e *env) ok(method, path, token string, body, out any) {
 	}
 }
 
+// id returns the user id of user name.
+func (e *env) id(name string) string {
+	e.t.Helper()
+	u, err := e.auth.GetUser(context.Background(), name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return u.ID
+}
+
 func errOf(t testing.TB, data []byte) Error {
 	t.Helper()
 	var eb ErrorBody
@@ -219,10 +229,11 @@ func TestAuthFailures(t *testing.T) {
 func TestOtherUsersDocumentLooksMissing(t *testing.T) {
 	e := newEnv(t, nil)
 	var v repo.VersionInfo
-	e.ok("POST", "/v1/docs", e.ann, CreateRequest{ID: "annsdoc", Attrs: flowdoc.Attributes{Title: "Ann's"}, Body: doc(para("p1", "hello"))}, &v)
-	if v.Author != "ann" || v.Label != "v1.r0" {
+	e.ok("POST", "/v1/docs", e.ann, CreateRequest{Attrs: flowdoc.Attributes{Title: "Ann's"}, Body: doc(para("p1", "hello"))}, &v)
+	if v.Author != "ann" || v.Label != "v1.r0" || len(v.Doc) != 16 {
 		t.Fatalf("created %+v", v)
 	}
+	annsdoc := v.Doc
 	paths := []struct{ method, suffix string }{
 		{"GET", ""}, {"GET", "/draft"}, {"GET", "/log"}, {"GET", "/versions/head"}, {"GET", "/versions/v1.r0"},
 		{"GET", "/diff?from=v1.r0&to=v1.r0"}, {"GET", "/blocks/p1/history"},
@@ -230,16 +241,16 @@ func TestOtherUsersDocumentLooksMissing(t *testing.T) {
 	}
 	bodies := map[string]any{"/draft": SaveRequest{BaseSeq: 1, Body: doc(para("p1", "x"))}, "/checkpoint": CheckpointRequest{}, "/restore": RestoreRequest{Label: "v1.r0"}}
 	for _, p := range paths {
-		st1, b1 := e.call(p.method, "/v1/docs/annsdoc"+p.suffix, e.bob, bodies[p.suffix])
+		st1, b1 := e.call(p.method, "/v1/docs/"+annsdoc+p.suffix, e.bob, bodies[p.suffix])
 		st2, b2 := e.call(p.method, "/v1/docs/nosuchdoc"+p.suffix, e.bob, bodies[p.suffix])
-		b2 = bytes.ReplaceAll(b2, []byte("nosuchdoc"), []byte("annsdoc"))
+		b2 = bytes.ReplaceAll(b2, []byte("nosuchdoc"), []byte(annsdoc))
 		if st1 != 404 || st1 != st2 || !bytes.Equal(b1, b2) {
 			t.Errorf("%s %s: other's %d %s; missing %d %s", p.method, p.suffix, st1, b1, st2, b2)
 		}
 		// The owner and an admin can.
 		if p.method == "GET" {
-			e.ok("GET", "/v1/docs/annsdoc"+p.suffix, e.ann, nil, nil)
-			e.ok("GET", "/v1/docs/annsdoc"+p.suffix, e.admin, nil, nil)
+			e.ok("GET", "/v1/docs/"+annsdoc+p.suffix, e.ann, nil, nil)
+			e.ok("GET", "/v1/docs/"+annsdoc+p.suffix, e.admin, nil, nil)
 		}
 	}
 	// Lists: an author sees only their own, an admin all.
@@ -249,12 +260,12 @@ func TestOtherUsersDocumentLooksMissing(t *testing.T) {
 		t.Fatalf("bob lists %v", docs)
 	}
 	e.ok("GET", "/v1/docs", e.admin, nil, &docs)
-	if len(docs) != 1 || docs[0].Owner != "ann" {
+	if len(docs) != 1 || docs[0].Owner != e.id("ann") || docs[0].OwnerName != "ann" {
 		t.Fatalf("admin lists %v", docs)
 	}
 	// Nothing bob sent changed ann's document.
 	var d repo.Draft
-	e.ok("GET", "/v1/docs/annsdoc/draft", e.ann, nil, &d)
+	e.ok("GET", "/v1/docs/"+annsdoc+"/draft", e.ann, nil, &d)
 	if d.Seq != 1 {
 		t.Fatalf("ann's draft changed: seq %d", d.Seq)
 	}
@@ -263,15 +274,16 @@ func TestOtherUsersDocumentLooksMissing(t *testing.T) {
 func TestDocumentEndpoints(t *testing.T) {
 	e := newEnv(t, nil)
 	tok := e.ann
-	e.ok("POST", "/v1/docs", tok, CreateRequest{ID: "d1", Attrs: flowdoc.Attributes{Title: "One"}, Body: doc(para("p1", "one"), para("p2", "two"))}, nil)
-	er := e.wantErr("POST", "/v1/docs", tok, CreateRequest{ID: "d1", Attrs: flowdoc.Attributes{Title: "Again"}}, 409, "conflict")
+	// An admin chooses the id and the owner.
+	e.ok("POST", "/v1/docs", e.admin, CreateRequest{ID: "d1", Owner: "ann", Attrs: flowdoc.Attributes{Title: "One"}, Body: doc(para("p1", "one"), para("p2", "two"))}, nil)
+	er := e.wantErr("POST", "/v1/docs", e.admin, CreateRequest{ID: "d1", Attrs: flowdoc.Attributes{Title: "Again"}}, 409, "conflict")
 	if !strings.Contains(er.Message, "already exists") {
 		t.Fatalf("duplicate: %+v", er)
 	}
 
 	var info repo.DocInfo
 	e.ok("GET", "/v1/docs/d1", tok, nil, &info)
-	if info.Title != "One" || info.Head != "v1.r0" || info.Owner != "ann" {
+	if info.Title != "One" || info.Head != "v1.r0" || info.Owner != e.id("ann") || info.OwnerName != "ann" {
 		t.Fatalf("doc %+v", info)
 	}
 	var d repo.Draft
@@ -374,7 +386,7 @@ func TestDocumentEndpoints(t *testing.T) {
 
 func TestReadOnlyAndLimits(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxBody = 4 << 10 })
-	e.ok("POST", "/v1/docs", e.ann, CreateRequest{ID: "d1", Attrs: flowdoc.Attributes{Title: "T"}}, nil)
+	e.ok("POST", "/v1/docs", e.admin, CreateRequest{ID: "d1", Owner: "ann", Attrs: flowdoc.Attributes{Title: "T"}}, nil)
 	// A backup token reads but never writes.
 	e.ok("GET", "/v1/docs/d1/log", e.backup, nil, nil)
 	e.wantErr("POST", "/v1/docs/d1/checkpoint", e.backup, CheckpointRequest{}, 403, "read_only")
@@ -468,7 +480,7 @@ func TestSyncMountAndShutdown(t *testing.T) {
 func TestRequestLogAndMetrics(t *testing.T) {
 	var buf lockedBuf
 	e := newEnv(t, func(c *Config) { c.Logger = slog.New(slog.NewJSONHandler(&buf, nil)) })
-	e.ok("POST", "/v1/docs", e.ann, CreateRequest{ID: "d1", Attrs: flowdoc.Attributes{Title: "T"}, Body: doc(para("p1", "a"))}, nil)
+	e.ok("POST", "/v1/docs", e.admin, CreateRequest{ID: "d1", Owner: "ann", Attrs: flowdoc.Attributes{Title: "T"}, Body: doc(para("p1", "a"))}, nil)
 	b := para("p1", "b")
 	e.ok("POST", "/v1/docs/d1/draft", e.ann, SaveRequest{BaseSeq: 1, Changes: []repo.DraftChange{{Op: "upsert", Block: &b}}, Seal: "manual"}, nil)
 	e.wantErr("POST", "/v1/docs/d1/draft", e.ann, SaveRequest{BaseSeq: 1, Changes: []repo.DraftChange{{Op: "upsert", Block: &b}}}, 409, "conflict")

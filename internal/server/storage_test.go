@@ -20,7 +20,7 @@ import (
 func newFaultEnv(t *testing.T) (*env, *faultfs.FS) {
 	fs := faultfs.New(vfs.Default)
 	e := newEnvRepo(t, repo.Options{KV: kv.Options{FS: fs, MinFree: 64 << 20}}, nil)
-	e.ok("POST", "/v1/docs", e.ann, CreateRequest{ID: "d1", Attrs: flowdoc.Attributes{Title: "One"}, Body: doc(para("p1", "one"))}, nil)
+	e.ok("POST", "/v1/docs", e.admin, CreateRequest{ID: "d1", Owner: "ann", Attrs: flowdoc.Attributes{Title: "One"}, Body: doc(para("p1", "one"))}, nil)
 	return e, fs
 }
 

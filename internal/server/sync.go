@@ -29,6 +29,14 @@ type SyncService interface {
 
 var _ SyncService = (*syncproto.Server)(nil)
 
+// rechecker is a SyncService that can withdraw a document from the
+// connections that may no longer reach it (after its owner changed).
+type rechecker interface {
+	Recheck(doc string) int
+}
+
+var _ rechecker = (*syncproto.Server)(nil)
+
 // SyncFactory builds the sync service from the daemon's parts. The
 // Server calls it once in New; a nil service leaves /v1/sync answering
 // 503 unavailable.
@@ -57,6 +65,7 @@ func MountSync(d SyncDeps) (SyncService, error) {
 		Events:            syncproto.StoreEvents{Store: r.DB(), Hub: r.Hub()},
 		Auth:              syncAuth{s},
 		Access:            syncAuth{s},
+		Attrs:             syncAttrs{s},
 		Logger:            s.Logger().With("part", "sync"),
 		Metrics:           m,
 		MaxFrame:          cfg.MaxFrame,
@@ -73,11 +82,11 @@ func MountSync(d SyncDeps) (SyncService, error) {
 type syncAuth struct{ s *Server }
 
 func principalOf(p auth.Principal) syncproto.Principal {
-	return syncproto.Principal{User: p.User, Admin: p.Admin, TokenID: p.TokenID, ReadOnly: p.ReadOnly()}
+	return syncproto.Principal{User: p.User, UserID: p.UserID, Admin: p.Admin, TokenID: p.TokenID, ReadOnly: p.ReadOnly()}
 }
 
 func authPrincipal(p syncproto.Principal) auth.Principal {
-	ap := auth.Principal{User: p.User, Admin: p.Admin, TokenID: p.TokenID}
+	ap := auth.Principal{User: p.User, UserID: p.UserID, Admin: p.Admin, TokenID: p.TokenID}
 	if p.ReadOnly {
 		ap.Kind = auth.KindBackup
 	}

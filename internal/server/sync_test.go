@@ -67,7 +67,7 @@ func closedWith(t *testing.T, c *client.Client, within time.Duration) *client.Cl
 func TestSyncRevokeClosesLiveSessions(t *testing.T) {
 	le := newLiveEnv(t)
 	ctx := context.Background()
-	le.ok("POST", "/v1/docs", le.ann, CreateRequest{ID: "d1", Attrs: flowdoc.Attributes{Title: "T"}, Body: doc(para("p1", "a"))}, nil)
+	le.ok("POST", "/v1/docs", le.admin, CreateRequest{ID: "d1", Owner: "ann", Attrs: flowdoc.Attributes{Title: "T"}, Body: doc(para("p1", "a"))}, nil)
 	var iss IssuedResponse
 	le.ok("POST", "/v1/tokens", le.admin, TokenRequest{User: "ann"}, &iss)
 
@@ -119,7 +119,7 @@ func TestSyncRevokeClosesLiveSessions(t *testing.T) {
 func TestSyncShutdownSealsAndClosesResumably(t *testing.T) {
 	le := newLiveEnv(t)
 	ctx := context.Background()
-	le.ok("POST", "/v1/docs", le.ann, CreateRequest{ID: "d1", Attrs: flowdoc.Attributes{Title: "T"}, Body: doc(para("p1", "a"))}, nil)
+	le.ok("POST", "/v1/docs", le.admin, CreateRequest{ID: "d1", Owner: "ann", Attrs: flowdoc.Attributes{Title: "T"}, Body: doc(para("p1", "a"))}, nil)
 	c := le.dial(t, le.ann)
 	snap, err := c.Open(ctx, "d1")
 	if err != nil {

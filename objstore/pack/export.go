@@ -30,10 +30,13 @@ func NewStores(db *kv.DB) Stores {
 	return Stores{DB: db, Objects: objstore.New(db), Refs: refs.New(db)}
 }
 
-// DocPrefix and HeadSuffix frame a document's head ref: "docs/<id>/head".
+// DocPrefix and HeadSuffix frame a document's head ref: "docs/<id>/head";
+// PublishedSuffix its published ref, "docs/<id>/published" (the version
+// the public sees, an ancestor of the head or the head).
 const (
-	DocPrefix  = "docs/"
-	HeadSuffix = "/head"
+	DocPrefix       = "docs/"
+	HeadSuffix      = "/head"
+	PublishedSuffix = "/published"
 )
 
 // HeadRef returns the name of document doc's head ref.
@@ -50,6 +53,15 @@ func DocOfRef(name string) (string, bool) {
 		return "", false
 	}
 	return doc, true
+}
+
+// DocOfPublishedRef returns the document id of a published ref name, or
+// false when name is not of the form "docs/<id>/published".
+func DocOfPublishedRef(name string) (string, bool) {
+	if !strings.HasSuffix(name, PublishedSuffix) {
+		return "", false
+	}
+	return DocOfRef(strings.TrimSuffix(name, PublishedSuffix) + HeadSuffix)
 }
 
 // ExportOptions choose what Export writes.
@@ -119,7 +131,9 @@ func chooseHeads(s Stores, docs []string) ([]Ref, error) {
 			return nil, fmt.Errorf("pack: list refs: %w", err)
 		}
 		for _, n := range names {
-			if _, ok := DocOfRef(n); ok {
+			_, head := DocOfRef(n)
+			_, published := DocOfPublishedRef(n)
+			if head || published {
 				out = append(out, Ref{Name: n, ID: vals[n]})
 			}
 		}
@@ -140,6 +154,12 @@ func chooseHeads(s Stores, docs []string) ([]Ref, error) {
 			return nil, err
 		}
 		out = append(out, Ref{Name: name, ID: id})
+		pub := DocPrefix + d + PublishedSuffix
+		if pid, err := s.Refs.Get(pub); err == nil {
+			out = append(out, Ref{Name: pub, ID: pid})
+		} else if !errors.Is(err, refs.ErrNotFound) {
+			return nil, err
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

@@ -139,8 +139,9 @@ func GitBranch(branch string) (string, error) {
 // docs/<name>.json (VersionJSON of the version). <name> is the head
 // version's slug when it is a safe file name used by no other exported
 // document, else the document id; it stays fixed over the document's
-// history. The stream is deterministic: the same store gives the same
-// commits. Memory holds one (id, seq, time) per version, not bodies.
+// history. A document's published version (its docs/<id>/published ref)
+// is the lightweight tag refs/tags/published/<id> on that version's commit.
+// The stream is deterministic: the same store gives the same commits. Memory holds one (id, seq, time) per version, not bodies.
 func ExportGit(ctx context.Context, s Stores, w io.Writer, o GitOptions) (GitStats, error) {
 	st := GitStats{Paths: map[string]string{}}
 	branch, err := GitBranch(o.Branch)
@@ -153,8 +154,15 @@ func ExportGit(ctx context.Context, s Stores, w io.Writer, o GitOptions) (GitSta
 	}
 	var queues []*docQueue
 	slugs := map[string]int{}
+	published := map[string]objstore.ID{} // document -> its published version
 	for _, h := range heads {
-		doc, _ := DocOfRef(h.Name)
+		doc, ok := DocOfRef(h.Name)
+		if !ok {
+			if pd, ok := DocOfPublishedRef(h.Name); ok {
+				published[pd] = h.ID
+			}
+			continue
+		}
 		q, slug, err := docHistory(ctx, s.Objects, doc, h.ID)
 		if err != nil {
 			return st, err
@@ -181,6 +189,10 @@ func ExportGit(ctx context.Context, s Stores, w io.Writer, o GitOptions) (GitSta
 	st.Docs = len(queues)
 	bw := bufio.NewWriterSize(w, 256<<10)
 	cache := blockCache{}
+	marks := map[objstore.ID]int{} // commit mark of each published version
+	for _, id := range published {
+		marks[id] = 0
+	}
 	h := commitHeap(queues)
 	heap.Init(&h)
 	for h.Len() > 0 {
@@ -193,11 +205,26 @@ func ExportGit(ctx context.Context, s Stores, w io.Writer, o GitOptions) (GitSta
 			return st, err
 		}
 		st.Commits++
+		if _, ok := marks[gv.id]; ok {
+			marks[gv.id] = st.Commits
+		}
 		q.next++
 		if q.next == len(q.vs) {
 			heap.Pop(&h)
 		} else {
 			heap.Fix(&h, 0)
+		}
+	}
+	// Each published version is the tag refs/tags/published/<doc>, in
+	// document order so that the stream stays deterministic.
+	docs := make([]string, 0, len(published))
+	for d := range published {
+		docs = append(docs, d)
+	}
+	sort.Strings(docs)
+	for _, d := range docs {
+		if m := marks[published[d]]; m > 0 {
+			fmt.Fprintf(bw, "reset refs/tags/published/%s\nfrom :%d\n\n", d, m)
 		}
 	}
 	if _, err := bw.WriteString("done\n"); err != nil {

@@ -229,7 +229,7 @@ func stageAndMove(ctx context.Context, s Stores, pr *Reader, o ImportOptions, re
 		res.Refs = append(res.Refs, p.RefResult)
 		if p.Action == RefCreated || p.Action == RefForwarded || p.Action == RefSet {
 			ups = append(ups, refs.Update{Name: p.Name, Old: p.Old, New: p.New})
-			if o.Into == "" {
+			if o.Into == "" && !p.published {
 				moved = append(moved, p.doc)
 				if o.Index != nil {
 					if err := o.Index(ctx, b, p.doc, p.New); err != nil {
@@ -260,7 +260,8 @@ func stageAndMove(ctx context.Context, s Stores, pr *Reader, o ImportOptions, re
 // refPlan is what Import intends for one ref of the pack.
 type refPlan struct {
 	RefResult
-	doc string
+	doc       string
+	published bool // a published ref, not a head
 }
 
 // planRefs checks the pack's ref names and decides what can already be
@@ -271,8 +272,12 @@ func planRefs(s Stores, packRefs []Ref, into string) ([]refPlan, error) {
 	var plan []refPlan
 	for _, r := range packRefs {
 		doc, ok := DocOfRef(r.Name)
+		published := false
 		if !ok {
-			return nil, fmt.Errorf("%w: the pack carries ref %q, which is not a document head (docs/<id>/head)", ErrRefused, r.Name)
+			if doc, ok = DocOfPublishedRef(r.Name); !ok {
+				return nil, fmt.Errorf("%w: the pack carries ref %q, which is neither a document head (docs/<id>/head) nor a published ref (docs/<id>/published)", ErrRefused, r.Name)
+			}
+			published = true
 		}
 		name := r.Name
 		if into != "" {
@@ -282,7 +287,7 @@ func planRefs(s Stores, packRefs []Ref, into string) ([]refPlan, error) {
 		if err != nil && !errors.Is(err, refs.ErrNotFound) {
 			return nil, err
 		}
-		p := refPlan{RefResult: RefResult{Name: name, Old: cur, New: r.ID}, doc: doc}
+		p := refPlan{RefResult: RefResult{Name: name, Old: cur, New: r.ID}, doc: doc, published: published}
 		plan = append(plan, p)
 	}
 	if err := decide(s, plan, into, false); err != nil {

@@ -20,9 +20,11 @@ var _ syncproto.Authenticator = (*Auth)(nil)
 // NewAuth returns an empty token table.
 func NewAuth() *Auth { return &Auth{tokens: map[string]syncproto.Principal{}} }
 
-// Add registers token for user; the token id is "tok-" + token.
+// Add registers token for user; the token id is "tok-" + token. In this
+// environment a user's name is also its id (documents are created with
+// owner user).
 func (a *Auth) Add(token, user string, admin bool) syncproto.Principal {
-	p := syncproto.Principal{User: user, Admin: admin, TokenID: "tok-" + token}
+	p := syncproto.Principal{User: user, UserID: user, Admin: admin, TokenID: "tok-" + token}
 	a.mu.Lock()
 	a.tokens[token] = p
 	a.mu.Unlock()
@@ -31,7 +33,7 @@ func (a *Auth) Add(token, user string, admin bool) syncproto.Principal {
 
 // AddReadOnly registers a read-only token (a backup token) for user.
 func (a *Auth) AddReadOnly(token, user string) syncproto.Principal {
-	p := syncproto.Principal{User: user, TokenID: "tok-" + token, ReadOnly: true}
+	p := syncproto.Principal{User: user, UserID: user, TokenID: "tok-" + token, ReadOnly: true}
 	a.mu.Lock()
 	a.tokens[token] = p
 	a.mu.Unlock()
@@ -82,7 +84,7 @@ func (a *Access) AllowStream(name, user string) {
 // CanAccess implements syncproto.Access.
 func (a *Access) CanAccess(_ context.Context, p syncproto.Principal, doc string) bool {
 	owner, err := a.Repo.DocOwner(doc)
-	return err == nil && (owner == p.User || p.Admin)
+	return err == nil && (p.Admin || owner != "" && owner == p.UserID)
 }
 
 // CanReadStream implements syncproto.Access.

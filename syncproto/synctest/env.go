@@ -107,9 +107,10 @@ func (e *Env) Close() {
 	e.cleanup()
 }
 
-// CreateDoc creates document id of owner with body.
+// CreateDoc creates document id of owner (a user of Auth: its name is
+// its id here) with body.
 func (e *Env) CreateDoc(id, owner string, body flowdoc.Document) error {
-	_, err := e.Repo.CreateDoc(context.Background(), repo.CreateParams{ID: id, Owner: owner,
+	_, err := e.Repo.CreateDoc(context.Background(), repo.CreateParams{ID: id, Owner: owner, Author: owner,
 		Attrs: flowdoc.Attributes{Title: "Document " + id}, Body: body})
 	return err
 }

@@ -1,0 +1,278 @@
+package flowdoc
+
+import (
+	"html"
+	"strconv"
+	"strings"
+)
+
+// RenderHTML renders d as an HTML fragment for a public page. It is
+// written from the typed blocks, not through Markdown and an HTML
+// sanitizer: a document holds no HTML, so every text and attribute value
+// is escaped here and no markup can come from the document. URLs are
+// checked again against the document URL policy (see url.go) when they
+// are written — a stored version made under an older rule or imported
+// from a pack still cannot put a javascript: or data: URL on the page —
+// and a URL that fails is written as text, not as a link or a source.
+//
+// The output holds no script, style or event-handler attribute. Links get
+// rel="nofollow noopener noreferrer"; embeds are links (no iframes: a
+// page that frames third parties is a choice for the site's templates).
+// Equations are written as their LaTeX in <span class="math"> / <div
+// class="math"> for a client-side typesetter. Block ids become data-block
+// attributes so that a page can address a passage (the reading
+// assistant's selection).
+func RenderHTML(d Document) string {
+	var w htmlWriter
+	w.blocks(d.Blocks)
+	return w.sb.String()
+}
+
+type htmlWriter struct{ sb strings.Builder }
+
+func (w *htmlWriter) s(s string)   { w.sb.WriteString(s) }
+func (w *htmlWriter) esc(s string) { w.sb.WriteString(html.EscapeString(s)) }
+
+func (w *htmlWriter) blocks(bs []Block) {
+	for i := range bs {
+		w.block(bs[i])
+	}
+}
+
+func (w *htmlWriter) open(tag string, b Block, class string) {
+	w.s("<" + tag)
+	if b.ID != "" && ValidID(b.ID) {
+		w.s(` data-block="`)
+		w.esc(b.ID)
+		w.s(`"`)
+	}
+	if class != "" {
+		w.s(` class="` + class + `"`)
+	}
+	w.s(">")
+}
+
+func (w *htmlWriter) block(b Block) {
+	a := attrsOf(b)
+	switch b.Type {
+	case Paragraph:
+		w.open("p", b, "")
+		w.runs(b.RichText)
+		w.s("</p>\n")
+	case Heading:
+		tag := "h" + strconv.Itoa(min(max(a.Level, 1), 4)+1) // the page's title is the h1
+		w.open(tag, b, "")
+		w.runs(b.RichText)
+		w.s("</" + tag + ">\n")
+	case Quote:
+		w.open("blockquote", b, "")
+		w.s("<p>")
+		w.runs(b.RichText)
+		w.s("</p></blockquote>\n")
+	case Callout:
+		w.open("aside", b, "callout")
+		if a.Icon != "" {
+			w.s(`<span class="callout-icon">`)
+			w.esc(a.Icon)
+			w.s("</span> ")
+		}
+		w.runs(b.RichText)
+		w.s("</aside>\n")
+	case List:
+		tag := "ul"
+		if a.Ordered {
+			tag = "ol"
+		}
+		w.open(tag, b, "")
+		w.items(b.Items, tag)
+		w.s("</" + tag + ">\n")
+	case Code:
+		w.open("pre", b, "")
+		w.s("<code")
+		if lang := cssIdent(a.Language); lang != "" {
+			w.s(` class="language-` + lang + `"`)
+		}
+		w.s(">")
+		w.esc(a.Text)
+		w.s("</code></pre>\n")
+	case Equation:
+		w.open("div", b, "math")
+		w.esc(a.Latex)
+		w.s("</div>\n")
+	case Media:
+		w.open("figure", b, "")
+		ok := checkResource(a.Src) == ""
+		switch {
+		case ok && a.Kind == "video":
+			w.s(`<video controls preload="metadata" src="`)
+			w.esc(a.Src)
+			w.s(`"></video>`)
+		case ok:
+			w.s(`<img loading="lazy" src="`)
+			w.esc(a.Src)
+			w.s(`" alt="`)
+			w.esc(a.Alt)
+			w.s(`">`)
+		default:
+			w.esc(firstNonEmpty(a.Alt, a.Caption))
+		}
+		if a.Caption != "" {
+			w.s("<figcaption>")
+			w.esc(a.Caption)
+			w.s("</figcaption>")
+		}
+		w.s("</figure>\n")
+	case Table:
+		w.open("table", b, "")
+		rows := b.Rows
+		if a.Header && len(rows) > 0 {
+			w.s("<thead>")
+			w.row(rows[0], "th")
+			w.s("</thead>")
+			rows = rows[1:]
+		}
+		w.s("<tbody>")
+		for _, r := range rows {
+			w.row(r, "td")
+		}
+		w.s("</tbody></table>\n")
+	case Details:
+		w.open("details", b, "")
+		w.s("<summary>")
+		w.runs(b.RichText)
+		w.s("</summary>\n")
+		w.blocks(b.Children)
+		w.s("</details>\n")
+	case Columns:
+		w.open("div", b, "columns")
+		for _, c := range b.Cols {
+			w.s(`<div class="column">`)
+			w.blocks(c.Blocks)
+			w.s("</div>")
+		}
+		w.s("</div>\n")
+	case Bookmark:
+		w.open("p", b, "bookmark")
+		w.link(a.URL, firstNonEmpty(a.Title, a.URL), false)
+		if a.Description != "" {
+			w.s(" — ")
+			w.esc(a.Description)
+		}
+		w.s("</p>\n")
+	case File:
+		w.open("p", b, "file")
+		w.link(a.Src, firstNonEmpty(a.Name, a.Src), false)
+		if a.Size > 0 {
+			w.s(" (" + html.EscapeString(humanSize(a.Size)) + ")")
+		}
+		w.s("</p>\n")
+	case Embed:
+		w.open("p", b, "embed")
+		label := a.URL
+		if a.Provider != "" {
+			label = a.Provider + ": " + a.URL
+		}
+		w.link(a.URL, label, false)
+		w.s("</p>\n")
+	default:
+		w.open("p", b, "")
+		w.runs(b.RichText)
+		w.s("</p>\n")
+	}
+}
+
+func (w *htmlWriter) items(items []ListItem, tag string) {
+	for _, it := range items {
+		w.s("<li>")
+		w.runs(it.RichText)
+		if len(it.Items) > 0 {
+			w.s("<" + tag + ">")
+			w.items(it.Items, tag)
+			w.s("</" + tag + ">")
+		}
+		w.s("</li>")
+	}
+}
+
+func (w *htmlWriter) row(r TableRow, cell string) {
+	w.s("<tr>")
+	for _, c := range r.Cells {
+		w.s("<" + cell + ">")
+		w.runs(c)
+		w.s("</" + cell + ">")
+	}
+	w.s("</tr>")
+}
+
+// link writes an anchor to u when u passes the link policy (resource
+// policy when resource is set), else the label as text.
+func (w *htmlWriter) link(u, label string, resource bool) {
+	bad := checkLink(u)
+	if resource {
+		bad = checkResource(u)
+	}
+	if bad != "" {
+		w.esc(label)
+		return
+	}
+	w.s(`<a href="`)
+	w.esc(u)
+	w.s(`" rel="nofollow noopener noreferrer">`)
+	w.esc(label)
+	w.s("</a>")
+}
+
+func (w *htmlWriter) runs(runs []Run) {
+	for _, r := range sanitizeRuns(runs) {
+		if r.Equation != "" {
+			w.s(`<span class="math">`)
+			w.esc(r.Equation)
+			w.s("</span>")
+			continue
+		}
+		var open, close strings.Builder
+		for _, m := range r.Marks {
+			tag := map[Mark]string{Bold: "strong", Italic: "em", Underline: "u", Strike: "s", CodeMark: "code"}[m]
+			if tag == "" {
+				continue
+			}
+			open.WriteString("<" + tag + ">")
+			close.WriteString("</" + tag + ">")
+		}
+		// Marks close in reverse order of opening.
+		closing := reverseTags(close.String())
+		linked := r.Link != "" && checkLink(r.Link) == ""
+		if linked {
+			w.s(`<a href="`)
+			w.esc(r.Link)
+			w.s(`" rel="nofollow noopener noreferrer">`)
+		}
+		w.s(open.String())
+		w.esc(r.Text)
+		w.s(closing)
+		if linked {
+			w.s("</a>")
+		}
+	}
+}
+
+// reverseTags reverses a sequence of closing tags "</a></b>" -> "</b></a>".
+func reverseTags(s string) string {
+	parts := strings.SplitAfter(s, ">")
+	var b strings.Builder
+	for i := len(parts) - 1; i >= 0; i-- {
+		b.WriteString(parts[i])
+	}
+	return b.String()
+}
+
+// cssIdent keeps the characters of a code language that are safe in a
+// class name.
+func cssIdent(s string) string {
+	return strings.Map(func(c rune) rune {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '+' || c == '#' {
+			return c
+		}
+		return -1
+	}, s)
+}

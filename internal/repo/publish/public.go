@@ -1,0 +1,236 @@
+package publish
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/objstore"
+	"github.com/foliodev/folio/refs"
+)
+
+// The public reads see only published articles a visitor may read: public
+// ones, and password-protected ones with the right password. Everything
+// else — private, password-protected without the right password, never
+// published, unpublished, unknown — is the same error (NotFound), built
+// from the request alone so that it says nothing the visitor did not send.
+
+// NotFound is the public API's error for an article a visitor may not read.
+func NotFound(slug string) error {
+	return errs.C(errs.NotFound, CodeArticleNotFound, "no published article %q", slug)
+}
+
+// Article is a published article as the public reads it.
+type Article struct {
+	Publication
+	Body flowdoc.Document `json:"body"`
+}
+
+// ArticleBySlug returns the published article with slug, when a visitor
+// presenting password ("" for none) may read it; NotFound(slug) otherwise.
+// A password-protected article with a wrong password, a missing article
+// with a password and a public one with a password cost the same: one
+// password check.
+func (s *Store) ArticleBySlug(ctx context.Context, slug, password string) (*Article, error) {
+	pub, vis, err := s.PublicationBySlug(ctx, slug, password)
+	if err != nil {
+		return nil, err
+	}
+	body, err := s.Body(ctx, pub)
+	if err != nil {
+		return nil, err
+	}
+	pub.Visibility = vis
+	return &Article{Publication: pub, Body: body}, nil
+}
+
+// PublicationBySlug is ArticleBySlug without the body: the publication
+// and its visibility, for a caller that caches bodies by version.
+func (s *Store) PublicationBySlug(ctx context.Context, slug, password string) (Publication, string, error) {
+	if err := ctx.Err(); err != nil {
+		return Publication{}, "", err
+	}
+	miss := func() (Publication, string, error) {
+		if password != "" {
+			checkPassword(decoyHash(), password)
+		}
+		return Publication{}, "", NotFound(slug)
+	}
+	if !validSlug(slug) {
+		return miss()
+	}
+	id, err := s.refs.Get(SlugRef(slug))
+	if errors.Is(err, refs.ErrNotFound) {
+		return miss()
+	}
+	if err != nil {
+		return Publication{}, "", err
+	}
+	v, err := s.objs.GetVersion(id)
+	if err != nil {
+		return Publication{}, "", err
+	}
+	var pub Publication
+	ok, err := getRec(s.db.DB, pubKey(v.Doc), &pub)
+	if err != nil {
+		return Publication{}, "", err
+	}
+	if !ok || pub.Version != id || pub.Slug != slug {
+		return miss() // an unpublish or republish committed meanwhile
+	}
+	vis, _, err := s.loadVis(pub.Doc)
+	if err != nil {
+		return Publication{}, "", err
+	}
+	switch vis.Visibility {
+	case Public:
+		if password != "" {
+			checkPassword(decoyHash(), password)
+		}
+	case Password:
+		if password == "" || !checkPassword(vis.Hash, password) {
+			return Publication{}, "", NotFound(slug)
+		}
+	default:
+		return miss()
+	}
+	pub.Visibility = vis.Visibility
+	return pub, vis.Visibility, nil
+}
+
+// Body materializes a publication's version.
+func (s *Store) Body(ctx context.Context, pub Publication) (flowdoc.Document, error) {
+	snap, err := s.repo.Show(ctx, pub.Doc, pub.Label)
+	if err != nil {
+		return flowdoc.Document{}, repoErr(err)
+	}
+	if snap.Info.Hash != pub.Version {
+		return flowdoc.Document{}, errs.E(errs.Corrupt, "document %s: label %s is not the published version %s", pub.Doc, pub.Label, pub.Version.Short())
+	}
+	return snap.Body, nil
+}
+
+func validSlug(s string) bool {
+	if s == "" || len(s) > 200 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// ListQuery selects a page of the public list.
+type ListQuery struct {
+	Category string
+	Tag      string
+	// Limit is the page size (1..MaxPage; 0: DefaultPage).
+	Limit int
+	// Cursor continues after the last article of a previous page.
+	Cursor string
+}
+
+// Page sizes of the public list.
+const (
+	DefaultPage = 20
+	MaxPage     = 100
+	// maxScan bounds the index entries one page reads (entries of
+	// articles that are not public are skipped).
+	maxScan = 5000
+)
+
+// Page is one page of the public list, newest first.
+type Page struct {
+	Articles []Publication `json:"articles"`
+	// Next continues the list; "" on the last page.
+	Next string `json:"next,omitempty"`
+}
+
+// PublicList lists published public articles, newest first (by first
+// publication), optionally of one category or tag.
+func (s *Store) PublicList(ctx context.Context, q ListQuery) (Page, error) {
+	if q.Limit == 0 {
+		q.Limit = DefaultPage
+	}
+	if q.Limit < 1 || q.Limit > MaxPage {
+		return Page{}, errs.E(errs.Invalid, "limit %d: want 1..%d", q.Limit, MaxPage)
+	}
+	if q.Category != "" && q.Tag != "" {
+		return Page{}, errs.E(errs.Invalid, "filter by category or by tag, not both")
+	}
+	prefix := kv.TableKey("publ", "")
+	switch {
+	case q.Category != "":
+		prefix = catListPrefix(q.Category)
+	case q.Tag != "":
+		prefix = tagListPrefix(q.Tag)
+	}
+	lower := prefix
+	if q.Cursor != "" {
+		c, err := hex.DecodeString(q.Cursor)
+		if err != nil || len(c) < 9 || len(c) > 9+64 || c[8] != 0 {
+			return Page{}, errs.E(errs.Invalid, "cursor %q is not one this API returned", q.Cursor)
+		}
+		lower = append(append([]byte{}, prefix...), c...)
+		lower = append(lower, 0) // strictly after it
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: kv.PrefixEnd(prefix)})
+	if err != nil {
+		return Page{}, err
+	}
+	defer it.Close()
+	page := Page{Articles: []Publication{}}
+	scanned := 0
+	var last []byte
+	for it.First(); it.Valid(); it.Next() {
+		if err := ctx.Err(); err != nil {
+			return Page{}, err
+		}
+		if len(page.Articles) == q.Limit || scanned == maxScan {
+			page.Next = hex.EncodeToString(last)
+			break
+		}
+		scanned++
+		rest := it.Key()[len(prefix):]
+		last = append(last[:0], rest...)
+		if len(rest) < 10 {
+			continue
+		}
+		doc := string(rest[9:])
+		var pub Publication
+		ok, err := getRec(s.db.DB, pubKey(doc), &pub)
+		if err != nil {
+			return Page{}, err
+		}
+		if !ok {
+			continue
+		}
+		vis, _, err := s.loadVis(doc)
+		if err != nil {
+			return Page{}, err
+		}
+		if vis.Visibility != Public {
+			continue
+		}
+		pub.Visibility = vis.Visibility
+		page.Articles = append(page.Articles, pub)
+	}
+	return page, it.Error()
+}
+
+// PublishedVersion returns the version document doc's published ref names,
+// zero when it is not published (for log marks).
+func (s *Store) PublishedVersion(doc string) (objstore.ID, error) {
+	id, err := s.refs.Get(repo.PublishedRef(doc))
+	if errors.Is(err, refs.ErrNotFound) {
+		return objstore.ID{}, nil
+	}
+	return id, err
+}
