@@ -13,7 +13,7 @@ import (
 
 // BenchmarkGenerate50 generates a persona version (style, learning,
 // memory, one synced batch, index outbox applied) from 50 published
-// articles of about 3,000 characters each. The first generation extracts
+// articles of about 1,500 characters each. The first generation extracts
 // the memory observations; later ones reuse them.
 //
 //	go test -run '^$' -bench Generate50 -benchtime 10x ./persona

@@ -17,8 +17,10 @@ func BenchmarkBuild50(b *testing.B) {
 	base := corpus(b, "plain", 50, 0)
 	for i, d := range base {
 		blocks := []string{"h:第一部分"}
-		for _, bl := range d.Blocks {
-			blocks = append(blocks, "p:"+bl.Text+"我在2019年去了北京，后来又回到上海。为什么？因为我想写 Go 代码！")
+		for k := 0; k < 4; k++ {
+			for _, bl := range d.Blocks {
+				blocks = append(blocks, "p:"+bl.Text+"我在2019年去了北京，后来又回到上海。为什么？因为我想写 Go 代码！")
+			}
 		}
 		blocks = append(blocks, "l:第一项", "l:第二项", "q:"+strings.Repeat("引用", 20), "h:第二部分")
 		docs = append(docs, doc(b, fmt.Sprintf("a%d", i), blocks...))
