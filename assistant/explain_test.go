@@ -76,7 +76,7 @@ func TestExplainTheWholeChain(t *testing.T) {
 	}
 	// A version made by hand says so.
 	w.save(doc, para("p1", "by hand"))
-	v, _, _ := w.repo.Checkpoint(ctx, doc, objstore.ReasonIdle, "author-a", "")
+	v, _, _ := w.repo.Seal(ctx, doc, objstore.ReasonIdle, "author-a")
 	h, err := w.svc.Explain(ctx, authorA, doc, v.Label)
 	if err != nil || !h.ByHand || h.Run != nil || !strings.Contains(h.Note, "made by hand: checkpoint (idle) by author-a") {
 		t.Fatalf("by hand: %+v %v", h, err)

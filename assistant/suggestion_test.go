@@ -323,7 +323,7 @@ func TestEditedAfterAccept(t *testing.T) {
 	if obs, _ := w.svc.Observations(ctx, sg.ID); len(obs) != 1 {
 		t.Fatal("an observation before the checkpoint")
 	}
-	v, _, err := w.repo.Checkpoint(ctx, doc, objstore.ReasonIdle, "author-a", "")
+	v, _, err := w.repo.Seal(ctx, doc, objstore.ReasonIdle, "author-a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestEditedAfterAccept(t *testing.T) {
 	}
 	// The window closed: later edits record nothing more.
 	w.save(doc, para("p2", "later"))
-	w.repo.Checkpoint(ctx, doc, objstore.ReasonIdle, "author-a", "")
+	w.repo.Seal(ctx, doc, objstore.ReasonIdle, "author-a")
 	if obs, _ := w.svc.Observations(ctx, sg.ID); len(obs) != 2 {
 		t.Fatalf("observations after the window: %+v", obs)
 	}

@@ -1012,6 +1012,7 @@ func probeProblems(t *testing.T) []flowdoc.Problem {
 		}
 	}
 	parse([]byte{'{', 0xff, '}'})
+	parse([]byte(`{"blocks":[{"id":"p","type":"paragraph","richText":[{"text":"\ud83d"}]}]}`))
 	parse([]byte(`{"blocks":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`))
 	out = append(out, flowdoc.Validate(flowdoc.Document{Blocks: []flowdoc.Block{para("\xff")}}, flowdoc.DefaultLimits)...)
 	long := flowdoc.Block{ID: "p", Type: flowdoc.Paragraph, RichText: []flowdoc.Run{{Text: "x",
@@ -1032,6 +1033,7 @@ func probeProblems(t *testing.T) []flowdoc.Problem {
 	for _, a := range []flowdoc.Attributes{
 		{Title: strings.Repeat("t", 513), Summary: strings.Repeat("s", 4097), Visibility: "secret",
 			Tags: make([]string, 65)},
+		{Title: "Notes\x1b[2J", Slug: strings.Repeat("s", 129), Category: strings.Repeat("c", 129)},
 	} {
 		var ve *flowdoc.ValidationError
 		if err := saveAttrs(t, a); errors.As(err, &ve) {

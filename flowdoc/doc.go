@@ -19,8 +19,15 @@
 //
 // # Reading outside input
 //
-// Parse decodes JSON strictly (unknown fields and wrong JSON types are
-// problems with their JSON path). Normalize then sanitizes (Sanitize: merges
+// Parse decodes JSON strictly (unknown fields, wrong JSON types and fields
+// given twice are problems with their JSON path; invalid UTF-8 and lone
+// surrogate escapes are refused rather than turned into U+FFFD). It is a
+// Reader, which transports also use to decode whole requests as they
+// stream in: it builds values directly (never a generic tree of the
+// input), and counts blocks, runs, list items and table cells against
+// DecodeLimits, stopping with a *LimitError at the first one passed, so
+// memory follows the limits rather than what the input claims. CheckJSON
+// applies the same text rules to JSON of any schema. Normalize then sanitizes (Sanitize: merges
 // adjacent runs with equal marks and link, drops unknown marks, orders marks
 // canonically, removes empty runs and empty values) and validates (Validate:
 // every problem, each as "path: rule", e.g.

@@ -175,6 +175,10 @@ func TestParseStrict(t *testing.T) {
 		{`{"blocks":[]}x`, "$: unexpected data after the document"},
 		{`{"blocks":[{"id":"a","id":"b","type":"paragraph"}]}`, "blocks[0].id: duplicate field"},
 		{"{\"blocks\":[{\"id\":\"a\xff\"}]}", "$: input is not valid UTF-8"},
+		{`{"blocks":[{"id":"\ud800"}]}`, "$: a \\u escape is half of a UTF-16 surrogate pair (a lone surrogate is not a character)"},
+		{`{"blocks":[{"id":"\udc00\ud800"}]}`, "$: a \\u escape is half of a UTF-16 surrogate pair (a lone surrogate is not a character)"},
+		{`{"blocks":[{"id":"\ud800\u0041"}]}`, "$: a \\u escape is half of a UTF-16 surrogate pair (a lone surrogate is not a character)"},
+		{`{"blocks":[{"id":"\ud83d\ude00","type":"paragraph"}]}`, ""},
 		{`{"blocks":[{"id":"a"`, "$: not JSON: unexpected end of input"},
 		{strings.Repeat("[", 5000) + strings.Repeat("]", 5000), "$: not JSON: nesting deeper than 100 levels"},
 	}

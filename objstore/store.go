@@ -122,6 +122,36 @@ func (s *Store) Put(b *pebble.Batch, k Kind, data []byte) (ID, error) {
 	return s.put(b, k, data, nil)
 }
 
+// Encoded is an object hashed and encoded for storage ahead of its Put,
+// so that a writer can do that work (proportional to the object's size)
+// before it takes any lock. Only objects stored whole (not versions, which
+// may be stored as deltas, nor transactions) can be Encoded.
+type Encoded struct {
+	ID     ID
+	kind   Kind
+	stored []byte
+}
+
+// Encode hashes data, canonical bytes of kind k, and encodes its stored
+// form. k must not be KindVersion or KindTxn.
+func Encode(k Kind, data []byte) Encoded {
+	return Encoded{ID: Sum(k, data), kind: k, stored: EncodeStored(k, data)}
+}
+
+// PutEncoded is Put of an object made by Encode: it adds the object to b
+// unless the store already has it.
+func (s *Store) PutEncoded(b *pebble.Batch, e Encoded) error {
+	if e.kind == KindVersion || e.kind == KindTxn || e.stored == nil {
+		return fmt.Errorf("objstore: PutEncoded of a %s object", e.kind)
+	}
+	s.db.Touch(Key(e.ID)) // a collection in progress must keep it (see kv.DB.WritePass)
+	has, err := s.Has(e.ID)
+	if err != nil || has {
+		return err
+	}
+	return b.Set(Key(e.ID), e.stored, nil)
+}
+
 // PutVersion encodes v and adds it to b; it returns the version's id. See
 // Put for how it is stored; put v's transaction first, in the same batch,
 // so that it can be stored compactly.
@@ -500,6 +530,30 @@ func EncodeStored(k Kind, data []byte) []byte {
 	out := make([]byte, 2, 2+len(data))
 	out[0], out[1] = codecRaw, byte(k)
 	return append(out, data...)
+}
+
+// ReadDepth says what reading a stored value involves, so that a reader of
+// many objects (fsck) can order its reads to read each once: 0 for an
+// object stored whole, readable on its own; the chain depth (>= 1) for a
+// version stored as a delta, readable cheaply once its first parent was
+// read; -1 for a transaction stored by reference to its version, readable
+// cheaply once that version (and its first parent) were. A malformed
+// value is 0: reading it reports the problem.
+func ReadDepth(stored []byte) int {
+	if len(stored) < 2 {
+		return 0
+	}
+	switch stored[0] {
+	case codecDelta:
+		h, err := parseDeltaHeader(stored)
+		if err != nil {
+			return 0
+		}
+		return int(min(h.depth, maxChain))
+	case codecTxnOf:
+		return -1
+	}
+	return 0
 }
 
 // DecodeStored is the inverse of EncodeStored. It cannot decode codecs 2

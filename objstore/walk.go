@@ -321,42 +321,93 @@ func (s *Store) resolveRef(id ID, codec byte, ref [refLen]byte) (ID, error) {
 // to b and returns ErrDeltaBase naming both. Since a delta's base is always
 // its version's first parent and a compact transaction's version is the
 // version that names it, deleting only unreachable objects never trips the
-// rule. Delete scans every object's header once, so gc should call it once
-// with the whole set. Writers that may add versions on top of ids must not
-// run until b commits (gc deletes only what nothing reaches, which no new
-// version can name as its parent).
+// rule.
+//
+// Delete scans every object's header once and reads no object, except a
+// version stored whole that a remaining compact transaction is stored
+// against (to learn its first parent); gc should call it once with the
+// whole set. Runs of ids that are consecutive in the store's key order
+// are deleted with one range deletion each. The caller must keep writers
+// out until b commits (kv.DB.Exclusive): a key written meanwhile inside
+// such a run would be deleted with it, and writers that may add versions
+// on top of ids must not run either.
 func (s *Store) Delete(b *pebble.Batch, ids []ID) error {
 	del := make(map[ID]bool, len(ids))
 	for _, id := range ids {
 		del[id] = true
 	}
+	type txnRef struct{ id, version ID }
+	var txns []txnRef
+	firstParents := map[ID]ID{} // versions stored as deltas: their base is their first parent
+	var order []ID              // every object, in key order
+	var dead []bool
 	err := s.ForEach(func(id ID, info StoredInfo) error {
-		if del[id] || info.Base.IsZero() {
+		order = append(order, id)
+		dead = append(dead, del[id])
+		if info.Base.IsZero() {
+			return nil
+		}
+		if info.Codec == codecDelta {
+			firstParents[id] = info.Base
+		}
+		if del[id] {
 			return nil
 		}
 		if del[info.Base] {
 			return fmt.Errorf("%w: %s %s is stored against %s", ErrDeltaBase, info.Kind, id.Short(), info.Base.Short())
 		}
-		if info.Codec != codecTxnOf {
-			return nil
-		}
-		// A compact transaction also reads its version's first parent.
-		_, vdata, err := s.Get(info.Base)
-		if err != nil {
-			return fmt.Errorf("txn %s: %w", id.Short(), err)
-		}
-		if p, ok := firstParent(vdata); ok && del[p] {
-			return fmt.Errorf("%w: txn %s is stored against the parent %s of version %s", ErrDeltaBase, id.Short(), p.Short(), info.Base.Short())
+		if info.Codec == codecTxnOf {
+			txns = append(txns, txnRef{id, info.Base})
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		if err := b.Delete(Key(id), nil); err != nil {
-			return err
+	// A compact transaction also reads its version's first parent.
+	for _, t := range txns {
+		p, ok := firstParents[t.version]
+		if !ok {
+			_, vdata, err := s.Get(t.version) // stored whole: one read
+			if err != nil {
+				return fmt.Errorf("txn %s: %w", t.id.Short(), err)
+			}
+			p, ok = firstParent(vdata)
 		}
+		if ok && del[p] {
+			return fmt.Errorf("%w: txn %s is stored against the parent %s of version %s", ErrDeltaBase, t.id.Short(), p.Short(), t.version.Short())
+		}
+	}
+	for i := 0; i < len(order); {
+		if !dead[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(order) && dead[j] {
+			j++
+		}
+		if j-i >= minRangeDelete {
+			// [first dead, first object after the run): nothing else lives there.
+			end := kv.PrefixEnd([]byte(kv.PrefixObject))
+			if j < len(order) {
+				end = Key(order[j])
+			}
+			if err := b.DeleteRange(Key(order[i]), end, nil); err != nil {
+				return err
+			}
+		} else {
+			for k := i; k < j; k++ {
+				if err := b.Delete(Key(order[k]), nil); err != nil {
+					return err
+				}
+			}
+		}
+		i = j
 	}
 	return nil
 }
+
+// minRangeDelete is the shortest run of dead objects deleted with one
+// range deletion rather than a deletion each.
+const minRangeDelete = 8

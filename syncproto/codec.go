@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
+	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/bounded"
+	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/repo"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -96,6 +100,13 @@ type jsonEvent struct {
 }
 
 func (jsonCodec) Decode(p []byte, allowEvents bool) (Message, error) {
+	// encoding/json keeps the last of two members and turns invalid text
+	// into U+FFFD; refuse both first, as the HTTP API does, with the same
+	// error (code invalid) naming the paths.
+	var ve *flowdoc.ValidationError
+	if err := flowdoc.CheckJSON(p); errors.As(err, &ve) && !notJSON(ve) {
+		return nil, &DecodeError{Code: CodeBadMessage, ID: peekJSONID(p), Err: repo.InvalidRequest(ve)}
+	}
 	if !utf8.Valid(p) {
 		return nil, &DecodeError{Code: CodeBadMessage, Err: errors.New("frame is not valid UTF-8 JSON")}
 	}
@@ -118,10 +129,47 @@ func (jsonCodec) Decode(p []byte, allowEvents bool) (Message, error) {
 		return &Event{Envelope: je.Envelope, Stream: je.Stream, Cursor: je.Cursor, Time: je.Time,
 			Data: nil, raw: je.Data, codec: JSONCodec}, nil
 	}
-	if err := bounded.UnmarshalJSON(p, m); err != nil {
-		return nil, &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: fmt.Errorf("%s: %v", env.Type, err)}
+	strict := env.Type == TypeSave
+	if err := jsonDecode(p, m, strict); err != nil {
+		return nil, decodeFailure(env, err, strict && jsonDecode(p, m, false) == nil,
+			"in folio.v1.json a body and its blocks use the keys schemaVersion, blocks, id, type, attrs, richText, …")
 	}
 	return m, nil
+}
+
+// jsonDecode decodes p into v, bounded (package bounded); strict refuses
+// members v has no field for, at any depth.
+func jsonDecode(p []byte, v any, strict bool) error {
+	if strict {
+		return bounded.UnmarshalJSONStrict(p, v)
+	}
+	return bounded.UnmarshalJSON(p, v)
+}
+
+// decodeFailure is the error of a frame whose envelope decoded but whose
+// message did not. A draft.save is decoded strictly: a field the save does
+// not have (a body or block written with the other codec's keys, a typo)
+// would otherwise be dropped, and a body without its blocks saved as an
+// empty one. unknownField says the frame decodes once unknown fields are
+// allowed: it is refused as invalid, naming the field and, in keys, the
+// codec's names for documents, and nothing is stored.
+func decodeFailure(env Envelope, err error, unknownField bool, keys string) error {
+	if unknownField {
+		return &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: errs.E(errs.Invalid,
+			"%s: %v: a save carries only the fields docs/protocol.md lists (%s); nothing was stored", env.Type, err, keys)}
+	}
+	return &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: fmt.Errorf("%s: %v", env.Type, err)}
+}
+
+// notJSON reports a frame that is no JSON value at all (as opposed to
+// JSON with duplicate members or bad text).
+func notJSON(ve *flowdoc.ValidationError) bool {
+	for _, p := range ve.Problems {
+		if strings.HasPrefix(p.Rule, "not JSON") || strings.HasPrefix(p.Rule, "unexpected data") {
+			return true
+		}
+	}
+	return false
 }
 
 // peekJSONID recovers a string "id" from an object whose other fields
@@ -188,7 +236,14 @@ type msgpackEvent struct {
 // bounded: every declared length is checked against the bytes that remain
 // before anything is allocated, and the memory the decode takes is bounded
 // by len(p) (package bounded, docs/protocol.md).
-func msgpackUnmarshal(p []byte, v any) error {
+func msgpackUnmarshal(p []byte, v any) error { return msgpackDecode(p, v, false) }
+
+// msgpackDecode is msgpackUnmarshal; strict refuses map keys v has no
+// field for, at any depth.
+func msgpackDecode(p []byte, v any, strict bool) error {
+	if strict {
+		return bounded.UnmarshalTagStrict(p, v, "json")
+	}
 	return bounded.UnmarshalTag(p, v, "json")
 }
 
@@ -212,8 +267,10 @@ func (msgpackCodec) Decode(p []byte, allowEvents bool) (Message, error) {
 		return &Event{Envelope: me.Envelope, Stream: me.Stream, Cursor: me.Cursor, Time: me.Time,
 			raw: me.Data, codec: MsgpackCodec}, nil
 	}
-	if err := msgpackUnmarshal(p, m); err != nil {
-		return nil, &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: fmt.Errorf("%s: %v", env.Type, err)}
+	strict := env.Type == TypeSave
+	if err := msgpackDecode(p, m, strict); err != nil {
+		return nil, decodeFailure(env, err, strict && msgpackDecode(p, m, false) == nil,
+			"in folio.v1.msgpack a body and its blocks use the canonical keys v, b, id, t, a, r, …")
 	}
 	return m, nil
 }

@@ -172,6 +172,11 @@ func (c *conn) handleFrame(typ websocket.MessageType, data []byte) {
 		var de *DecodeError
 		if errors.As(err, &de) {
 			c.srv.cfg.Metrics.received("invalid")
+			var ee *errs.Error
+			if errors.As(de.Err, &ee) { // classified (e.g. invalid JSON text): as over HTTP
+				c.replyErr(de.ID, ee)
+				return
+			}
 			c.replyError(de.ID, de.Code, de.Err.Error())
 			return
 		}

@@ -77,6 +77,13 @@ const (
 	// checkpoints and restores are refused. The HTTP API answers the same
 	// code.
 	CodeReadOnly Code = "read_only"
+	// CodeTooManyChanges, CodeTooManyBlocks, CodeTooManyRuns (too_large):
+	// a save over the request limits (changes per save, blocks, rich-text
+	// runs), refused before any work. Split it. Nothing was stored. The
+	// HTTP API answers the same codes.
+	CodeTooManyChanges Code = "too_many_changes"
+	CodeTooManyBlocks  Code = "too_many_blocks"
+	CodeTooManyRuns    Code = "too_many_runs"
 )
 
 // codeKinds are the kinds of the protocol's specific codes.
@@ -89,6 +96,9 @@ var codeKinds = map[Code]errs.Kind{
 	CodeNotSubscribed:        errs.NotFound,
 	CodeHelloRequired:        errs.Unauthenticated,
 	CodeReadOnly:             errs.Forbidden,
+	CodeTooManyChanges:       errs.TooLarge,
+	CodeTooManyBlocks:        errs.TooLarge,
+	CodeTooManyRuns:          errs.TooLarge,
 }
 
 // Kind is the kind of errors with this code: the kind it names for a

@@ -213,40 +213,14 @@ func (c *conn) leave(m *Leave) {
 	c.send(&Left{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Version: v})
 }
 
-var changeOps = map[string]bool{"upsert": true, "delete": true, "move": true}
-
 func (c *conn) save(m *Save) {
 	start := time.Now()
 	if !c.isOpen(m.Doc) {
 		c.replyError(m.ID, CodeNotOpen, fmt.Sprintf("open document %q before saving to it", m.Doc))
 		return
 	}
-	if m.Body == nil && len(m.Changes) == 0 && m.Attrs == nil {
-		c.replyError(m.ID, CodeInvalid, "draft.save needs changes, a body or attrs")
-		return
-	}
-	if m.Body != nil && len(m.Changes) > 0 {
-		c.replyError(m.ID, CodeInvalid, "draft.save carries either changes or a full body, not both")
-		return
-	}
-	for i, ch := range m.Changes {
-		if !changeOps[ch.Op] {
-			c.replyError(m.ID, CodeInvalid, fmt.Sprintf("changes[%d].op %q is not upsert, delete or move", i, ch.Op))
-			return
-		}
-		if ch.Op == "upsert" && ch.Block == nil {
-			c.replyError(m.ID, CodeInvalid, fmt.Sprintf("changes[%d]: upsert needs a block", i))
-			return
-		}
-		if ch.Op != "upsert" && ch.BlockID == "" {
-			c.replyError(m.ID, CodeInvalid, fmt.Sprintf("changes[%d]: %s needs blockId", i, ch.Op))
-			return
-		}
-		if ch.Op == "move" && ch.After == nil {
-			c.replyError(m.ID, CodeInvalid, fmt.Sprintf("changes[%d]: move needs after (\"\" for the start)", i))
-			return
-		}
-	}
+	// Everything else about the save (limits, fields, ops, blocks) is
+	// checked by the content service, as for every other way in.
 	who := c.principal()
 	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
 	res, err := c.srv.cfg.Docs.SaveDraft(ctx, repo.SaveParams{Doc: m.Doc, Actor: who.User, Session: c.session,
@@ -263,7 +237,7 @@ func (c *conn) save(m *Save) {
 		}
 		c.send(&Conflict{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: ce.Seq, Reason: ce.Reason, Blocks: blocks})
 		return
-	case errors.Is(err, errs.Invalid):
+	case errors.Is(err, errs.Invalid), errors.Is(err, errs.TooLarge):
 		c.srv.cfg.Metrics.save("invalid", 0)
 		c.replyErr(m.ID, err)
 		return
@@ -285,22 +259,10 @@ func (c *conn) save(m *Save) {
 	}
 }
 
-// clientReasons are the checkpoint reasons a client may give; the others
-// (idle, max_duration, leave, recovery, restore) are the server's own.
-var clientReasons = map[string]bool{objstore.ReasonManual: true, objstore.ReasonPublish: true, objstore.ReasonAI: true}
-
 func (c *conn) checkpoint(m *Checkpoint) {
 	reason := m.Reason
 	if reason == "" {
 		reason = objstore.ReasonManual
-	}
-	if !clientReasons[reason] {
-		c.replyError(m.ID, CodeInvalid, fmt.Sprintf("checkpoint reason %q is not manual, publish or ai", reason))
-		return
-	}
-	if len(m.Message) > 4096 {
-		c.replyError(m.ID, CodeInvalid, "checkpoint message is longer than 4096 bytes")
-		return
 	}
 	if !c.checkDoc(m.ID, m.Doc) {
 		return
@@ -325,10 +287,6 @@ func (c *conn) checkpoint(m *Checkpoint) {
 }
 
 func (c *conn) restore(m *Restore) {
-	if m.Label == "" || len(m.Label) > 64 {
-		c.replyError(m.ID, CodeInvalid, "restore needs the label of a version, like v1.r2")
-		return
-	}
 	if !c.checkDoc(m.ID, m.Doc) {
 		return
 	}

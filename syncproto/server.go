@@ -525,7 +525,7 @@ func (s *Server) timerCheckpoint(r *room, reason string) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	v, created, err := s.cfg.Docs.Checkpoint(ctx, r.doc, reason, actor, "")
+	v, created, err := s.cfg.Docs.Seal(ctx, r.doc, reason, actor)
 	if err != nil {
 		s.log.Warn("sync: checkpoint failed", "doc", r.doc, "reason", reason, "err", err)
 		return
@@ -538,7 +538,7 @@ func (s *Server) timerCheckpoint(r *room, reason string) {
 
 // leaveCheckpoint seals a leave checkpoint of doc for actor.
 func (s *Server) leaveCheckpoint(ctx context.Context, doc, actor string) (*repo.VersionInfo, error) {
-	v, created, err := s.cfg.Docs.Checkpoint(ctx, doc, objstore.ReasonLeave, actor, "")
+	v, created, err := s.cfg.Docs.Seal(ctx, doc, objstore.ReasonLeave, actor)
 	if err != nil {
 		return nil, err
 	}

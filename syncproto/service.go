@@ -21,10 +21,14 @@ type Docs interface {
 	// *repo.ConflictError (touched blocks changed since BaseSeq),
 	// *flowdoc.ValidationError or repo.ErrInvalid (nothing stored).
 	SaveDraft(ctx context.Context, p repo.SaveParams) (repo.SaveResult, error)
-	// Checkpoint seals the draft as a version with reason ("idle", "max",
-	// "leave", "manual", ...). created is false when the draft had nothing
+	// Checkpoint seals the draft as a version at a client's request, with
+	// reason "manual", "publish" or "ai". created is false when the draft had nothing
 	// unsealed; the head is returned then. Errors: repo.ErrNotFound.
 	Checkpoint(ctx context.Context, doc, reason, actor, message string) (repo.VersionInfo, bool, error)
+	// Seal is Checkpoint at the server's own boundaries: reason "idle",
+	// "max_duration" or "leave". Checkpoint refuses those reasons, since a
+	// client may not give them.
+	Seal(ctx context.Context, doc, reason, actor string) (repo.VersionInfo, bool, error)
 	// Restore appends a version restoring label. Errors: repo.ErrNotFound,
 	// repo.ErrConflict.
 	Restore(ctx context.Context, doc, label, actor string) (repo.VersionInfo, error)

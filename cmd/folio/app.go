@@ -12,7 +12,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
+	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
@@ -183,7 +185,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, context.Canceled) && errs.KindOf(err) == errs.Canceled {
 		err = errs.E(errs.Canceled, "interrupted")
 	}
-	fmt.Fprintln(stderr, "folio:", err)
+	fmt.Fprintln(stderr, "folio:", termText(err.Error()))
 	return exitCode(err)
 }
 
@@ -209,13 +211,40 @@ func openRepo(c *cli.Context) (*repo.Repo, error) {
 	return openRepoWith(c, repo.Options{})
 }
 
+// openRepoWith opens the data directory with o, whose request and
+// document limits, when o leaves them zero, are the configuration's: the
+// daemon and direct mode enforce the same ones, so a request gets the same
+// answer whichever way it comes in.
 func openRepoWith(c *cli.Context, o repo.Options) (*repo.Repo, error) {
 	dir := dataDir(c)
-	r, err := openStore(c.Context, dir, o)
+	fc, err := config.Load(inherited(c, "config"), nil)
+	if err != nil {
+		return nil, errs.Wrap(errs.Invalid, err)
+	}
+	r, err := openStore(c.Context, dir, withLimits(o, fc))
 	if err != nil {
 		return nil, storeError(dir, err)
 	}
 	return r, nil
+}
+
+// repoOptions are the content service's limits from the configuration.
+func repoOptions(fc *config.Config) repo.Options {
+	return withLimits(repo.Options{}, fc)
+}
+
+// withLimits fills the limits o leaves zero from the configuration.
+func withLimits(o repo.Options, fc *config.Config) repo.Options {
+	if o.Limits == (flowdoc.Limits{}) {
+		o.Limits = flowdoc.Limits{MaxBlocks: fc.Limits.DocMaxBlocks, MaxBytes: int(fc.Limits.DocMaxBytes)}
+	}
+	if o.MaxChanges == 0 {
+		o.MaxChanges = fc.Limits.SaveMaxChanges
+	}
+	if o.MaxRuns == 0 {
+		o.MaxRuns = fc.Limits.RequestMaxRuns
+	}
+	return o
 }
 
 // openStore opens the store in dir. The first time a store written before

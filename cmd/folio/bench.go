@@ -168,7 +168,7 @@ func cmdBenchHistory(c *cli.Context) error {
 			whole = g.body.Clone() // what the caller holds; the copy is not timed
 		}
 		t0 := time.Now()
-		p := repo.SaveParams{Doc: "bench", Actor: "bench", BaseSeq: seq, Seal: objstore.ReasonIdle}
+		p := repo.SaveParams{Doc: "bench", Actor: "bench", BaseSeq: seq, Seal: objstore.ReasonManual}
 		if input == "document" {
 			p.Body = &whole
 		} else {

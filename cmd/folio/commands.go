@@ -299,7 +299,7 @@ var cmdDocList = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _
 		if owner == "" {
 			owner = "-" // nobody: no owner, or a deleted one
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", d.ID, d.Head, d.Versions, state, owner, d.Title)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", termText(d.ID), termText(d.Head), d.Versions, state, termText(owner), termText(d.Title))
 	}
 	return tw.Flush()
 })
@@ -425,7 +425,7 @@ var cmdLog = withBackend(1, []string{"text", "json"}, func(c *cli.Context, a []s
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	for _, v := range vs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Label, v.Hash.Short(), fmtTime(v.Time), v.Author, kindText(v), v.Message)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termText(v.Label), v.Hash.Short(), fmtTime(v.Time), termText(v.Author), termText(kindText(v)), termText(v.Message))
 	}
 	return tw.Flush()
 })
@@ -470,7 +470,7 @@ var cmdDiff = withBackend(3, []string{"text", "json"}, func(c *cli.Context, a []
 		if ch.Moved && ch.Kind != flowdoc.Moved {
 			moved = " (moved)"
 		}
-		fmt.Fprintf(w, "%s %s %s %s%s\n", sign[ch.Kind], ch.Kind, ch.Type, ch.BlockID, moved)
+		fmt.Fprintf(w, "%s %s %s %s%s\n", sign[ch.Kind], ch.Kind, termText(string(ch.Type)), termText(ch.BlockID), moved)
 		if len(ch.Words) > 0 {
 			var sb strings.Builder
 			for _, e := range ch.Words {
@@ -483,7 +483,7 @@ var cmdDiff = withBackend(3, []string{"text", "json"}, func(c *cli.Context, a []
 					sb.WriteString(e.Text)
 				}
 			}
-			fmt.Fprintf(w, "    %s\n", sb.String())
+			fmt.Fprintf(w, "    %s\n", termText(sb.String()))
 		}
 	}
 	return nil
@@ -587,7 +587,7 @@ var cmdHistory = withBackend(2, []string{"text", "json"}, func(c *cli.Context, a
 		if len(short) > 12 {
 			short = short[:12]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Label, v.Change, short, v.Time, v.Author, v.Kind)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termText(v.Label), v.Change, short, v.Time, termText(v.Author), termText(v.Kind))
 	}
 	return tw.Flush()
 })
@@ -609,7 +609,7 @@ var cmdFsck = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _ []
 			if p.Object != "" {
 				where += " " + p.Object
 			}
-			fmt.Fprintf(c.App.Writer, "problem: %s: %s\n", strings.TrimSpace(where), p.Problem)
+			fmt.Fprintf(c.App.Writer, "problem: %s: %s\n", termText(strings.TrimSpace(where)), termText(p.Problem))
 		}
 		fmt.Fprintf(c.App.Writer, "%s, %s, %s checked: %s\n", plural(rep.Objects, "object"), plural(rep.Docs, "document"),
 			plural(rep.Versions, "version"), plural(len(rep.Problems), "problem"))

@@ -232,7 +232,7 @@ func packVerify(c *cli.Context) error {
 		plural(int(res.Kinds[objstore.KindContent]), "content"), size(int64(res.RawBytes)))
 	fmt.Fprintf(w, "  heads: %d\n", len(res.Header.Refs))
 	for _, r := range res.Header.Refs {
-		fmt.Fprintf(w, "    %s %s\n", r.ID, r.Name)
+		fmt.Fprintf(w, "    %s %s\n", r.ID, termText(r.Name))
 	}
 	return nil
 }
@@ -275,7 +275,7 @@ func packImport(c *cli.Context) error {
 	for _, r := range res.Refs {
 		counts[r.Action]++
 		if c.Bool("verbose") {
-			fmt.Fprintf(w, "  %-9s %s %s\n", r.Action, r.New.Short(), r.Name)
+			fmt.Fprintf(w, "  %-9s %s %s\n", r.Action, r.New.Short(), termText(r.Name))
 		}
 	}
 	var parts []string

@@ -35,6 +35,10 @@ func TestPublishVerbsRemoteMatchesDirect(t *testing.T) {
 	if r := runCLI("--data", dirA, "init"); r.code != 0 {
 		t.Fatalf("init: %+v", r)
 	}
+	// Both stores have the admin the CLI acts as (FOLIO_USER=admin).
+	if r := runCLI("--data", dirA, "user", "add", "admin", "--admin"); r.code != 0 {
+		t.Fatalf("user add: %+v", r)
+	}
 	d := startDaemon(t, dirB, "")
 	remote := []string{"--server", d.url, "--token", d.token}
 	direct := []string{"--data", dirA}

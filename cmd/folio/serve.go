@@ -18,7 +18,6 @@ import (
 
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/foliodev/folio/assistant"
-	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/errs"
@@ -122,8 +121,8 @@ func cmdServe(c *cli.Context) error {
 		MaxSubscriptions: fc.Limits.Subscriptions, AllowedOrigins: fc.Server.AllowedOrigins,
 		MaxConns: capOf(fc.Server.MaxConnections), MaxConnsPerAddr: capOf(fc.Server.MaxConnectionsPerAddress),
 		ReadHeaderTimeout: fc.Server.ReadHeaderTimeout, ReadTimeout: fc.Server.ReadTimeout, IdleTimeout: fc.Server.IdleTimeout}
-	ro := repo.Options{Limits: flowdoc.Limits{MaxBlocks: fc.Limits.DocMaxBlocks, MaxBytes: int(fc.Limits.DocMaxBytes)},
-		KV: storeOptions(fc, log)}
+	ro := repoOptions(fc)
+	ro.KV = storeOptions(fc, log)
 	created := false
 	r, err := openStore(c.Context, dir, ro)
 	if errors.Is(err, kv.ErrNotInitialized) {

@@ -207,7 +207,7 @@ var cmdUserList = verb(openAuth, 0, []string{"text", "json"}, func(c *cli.Contex
 				ids[i] += "(" + t.Kind + ")"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", u.Name, u.Role, u.Created, strings.Join(ids, " "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termText(u.Name), u.Role, u.Created, strings.Join(ids, " "))
 	}
 	return tw.Flush()
 })
@@ -275,7 +275,7 @@ func cmdTokenList(c *cli.Context) error {
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOKEN\tUSER\tKIND\tCREATED")
 	for _, v := range out {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Prefix, v.User, v.Kind, v.Created)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Prefix, termText(v.User), v.Kind, v.Created)
 	}
 	return tw.Flush()
 }

@@ -419,3 +419,36 @@ func BenchmarkDecodeVersion(b *testing.B) {
 		}
 	})
 }
+
+// The strict decoders refuse a key no field takes, at any depth, which
+// the others skip; the bounds apply to both.
+func TestStrictRefusesUnknownKeys(t *testing.T) {
+	type doc struct {
+		Inner Inner `json:"inner"`
+	}
+	mp, err := msgpack.Marshal(map[string]any{"inner": map[string]any{"a": "x", "typo": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := []byte(`{"inner":{"a":"x","typo":1}}`)
+	var d doc
+	if err := bounded.UnmarshalTag(mp, &d, "json"); err != nil || d.Inner.A != "x" {
+		t.Fatalf("lenient msgpack: %+v %v", d, err)
+	}
+	if err := bounded.UnmarshalJSON(js, &d); err != nil {
+		t.Fatalf("lenient JSON: %v", err)
+	}
+	if err := bounded.UnmarshalTagStrict(mp, &doc{}, "json"); err == nil || !strings.Contains(err.Error(), `"typo"`) {
+		t.Errorf("strict msgpack: %v", err)
+	}
+	if err := bounded.UnmarshalJSONStrict(js, &doc{}); err == nil || !strings.Contains(err.Error(), `"typo"`) {
+		t.Errorf("strict JSON: %v", err)
+	}
+	if err := bounded.UnmarshalJSONStrict([]byte(`{"inner":{}} {}`), &doc{}); err == nil {
+		t.Error("strict JSON accepted data after the value")
+	}
+	claim := []byte{0x81, 0xa5, 'i', 'n', 'n', 'e', 'r', 0xdf, 0xff, 0xff, 0xff, 0xff} // a map claiming 4G entries
+	if err := bounded.UnmarshalTagStrict(claim, &doc{}, "json"); !errors.Is(err, bounded.ErrMalformed) {
+		t.Errorf("strict msgpack of a hostile claim: %v", err)
+	}
+}

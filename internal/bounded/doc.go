@@ -44,6 +44,11 @@
 // no lengths, but amplifies alike: "{}," is three bytes and becomes a
 // whole struct) before handing it to encoding/json.
 //
+// UnmarshalTagStrict and UnmarshalJSONStrict decode alike but refuse a key
+// that no field of the target takes, at any depth, for a reader to whom a
+// dropped key would lose data (a sync draft.save whose body uses the other
+// codec's field names would otherwise save an empty body).
+//
 // The rules are specified for the stored formats in docs/objects.md and for
 // the wire in docs/protocol.md.
 package bounded

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"unicode"
@@ -26,6 +27,24 @@ func UnmarshalJSON(data []byte, v any) error {
 		return err
 	}
 	return json.Unmarshal(data, v)
+}
+
+// UnmarshalJSONStrict is UnmarshalJSON refusing, at any depth, a member
+// that names no field of the struct it decodes into
+// (json.Decoder.DisallowUnknownFields), and anything after the value.
+func UnmarshalJSONStrict(data []byte, v any) error {
+	if err := CheckJSON(data, v); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return &Error{Format: "JSON", Offset: int(dec.InputOffset()), Reason: "data after the value"}
+	}
+	return nil
 }
 
 // CheckJSON is UnmarshalJSON without the decoding: it checks nesting and

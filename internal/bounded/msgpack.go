@@ -227,7 +227,14 @@ func Unmarshal(data []byte, v any) error { return UnmarshalTag(data, v, "") }
 
 // UnmarshalTag is Unmarshal with a fallback struct tag for fields without
 // a msgpack tag (msgpack.Decoder.SetCustomStructTag).
-func UnmarshalTag(data []byte, v any, tag string) error {
+func UnmarshalTag(data []byte, v any, tag string) error { return unmarshal(data, v, tag, false) }
+
+// UnmarshalTagStrict is UnmarshalTag refusing, at any depth, a map key
+// that names no field of the struct it decodes into
+// (msgpack.Decoder.DisallowUnknownFields).
+func UnmarshalTagStrict(data []byte, v any, tag string) error { return unmarshal(data, v, tag, true) }
+
+func unmarshal(data []byte, v any, tag string, strict bool) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return fmt.Errorf("bounded: Unmarshal needs a non-nil pointer, got %T", v)
@@ -242,6 +249,7 @@ func UnmarshalTag(data []byte, v any, tag string) error {
 	if tag != "" {
 		dec.SetCustomStructTag(tag)
 	}
+	dec.DisallowUnknownFields(strict)
 	if err := dec.Decode(v); err != nil {
 		return err
 	}

@@ -79,6 +79,11 @@ type Limits struct {
 	Subscriptions     int   `toml:"subscriptions"`
 	DocMaxBlocks      int   `toml:"doc_max_blocks"`
 	DocMaxBytes       int64 `toml:"doc_max_bytes"`
+	// SaveMaxChanges bounds the changes of one draft save; RequestMaxRuns
+	// the rich-text runs, list items and table cells of one request. Both
+	// are checked before any work, the HTTP decoder stops reading at them.
+	SaveMaxChanges int `toml:"save_max_changes"`
+	RequestMaxRuns int `toml:"request_max_runs"`
 }
 
 // Storage configures how the daemon treats its disk (docs/config.md,
@@ -263,6 +268,8 @@ func Default() *Config {
 			Subscriptions:     64,
 			DocMaxBlocks:      20000,
 			DocMaxBytes:       16 << 20,
+			SaveMaxChanges:    4000,
+			RequestMaxRuns:    250000,
 		},
 		Storage:    Storage{MinFree: 256 << 20, MaxStall: 20 * time.Second},
 		AI:         AI{AISettings: DefaultAI()},
@@ -399,7 +406,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: server.read_header_timeout, server.read_timeout and server.idle_timeout must be positive durations such as 10s or 2m", ErrInvalid)
 	}
 	if c.Limits.FrameBytes <= 0 || c.Limits.MessagesPerSecond < 0 || c.Limits.Subscriptions < 0 ||
-		c.Limits.DocMaxBlocks < 0 || c.Limits.DocMaxBytes < 0 {
+		c.Limits.DocMaxBlocks < 0 || c.Limits.DocMaxBytes < 0 || c.Limits.SaveMaxChanges < 0 || c.Limits.RequestMaxRuns < 0 {
 		return fmt.Errorf("%w: [limits] values must not be negative (frame_bytes must be positive)", ErrInvalid)
 	}
 	if c.Storage.MinFree < 0 || c.Storage.MaxStall < 0 {

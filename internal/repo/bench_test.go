@@ -23,7 +23,7 @@ func BenchmarkCheckpoint500(b *testing.B) {
 			b.Fatal(err)
 		}
 		seq = res.Seq
-		if _, _, err := r.Checkpoint(ctx, doc, objstore.ReasonIdle, "ana", ""); err != nil {
+		if _, _, err := r.Seal(ctx, doc, objstore.ReasonIdle, "ana"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -58,7 +58,7 @@ func BenchmarkLog10000(b *testing.B) {
 			b.Fatal(err)
 		}
 		seq = res.Seq
-		if _, _, err := r.Checkpoint(ctx, doc, objstore.ReasonIdle, "ana", ""); err != nil {
+		if _, _, err := r.Seal(ctx, doc, objstore.ReasonIdle, "ana"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -107,5 +107,54 @@ func BenchmarkSaveDraft(b *testing.B) {
 			b.Fatal(err)
 		}
 		seq = res.Seq
+	}
+}
+
+// BenchmarkSaveDraftBig measures a big but legal save: 4,000 changes
+// (edits, inserts and moves) against a 10,000-block document, synced. It
+// is the most work one save may ask for under the default limits; the
+// document lock is held only for the part after prepareSave.
+func BenchmarkSaveDraftBig(b *testing.B) {
+	r := newRepo(b)
+	doc := create(b, r, 10000)
+	seq := uint64(1)
+	str := func(s string) *string { return &s }
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ch := make([]DraftChange, 0, 4000)
+		for j := 0; j < 4000; j++ {
+			id := fmt.Sprintf("b%d", (j*7+i)%10000)
+			switch j % 4 {
+			case 0, 1:
+				blk := para(id, fmt.Sprintf("edit %d.%d", i, j))
+				ch = append(ch, DraftChange{Op: ChangeUpsert, Block: &blk})
+			case 2:
+				blk := para(fmt.Sprintf("n%d_%d", i, j), "new")
+				ch = append(ch, DraftChange{Op: ChangeUpsert, Block: &blk, After: str(id)})
+			case 3:
+				ch = append(ch, DraftChange{Op: ChangeDelete, BlockID: fmt.Sprintf("n%d_%d", i, j-1)})
+			}
+		}
+		res, err := r.SaveDraft(ctx, SaveParams{Doc: doc, BaseSeq: seq, Changes: ch})
+		if err != nil {
+			b.Fatal(err)
+		}
+		seq = res.Seq
+	}
+}
+
+// BenchmarkSaveDraft100k measures the answer to a save of 100,000 new
+// blocks (5.4 MB of JSON over HTTP): refused before any work under the
+// default limit of 4,000 changes per save.
+func BenchmarkSaveDraft100k(b *testing.B) {
+	r := newRepo(b)
+	doc := create(b, r, 10)
+	ch := upserts(100000, "n")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_, err := r.SaveDraft(ctx, SaveParams{Doc: doc, BaseSeq: 1, Changes: ch})
+		if err == nil {
+			b.Fatal("a 100k-change save was accepted")
+		}
 	}
 }

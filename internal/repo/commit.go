@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/cockroachdb/pebble"
@@ -280,10 +281,16 @@ func blockEvents(head *objstore.Version, entries []objstore.BlockEntry, restoreB
 		pos[i] = oldPos[id]
 	}
 	keep := lis(pos)
+	var now map[string]objstore.ID // content in entries, built when a block moved
 	for i, id := range common {
 		if !keep[i] {
-			c := old[id]
-			out = append(out, objstore.TxnEvent{Op: objstore.EventMove, BlockID: id, Before: c, After: entryContent(entries, id)})
+			if now == nil {
+				now = make(map[string]objstore.ID, len(entries))
+				for _, e := range entries {
+					now[e.ID] = e.Content
+				}
+			}
+			out = append(out, objstore.TxnEvent{Op: objstore.EventMove, BlockID: id, Before: old[id], After: now[id]})
 		}
 	}
 	return out
@@ -299,15 +306,6 @@ func sameOrder(a, b []objstore.BlockEntry) bool {
 		}
 	}
 	return true
-}
-
-func entryContent(entries []objstore.BlockEntry, id string) objstore.ID {
-	for _, e := range entries {
-		if e.ID == id {
-			return e.Content
-		}
-	}
-	return objstore.ID{}
 }
 
 // lis marks the elements of a that belong to one longest strictly
@@ -351,14 +349,29 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 	if !ValidDocID(p.ID) {
 		return VersionInfo{}, errs.E(errs.Invalid, "document id %q must be 1-64 characters of A-Z a-z 0-9 _ -", p.ID)
 	}
+	var f fieldErrors
+	checkAttrs(&f, p.Attrs)
+	f.text("message", p.Message, MaxMessageBytes, true)
+	if err := f.err(); err != nil {
+		return VersionInfo{}, err
+	}
+	var c flowdoc.Counts
+	if err := c.Add(p.Body.Blocks, r.req.Decode()); err != nil {
+		return VersionInfo{}, LimitError(err)
+	}
 	body, err := r.normalize(p.Body)
 	if err != nil {
 		return VersionInfo{}, err
 	}
-	if ps := validateAttrs(p.Attrs); len(ps) > 0 {
-		return VersionInfo{}, invalid(ps)
+	slots := slotsOf(body)
+	if err := encodeSlots(ctx, slots); err != nil {
+		return VersionInfo{}, err
 	}
-	defer r.writing(p.ID)()
+	release, err := r.writing(ctx, p.ID)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	defer release()
 	if ok, err := kv.Has(r.db.DB, docKey(p.ID)); err != nil {
 		return VersionInfo{}, err
 	} else if ok {
@@ -366,7 +379,6 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 	}
 	now := r.now().UnixMilli()
 	b := r.db.NewBatch()
-	slots := slotsOf(body)
 	entries, err := r.putSlots(b, slots)
 	if err != nil {
 		b.Close()
@@ -387,26 +399,43 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 		message: p.Message, entries: entries, attrs: p.Attrs, changed: ids, bodyChanged: true}, b, ev)
 }
 
-// Checkpoint seals the draft into a new revision when it is unsealed. It
-// returns the head and false when there was nothing to seal.
+// Checkpoint seals the draft into a new revision when it is unsealed, at
+// a client's request: reason is manual, publish or ai (the other reasons
+// are the server's own, see Seal). It returns the head and false when
+// there was nothing to seal.
 func (r *Repo) Checkpoint(ctx context.Context, doc, reason, actor, message string) (VersionInfo, bool, error) {
 	if err := ctxErr(ctx); err != nil {
 		return VersionInfo{}, false, err
 	}
-	if !validReason(reason) {
-		return VersionInfo{}, false, errs.E(errs.Invalid, "checkpoint reason %q (want idle, max_duration, ai, restore, publish, leave, manual or recovery)", reason)
+	var f fieldErrors
+	checkReason(&f, "reason", reason)
+	f.text("message", message, MaxMessageBytes, true)
+	if err := f.err(); err != nil {
+		return VersionInfo{}, false, err
 	}
-	defer r.writing(doc)()
+	release, err := r.writing(ctx, doc)
+	if err != nil {
+		return VersionInfo{}, false, err
+	}
+	defer release()
 	return r.checkpointLocked(doc, reason, actor, message)
 }
 
-func validReason(s string) bool {
-	switch s {
-	case objstore.ReasonIdle, objstore.ReasonMaxDuration, objstore.ReasonAI, objstore.ReasonRestore,
-		objstore.ReasonPublish, objstore.ReasonLeave, objstore.ReasonManual, objstore.ReasonRecovery:
-		return true
+// Seal is Checkpoint for the server's own boundaries: reason is idle,
+// max_duration or leave. Requests never reach it.
+func (r *Repo) Seal(ctx context.Context, doc, reason, actor string) (VersionInfo, bool, error) {
+	if err := ctxErr(ctx); err != nil {
+		return VersionInfo{}, false, err
 	}
-	return false
+	if !slices.Contains(serverReasons, reason) {
+		return VersionInfo{}, false, errs.E(errs.Invalid, "seal reason %q (want idle, max_duration or leave)", reason)
+	}
+	release, err := r.writing(ctx, doc)
+	if err != nil {
+		return VersionInfo{}, false, err
+	}
+	defer release()
+	return r.checkpointLocked(doc, reason, actor, "")
 }
 
 func (r *Repo) checkpointLocked(doc, reason, actor, message string) (VersionInfo, bool, error) {
@@ -462,7 +491,11 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	if len(p.Ops) == 0 {
 		return VersionInfo{}, errs.E(errs.Invalid, "a change needs at least one operation")
 	}
-	defer r.writing(p.Doc)()
+	release, err := r.writing(ctx, p.Doc)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	defer release()
 	d, err := r.loadDoc(p.Doc)
 	if err != nil {
 		return VersionInfo{}, err
@@ -548,7 +581,7 @@ func draftEntries(dr *draftRec) []objstore.BlockEntry {
 // event tells editors, and writeVersion seals.
 func (r *Repo) commitBody(doc string, d *docRec, dr *draftRec, body flowdoc.Document, attrs flowdoc.Attributes, spec versionSpec) (VersionInfo, error) {
 	b := r.db.NewBatch()
-	slots := r.slotsAgainst(dr, body)
+	slots := slotsAgainst(dr, encodeBody(body))
 	entries, err := r.putSlots(b, slots)
 	if err != nil {
 		b.Close()
@@ -574,16 +607,27 @@ func (r *Repo) commitBody(doc string, d *docRec, dr *draftRec, body flowdoc.Docu
 
 // slotsAgainst makes slots for a whole new body, keeping the draft state
 // of blocks whose content did not change.
-func (r *Repo) slotsAgainst(dr *draftRec, body flowdoc.Document) []slot {
+func slotsAgainst(dr *draftRec, body []*newBlock) []slot {
 	old := make(map[string]draftBlock, len(dr.Blocks))
 	for _, b := range dr.Blocks {
 		old[b.ID] = b
 	}
-	out := slotsOf(body)
-	for i := range out {
-		if ob, ok := old[out[i].ID]; ok {
+	out := make([]slot, len(body))
+	for i, nb := range body {
+		out[i].ID = nb.blk.ID
+		if ob, ok := old[nb.blk.ID]; ok {
 			out[i].draftBlock, out[i].prev = ob, ob.Content
 		}
+		out[i].give(nb)
+	}
+	return out
+}
+
+// encodeBody encodes every block of a sanitized and validated body.
+func encodeBody(body flowdoc.Document) []*newBlock {
+	out := make([]*newBlock, len(body.Blocks))
+	for i, b := range body.Blocks {
+		out[i] = encodeBlock(b)
 	}
 	return out
 }
@@ -690,7 +734,16 @@ func (r *Repo) Restore(ctx context.Context, doc, label, actor string) (VersionIn
 	if err := ctxErr(ctx); err != nil {
 		return VersionInfo{}, err
 	}
-	defer r.writing(doc)()
+	var f fieldErrors
+	checkLabel(&f, "label", label)
+	if err := f.err(); err != nil {
+		return VersionInfo{}, err
+	}
+	release, err := r.writing(ctx, doc)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	defer release()
 	src, err := r.versionByLabel(doc, label)
 	if err != nil {
 		return VersionInfo{}, err
@@ -729,7 +782,19 @@ func (r *Repo) RestoreBlock(ctx context.Context, doc, label, blockID, actor stri
 	if err := ctxErr(ctx); err != nil {
 		return VersionInfo{}, err
 	}
-	defer r.writing(doc)()
+	var f fieldErrors
+	checkLabel(&f, "label", label)
+	if !flowdoc.ValidID(blockID) {
+		f.add("block", "a block id is 1-64 characters of A-Z a-z 0-9 _ -")
+	}
+	if err := f.err(); err != nil {
+		return VersionInfo{}, err
+	}
+	release, err := r.writing(ctx, doc)
+	if err != nil {
+		return VersionInfo{}, err
+	}
+	defer release()
 	src, err := r.versionByLabel(doc, label)
 	if err != nil {
 		return VersionInfo{}, err

@@ -150,7 +150,7 @@ func TestCrashChild(t *testing.T) {
 			}
 			dr, _ = r.Draft(ctx, "crash")
 		}
-		v, ok, err := r.Checkpoint(ctx, "crash", objstore.ReasonIdle, "ana", "")
+		v, ok, err := r.Seal(ctx, "crash", objstore.ReasonIdle, "ana")
 		if err != nil {
 			fmt.Println("error", err)
 			os.Exit(2)

@@ -8,8 +8,19 @@
 //     version and txn objects, the head ref (compare-and-swap), the
 //     block-revision index, the log index and the document's stream events
 //     move together or not at all.
-//   - Changes to one document are serialized by the document lock; reads
-//     never see a half-written version.
+//   - Changes to one document are serialized by its lock (one per document
+//     id, so documents never wait on each other); reads never see a
+//     half-written version. Work in proportion to a request's input
+//     (checking, sanitizing, validating, encoding, hashing new blocks) is
+//     done before the lock and the store's write pass are taken; under
+//     them a save costs in proportion to its changes plus one pass over
+//     the draft's block list.
+//   - Every request is checked in one place (check.go) before any work:
+//     the request limits (changes per save, blocks, runs: TooMany), the
+//     free-text fields (sizes, no control characters) and the checkpoint
+//     reasons a client may give (Checkpoint: manual, publish, ai; the
+//     server's own go through Seal). HTTP, WebSocket and the CLI reach the
+//     same checks and so give the same answer.
 //   - A stale baseline is a conflict (ErrConflict / *ConflictError), never
 //     a merge; an idempotency key that was seen returns the first result.
 //

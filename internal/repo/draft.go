@@ -51,7 +51,11 @@ func (r *Repo) OpenDraft(ctx context.Context, doc, actor string) (Draft, *Versio
 	if err := ctxErr(ctx); err != nil {
 		return Draft{}, nil, err
 	}
-	defer r.writing(doc)()
+	release, err := r.writing(ctx, doc)
+	if err != nil {
+		return Draft{}, nil, err
+	}
+	defer release()
 	if _, err := r.loadDoc(doc); err != nil {
 		return Draft{}, nil, err
 	}
@@ -80,34 +84,26 @@ func (r *Repo) OpenDraft(ctx context.Context, doc, actor string) (Draft, *Versio
 // rule applies to every block whose content or presence differs. A
 // touched block changed since BaseSeq is a *ConflictError carrying the
 // server's version of those blocks; nothing is merged inside a block.
-// A save of changes costs in proportion to the blocks it changes, not to
-// the document.
+//
+// Cost: a save over the request limits (RequestLimits) is refused before
+// any other work. Everything proportional to the save's input (checking
+// fields, sanitizing, validating, encoding and hashing new blocks) is done
+// before the document lock is taken; under it the save costs in proportion
+// to the blocks it changes plus one pass over the draft's block list. A
+// ctx cancelled before the commit stores nothing.
 func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) {
 	if err := ctxErr(ctx); err != nil {
 		return SaveResult{}, err
 	}
-	if p.Body == nil && len(p.Changes) == 0 && p.Attrs == nil {
-		return SaveResult{}, errs.E(errs.Invalid, "a save needs a body, changes or attributes")
+	prep, err := r.prepareSave(ctx, p)
+	if err != nil {
+		return SaveResult{}, err
 	}
-	if p.Body != nil && len(p.Changes) > 0 {
-		return SaveResult{}, errs.E(errs.Invalid, "a save carries a full body or changes, not both")
+	release, err := r.writing(ctx, p.Doc)
+	if err != nil {
+		return SaveResult{}, err
 	}
-	if p.Attrs != nil {
-		if ps := validateAttrs(*p.Attrs); len(ps) > 0 {
-			return SaveResult{}, invalid(ps)
-		}
-	}
-	var body flowdoc.Document
-	if p.Body != nil {
-		var err error
-		if body, err = r.normalize(*p.Body); err != nil {
-			return SaveResult{}, err
-		}
-	}
-	if p.Seal != "" && !validReason(p.Seal) {
-		return SaveResult{}, errs.E(errs.Invalid, "checkpoint reason %q", p.Seal)
-	}
-	defer r.writing(p.Doc)()
+	defer release()
 	d, err := r.loadDoc(p.Doc)
 	if err != nil {
 		return SaveResult{}, err
@@ -122,22 +118,16 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	var slots []slot
 	var touched []string
 	switch {
-	case p.Body != nil:
-		slots = r.slotsAgainst(dr, body)
-		if err := r.hashSlots(slots); err != nil {
-			return SaveResult{}, err
-		}
+	case prep.body != nil:
+		slots = slotsAgainst(dr, prep.body)
 		touched = touchedBySlots(dr, slots)
-	case len(p.Changes) > 0:
-		slots, touched, err = r.applyChanges(dr, p.Changes)
+	case len(prep.changes) > 0:
+		slots, touched, err = applyChanges(dr, prep.changes)
 		if errors.Is(err, ErrConflict) {
 			return SaveResult{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: err.Error(),
 				Blocks: r.staleBlocks(dr, touched, p.BaseSeq)}
 		}
 		if err != nil {
-			return SaveResult{}, err
-		}
-		if err := r.hashSlots(slots); err != nil {
 			return SaveResult{}, err
 		}
 		if ps := r.checkLimits(slots); len(ps) > 0 {
@@ -191,13 +181,12 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 			res.Changed = append(res.Changed, eb.ID)
 		}
 	}
+	if err := ctxErr(ctx); err != nil {
+		return SaveResult{}, err // the caller is gone: store nothing it cannot be told of
+	}
 	if p.Seal != "" && dr.Unsealed {
-		kind := objstore.KindCheckpoint
-		if p.Seal == objstore.ReasonRecovery {
-			kind = objstore.KindRecovery
-		}
 		owned = false
-		info, err := r.writeVersion(d, dr, versionSpec{kind: kind, reason: p.Seal, actor: p.Actor,
+		info, err := r.writeVersion(d, dr, versionSpec{kind: objstore.KindCheckpoint, reason: p.Seal, actor: p.Actor,
 			message: p.Message, baseFP: dr.BaseFP, entries: draftEntries(dr), fp: dr.Fingerprint, attrs: dr.Attrs,
 			changed: changed, bodyChanged: bodyChanged}, b, ev)
 		if err != nil {
@@ -222,6 +211,124 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	return res, nil
 }
 
+// maxProblems bounds the problems one refused save lists.
+const maxProblems = 100
+
+// savePrep is a save checked and encoded ahead of the document lock.
+type savePrep struct {
+	body    []*newBlock // a full body (nil: none)
+	changes []preparedChange
+}
+
+// preparedChange is a change whose block (upsert) is ready to store.
+type preparedChange struct {
+	DraftChange
+	nb *newBlock
+}
+
+// prepareSave does all of a save's work that does not depend on the
+// draft, in this order: the request limits (before anything that costs in
+// proportion to the input), the fields, then each new block sanitized,
+// validated, encoded and hashed, checking ctx as it goes.
+func (r *Repo) prepareSave(ctx context.Context, p SaveParams) (*savePrep, error) {
+	if p.Body == nil && len(p.Changes) == 0 && p.Attrs == nil {
+		return nil, errs.E(errs.Invalid, "a save needs a body, changes or attributes")
+	}
+	if p.Body != nil && len(p.Changes) > 0 {
+		return nil, errs.E(errs.Invalid, "a save carries a full body or changes, not both")
+	}
+	if len(p.Changes) > r.req.MaxChanges {
+		return nil, TooMany("changes", r.req.MaxChanges)
+	}
+	if p.Body != nil {
+		var c flowdoc.Counts
+		if err := c.Add(p.Body.Blocks, r.req.Decode()); err != nil {
+			return nil, LimitError(err)
+		}
+	} else {
+		blocks := make([]*flowdoc.Block, len(p.Changes))
+		for i := range p.Changes {
+			blocks[i] = p.Changes[i].Block
+		}
+		if err := r.req.checkCounts(blocks...); err != nil {
+			return nil, err
+		}
+	}
+	var f fieldErrors
+	if p.Attrs != nil {
+		checkAttrs(&f, *p.Attrs)
+	}
+	f.line("session", p.Session, MaxSessionBytes)
+	f.text("message", p.Message, MaxMessageBytes, true)
+	if p.Seal != "" {
+		checkReason(&f, "seal", p.Seal)
+	}
+	if err := f.err(); err != nil {
+		return nil, err
+	}
+	prep := &savePrep{}
+	if p.Body != nil {
+		body, err := r.normalize(*p.Body)
+		if err != nil {
+			return nil, err
+		}
+		prep.body = make([]*newBlock, len(body.Blocks))
+		for i, b := range body.Blocks {
+			if i%256 == 0 {
+				if err := ctxErr(ctx); err != nil {
+					return nil, err
+				}
+			}
+			prep.body[i] = encodeBlock(b)
+		}
+		return prep, nil
+	}
+	var problems []flowdoc.Problem
+	prep.changes = make([]preparedChange, len(p.Changes))
+	for i, c := range p.Changes {
+		if err := ctxErr(ctx); err != nil {
+			return nil, err
+		}
+		prep.changes[i].DraftChange = c
+		switch c.Op {
+		case ChangeUpsert:
+			if c.Block == nil {
+				return nil, errs.E(errs.Invalid, "changes[%d]: upsert needs a block", i)
+			}
+			one, err := flowdoc.Normalize(flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion, Blocks: []flowdoc.Block{*c.Block}}, r.limits)
+			var ve *flowdoc.ValidationError
+			if errors.As(err, &ve) {
+				for _, pr := range ve.Problems {
+					pr.Path = fmt.Sprintf("changes[%d].block", i) + strings.TrimPrefix(pr.Path, "blocks[0]")
+					problems = append(problems, pr)
+				}
+				if len(problems) >= maxProblems { // the answer stays small too
+					problems = append(problems[:maxProblems], flowdoc.Problem{Path: "changes",
+						Rule: fmt.Sprintf("more than %d problems; fix these first", maxProblems)})
+					return nil, invalid(problems)
+				}
+				continue
+			} else if err != nil {
+				return nil, errs.E(errs.Invalid, "changes[%d]: %w", i, err)
+			}
+			prep.changes[i].nb = encodeBlock(one.Blocks[0])
+		case ChangeDelete, ChangeMove:
+			if c.BlockID == "" {
+				return nil, errs.E(errs.Invalid, "changes[%d]: %s needs blockId", i, c.Op)
+			}
+			if c.Op == ChangeMove && c.After == nil {
+				return nil, errs.E(errs.Invalid, "changes[%d]: move needs after (\"\" for the start)", i)
+			}
+		default:
+			return nil, errs.E(errs.Invalid, "changes[%d].op %q (want upsert, delete or move)", i, c.Op)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, invalid(problems)
+	}
+	return prep, nil
+}
+
 // draftSlots makes slots that keep every block of the draft.
 func draftSlots(dr *draftRec) []slot {
 	out := make([]slot, len(dr.Blocks))
@@ -229,19 +336,6 @@ func draftSlots(dr *draftRec) []slot {
 		out[i] = slot{draftBlock: b, prev: b.Content}
 	}
 	return out
-}
-
-// hashSlots computes the content id and meta of every slot with new
-// content (putSlots then writes only the new objects).
-func (r *Repo) hashSlots(slots []slot) error {
-	for i := range slots {
-		s := &slots[i]
-		if s.Block != nil {
-			s.Content = objstore.Sum(objstore.KindContent, flowdoc.EncodeContent(*s.Block))
-			s.Size, s.Count, s.Nested = blockMeta(*s.Block)
-		}
-	}
-	return nil
 }
 
 // touchedBySlots lists the blocks whose presence or content differs
@@ -296,102 +390,119 @@ func (r *Repo) checkLimits(slots []slot) []flowdoc.Problem {
 	return ps
 }
 
-// applyChanges applies block-level changes to the draft's blocks. Each
-// new block is sanitized and validated on its own (paths name the
-// change); checkLimits does the document-wide checks. It returns the ids
-// the changes touch: changed, deleted and moved blocks and the anchors
-// they are placed after.
-func (r *Repo) applyChanges(dr *draftRec, changes []DraftChange) ([]slot, []string, error) {
-	slots := draftSlots(dr)
-	index := func(id string) int {
-		for i := range slots {
-			if slots[i].ID == id {
-				return i
-			}
-		}
-		return -1
-	}
+// applyChanges applies prepared block-level changes to the draft's
+// blocks, in time proportional to the draft's blocks plus the changes:
+// the blocks are a linked list indexed by id, so finding, inserting,
+// moving and deleting a block are constant time. checkLimits does the
+// document-wide checks. It returns the ids the changes touch: changed,
+// deleted and moved blocks and the anchors they are placed after.
+func applyChanges(dr *draftRec, changes []preparedChange) ([]slot, []string, error) {
+	l := newBlockList(dr)
 	var touched []string
-	var problems []flowdoc.Problem
-	insertAfter := func(s slot, after *string, i int) error {
-		pos := len(slots)
+	// place links n after the block after names: at the end when nil, at
+	// the start when "".
+	place := func(n *blockLink, after *string, i int) error {
+		at := l.head.prev
 		if after != nil {
 			if *after == "" {
-				pos = 0
+				at = &l.head
 			} else {
-				j := index(*after)
 				touched = append(touched, *after)
-				if j < 0 {
+				if at = l.byID[*after]; at == nil {
 					return errs.E(errs.Conflict, "changes[%d].after: block %q is not in the draft", i, *after)
 				}
-				pos = j + 1
 			}
 		}
-		slots = append(slots[:pos], append([]slot{s}, slots[pos:]...)...)
+		l.insert(at, n)
 		return nil
 	}
 	for i, c := range changes {
 		switch c.Op {
 		case ChangeUpsert:
-			if c.Block == nil {
-				return nil, nil, errs.E(errs.Invalid, "changes[%d]: upsert needs a block", i)
-			}
-			one, err := flowdoc.Normalize(flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion, Blocks: []flowdoc.Block{*c.Block}}, r.limits)
-			var ve *flowdoc.ValidationError
-			if errors.As(err, &ve) {
-				for _, pr := range ve.Problems {
-					pr.Path = fmt.Sprintf("changes[%d].block", i) + strings.TrimPrefix(pr.Path, "blocks[0]")
-					problems = append(problems, pr)
-				}
-				continue
-			} else if err != nil {
-				return nil, nil, errs.E(errs.Invalid, "changes[%d]: %w", i, err)
-			}
-			blk := one.Blocks[0]
-			touched = append(touched, blk.ID)
-			j := index(blk.ID)
+			id := c.nb.blk.ID
+			touched = append(touched, id)
+			n := l.byID[id]
 			switch {
-			case j >= 0 && c.After == nil:
-				slots[j].Block = &blk
-			case j >= 0:
-				s := slots[j]
-				s.Block = &blk
-				slots = append(slots[:j], slots[j+1:]...)
-				if err := insertAfter(s, c.After, i); err != nil {
+			case n != nil && c.After == nil:
+				n.s.give(c.nb)
+			case n != nil:
+				l.remove(n)
+				n.s.give(c.nb)
+				if err := place(n, c.After, i); err != nil {
 					return nil, touched, err
 				}
 			default:
-				if err := insertAfter(slot{draftBlock: draftBlock{ID: blk.ID}, Block: &blk}, c.After, i); err != nil {
+				n = &blockLink{s: slot{draftBlock: draftBlock{ID: id}}}
+				n.s.give(c.nb)
+				if err := place(n, c.After, i); err != nil {
 					return nil, touched, err
 				}
 			}
 		case ChangeDelete:
 			touched = append(touched, c.BlockID)
-			if j := index(c.BlockID); j >= 0 {
-				slots = append(slots[:j], slots[j+1:]...)
+			if n := l.byID[c.BlockID]; n != nil {
+				l.remove(n)
 			} // already gone: the tombstone check decides whether that is a conflict
 		case ChangeMove:
 			touched = append(touched, c.BlockID)
-			j := index(c.BlockID)
-			if j < 0 {
+			n := l.byID[c.BlockID]
+			if n == nil {
 				return nil, touched, errs.E(errs.Conflict, "changes[%d]: block %q is not in the draft", i, c.BlockID)
 			}
-			if c.After == nil {
-				return nil, nil, errs.E(errs.Invalid, "changes[%d]: move needs after", i)
-			}
-			s := slots[j]
-			slots = append(slots[:j], slots[j+1:]...)
-			if err := insertAfter(s, c.After, i); err != nil {
+			l.remove(n)
+			if err := place(n, c.After, i); err != nil {
 				return nil, touched, err
 			}
-		default:
-			return nil, nil, errs.E(errs.Invalid, "changes[%d].op %q (want upsert, delete or move)", i, c.Op)
 		}
 	}
-	if len(problems) > 0 {
-		return nil, nil, invalid(problems)
+	return l.slots(), touched, nil
+}
+
+// blockList is a draft's blocks as a doubly linked list indexed by id.
+type blockList struct {
+	head blockLink // sentinel: head.next is the first block, head.prev the last
+	byID map[string]*blockLink
+	n    int
+}
+
+type blockLink struct {
+	s          slot
+	prev, next *blockLink
+}
+
+func newBlockList(dr *draftRec) *blockList {
+	l := &blockList{byID: make(map[string]*blockLink, len(dr.Blocks))}
+	l.head.prev, l.head.next = &l.head, &l.head
+	links := make([]blockLink, len(dr.Blocks))
+	for i, b := range dr.Blocks {
+		links[i].s = slot{draftBlock: b, prev: b.Content}
+		l.insert(l.head.prev, &links[i])
 	}
-	return slots, touched, nil
+	return l
+}
+
+func (l *blockList) insert(at, n *blockLink) {
+	n.prev, n.next = at, at.next
+	at.next.prev = n
+	at.next = n
+	l.byID[n.s.ID] = n
+	l.n++
+}
+
+func (l *blockList) remove(n *blockLink) {
+	n.prev.next = n.next
+	n.next.prev = n.prev
+	n.prev, n.next = nil, nil
+	delete(l.byID, n.s.ID)
+	l.n--
+}
+
+func (l *blockList) slots() []slot {
+	out := make([]slot, 0, l.n)
+	for n := l.head.next; n != &l.head; n = n.next {
+		out = append(out, n.s)
+	}
+	return out
 }
 
 // staleBlocks returns the server's state of every touched block that

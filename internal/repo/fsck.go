@@ -36,10 +36,18 @@ type FsckOptions struct {
 	Progress Progress
 }
 
-// Fsck checks the whole store: every object's hash; for every document
-// its head ref, records, every version in its log (object present, label
-// index, parents, block contents, txn), the block-revision index against
-// the versions, and the draft's contents.
+// Fsck checks the whole store: every object's hash and references; for
+// every document its head ref, records, every version in its log (object
+// present, label index, parents, block contents, txn), the block-revision
+// index against the versions, and the draft's contents.
+//
+// It costs time linear in the objects (and in the versions' block lists):
+// objects stored whole are checked as they are listed; versions stored as
+// deltas and transactions stored by reference are checked where they are
+// cheap to read, with their document's history oldest first (each version
+// then costs one delta against its parent, just read), and whatever no
+// document reaches in delta-chain order afterwards. Each content object is
+// looked up once however many versions name it.
 func (r *Repo) Fsck(ctx context.Context, o FsckOptions) (FsckReport, error) {
 	progress := o.Progress.orNop()
 	rep := FsckReport{Problems: []FsckProblem{}}
@@ -50,15 +58,18 @@ func (r *Repo) Fsck(ctx context.Context, o FsckOptions) (FsckReport, error) {
 	defer snap.Close()
 
 	// Objects.
+	f := &fsckState{deferred: map[objstore.ID]int{}, present: map[objstore.ID]bool{}}
 	p := []byte(kv.PrefixObject)
 	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return rep, err
 	}
 	for it.First(); it.Valid(); it.Next() {
-		if err := ctxErr(ctx); err != nil {
-			it.Close()
-			return rep, err
+		if rep.Objects%1024 == 0 {
+			if err := ctxErr(ctx); err != nil {
+				it.Close()
+				return rep, err
+			}
 		}
 		rep.Objects++
 		progress("objects", int64(rep.Objects), 0)
@@ -68,6 +79,10 @@ func (r *Repo) Fsck(ctx context.Context, o FsckOptions) (FsckReport, error) {
 			continue
 		}
 		copy(id[:], it.Key()[len(p):])
+		if d := objstore.ReadDepth(it.Value()); d != 0 {
+			f.deferred[id] = d // checked with its history, below
+			continue
+		}
 		if _, err := r.objs.Verify(id); err != nil {
 			add(id.String(), "", "%v", err)
 		}
@@ -83,9 +98,12 @@ func (r *Repo) Fsck(ctx context.Context, o FsckOptions) (FsckReport, error) {
 	}
 	known := map[string]bool{}
 	for _, di := range docs {
+		if err := ctxErr(ctx); err != nil {
+			return rep, err
+		}
 		known[di.ID] = true
 		rep.Docs++
-		r.fsckDoc(ctx, di.ID, &rep, add)
+		r.fsckDoc(ctx, di.ID, &rep, add, f)
 		progress("documents", int64(rep.Docs), int64(len(docs)))
 	}
 	// Refs that name documents without records.
@@ -99,12 +117,59 @@ func (r *Repo) Fsck(ctx context.Context, o FsckOptions) (FsckReport, error) {
 			add("", doc, "ref %s has no document record (run folio reindex %s)", n, doc)
 		}
 	}
+
+	// Deltas and compact transactions no document reached (history under
+	// other refs, unreachable leftovers): shallowest first, so that each
+	// one's base was read just before; transactions after their versions.
+	rest := make([]objstore.ID, 0, len(f.deferred))
+	for id := range f.deferred {
+		rest = append(rest, id)
+	}
+	sort.Slice(rest, func(i, j int) bool {
+		di, dj := f.deferred[rest[i]], f.deferred[rest[j]]
+		if di < 0 || dj < 0 {
+			return di > dj // transactions (-1) last
+		}
+		if di != dj {
+			return di < dj
+		}
+		return bytes.Compare(rest[i][:], rest[j][:]) < 0
+	})
+	for i, id := range rest {
+		if i%256 == 0 {
+			if err := ctxErr(ctx); err != nil {
+				return rep, err
+			}
+		}
+		if _, err := r.objs.Verify(id); err != nil {
+			add(id.String(), "", "%v", err)
+		}
+		progress("objects outside histories", int64(i+1), int64(len(rest)))
+	}
 	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Doc < rep.Problems[j].Doc })
 	rep.OK = len(rep.Problems) == 0
 	return rep, nil
 }
 
-func (r *Repo) fsckDoc(ctx context.Context, doc string, rep *FsckReport, add func(obj, doc, format string, args ...any)) {
+// fsckState is what Fsck carries from one document to the next.
+type fsckState struct {
+	deferred map[objstore.ID]int  // objects not yet checked: objstore.ReadDepth of each
+	present  map[objstore.ID]bool // content objects looked up: whether they exist
+}
+
+// has looks up a content object once per fsck.
+func (f *fsckState) has(r *Repo, id objstore.ID) bool {
+	ok, seen := f.present[id]
+	if !seen {
+		var err error
+		ok, err = r.objs.Has(id)
+		ok = ok && err == nil
+		f.present[id] = ok
+	}
+	return ok
+}
+
+func (r *Repo) fsckDoc(ctx context.Context, doc string, rep *FsckReport, add func(obj, doc, format string, args ...any), f *fsckState) {
 	d, err := r.loadDoc(doc)
 	if err != nil {
 		add("", doc, "document record: %v", err)
@@ -136,12 +201,17 @@ func (r *Repo) fsckDoc(ctx context.Context, doc string, rep *FsckReport, add fun
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
 		rep.Versions++
-		v, err := r.objs.GetVersion(e.Hash)
+		if rep.Versions%256 == 0 && ctxErr(ctx) != nil {
+			return // Fsck reports the cancellation
+		}
+		v, err := r.objs.GetVersion(e.Hash) // a delta is rebuilt from prev, and checked against its id
 		if err != nil {
 			add(e.Hash.String(), doc, "version %s: %v", e.Label, err)
+			delete(f.deferred, e.Hash)
 			prev = nil
 			continue
 		}
+		delete(f.deferred, e.Hash) // its references are checked below
 		if v.Label != e.Label || v.Seq != e.Seq || v.Doc != doc {
 			add(e.Hash.String(), doc, "version %s: object says %s seq %d of %s", e.Label, v.Label, v.Seq, v.Doc)
 		}
@@ -152,14 +222,20 @@ func (r *Repo) fsckDoc(ctx context.Context, doc string, rep *FsckReport, add fun
 			add(e.Hash.String(), doc, "version %s does not name %s as its parent", e.Label, prev.Label)
 		}
 		for _, b := range v.Blocks {
-			if ok, err := r.objs.Has(b.Content); err != nil || !ok {
+			if !f.has(r, b.Content) {
 				add(b.Content.String(), doc, "version %s block %s: content object missing", e.Label, b.ID)
 			}
 		}
 		if fingerprintOf(v.Blocks) != v.Fingerprint {
 			add(e.Hash.String(), doc, "version %s: fingerprint does not match its blocks", e.Label)
 		}
-		if _, err := r.objs.GetTxn(v.Txn); err != nil {
+		if _, deferred := f.deferred[v.Txn]; deferred {
+			// Stored by reference to v, just read: cheap now.
+			delete(f.deferred, v.Txn)
+			if _, err := r.objs.Verify(v.Txn); err != nil {
+				add(v.Txn.String(), doc, "version %s txn: %v", e.Label, err)
+			}
+		} else if _, err := r.objs.GetTxn(v.Txn); err != nil {
 			add(v.Txn.String(), doc, "version %s txn: %v", e.Label, err)
 		}
 		for _, ev := range blockEvents(prev, v.Blocks, "") {
@@ -215,7 +291,7 @@ func (r *Repo) fsckDoc(ctx context.Context, doc string, rep *FsckReport, add fun
 		return
 	}
 	for _, b := range dr.Blocks {
-		if ok, err := r.objs.Has(b.Content); err != nil || !ok {
+		if !f.has(r, b.Content) {
 			add(b.Content.String(), doc, "draft block %s: content object missing", b.ID)
 		}
 	}

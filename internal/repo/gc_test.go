@@ -106,7 +106,7 @@ func TestGCWhileWriting(t *testing.T) {
 				seq = res.Seq
 			}
 			if i%4 == 0 {
-				if _, _, err := r.Checkpoint(ctx, doc, objstore.ReasonIdle, "ana", ""); err != nil {
+				if _, _, err := r.Seal(ctx, doc, objstore.ReasonIdle, "ana"); err != nil {
 					errs <- err
 					return
 				}

@@ -117,7 +117,11 @@ func (r *Repo) Locked(ctx context.Context, doc string, fn func(tx *DocTx) error)
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	defer r.writing(doc)()
+	release, err := r.writing(ctx, doc)
+	if err != nil {
+		return err
+	}
+	defer release()
 	d, err := r.loadDoc(doc)
 	if err != nil {
 		return err

@@ -63,7 +63,7 @@ func TestChangeHookSeesEveryChange(t *testing.T) {
 	if got := h.last(); got != `draft  [b1] body=true sugg=""` {
 		t.Fatalf("save: %s", got)
 	}
-	if _, _, err := r.Checkpoint(ctx, doc, objstore.ReasonIdle, "author-a", ""); err != nil {
+	if _, _, err := r.Seal(ctx, doc, objstore.ReasonIdle, "author-a"); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.last(); got != `checkpoint v1.r1 [] body=false sugg=""` {

@@ -52,7 +52,11 @@ func (r *Repo) Chown(ctx context.Context, p ChownParams) (prev string, err error
 	if p.Owner == "" {
 		return "", errs.E(errs.Invalid, "chown %s: the new owner must be a user", p.Doc)
 	}
-	defer r.writing(p.Doc)()
+	release, err := r.writing(ctx, p.Doc)
+	if err != nil {
+		return "", err
+	}
+	defer release()
 	d, err := r.loadDoc(p.Doc)
 	if err != nil {
 		return "", err

@@ -25,7 +25,11 @@ func (r *Repo) Reindex(ctx context.Context, doc, owner string) error {
 
 // ReindexWith is Reindex telling progress of the versions read and indexed.
 func (r *Repo) ReindexWith(ctx context.Context, doc, owner string, progress Progress) error {
-	defer r.writing(doc)()
+	release, err := r.writing(ctx, doc)
+	if err != nil {
+		return err
+	}
+	defer release()
 	head, err := r.refs.Get(HeadRef(doc))
 	if errors.Is(err, refs.ErrNotFound) {
 		return &NotFoundError{What: "document", Name: doc}

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,11 +22,16 @@ import (
 
 // Options configure a Repo.
 type Options struct {
-	Limits flowdoc.Limits   // zero: flowdoc.DefaultLimits
-	Now    func() time.Time // zero: time.Now
-	Hub    *stream.Hub      // woken after every commit; zero: a private hub
-	Cache  int              // decoded block contents kept in memory; zero: 100,000
-	KV     kv.Options       // how the store is opened (Open only)
+	Limits flowdoc.Limits // zero: flowdoc.DefaultLimits
+	// MaxChanges bounds the changes of one draft save (zero:
+	// DefaultMaxChanges); MaxRuns the rich-text runs, list items and table
+	// cells of one request (zero: DefaultMaxRuns). See RequestLimits.
+	MaxChanges int
+	MaxRuns    int
+	Now        func() time.Time // zero: time.Now
+	Hub        *stream.Hub      // woken after every commit; zero: a private hub
+	Cache      int              // decoded block contents kept in memory; zero: 100,000
+	KV         kv.Options       // how the store is opened (Open only)
 	// EventRetention is how many events each document stream keeps; an
 	// editor whose cursor is older must resync. Zero: 1,024.
 	EventRetention uint64
@@ -42,13 +45,14 @@ type Repo struct {
 	refs   *refs.Store
 	hub    *stream.Hub
 	limits flowdoc.Limits
+	req    RequestLimits
 	now    func() time.Time
 	boot   string // this Repo's session; a draft saved by another is from an earlier session
 	keep   uint64 // events kept per document stream
 	owned  bool   // Close closes db
 
-	locks [256]sync.Mutex // document locks, striped by id; one document at a time per call
-	gcMu  sync.Mutex      // one collection at a time
+	locks docLocks   // one lock per document: changes to it are serialized
+	gcMu  sync.Mutex // one collection at a time
 
 	cacheMu sync.Mutex
 	cache   map[objstore.ID]flowdoc.Block // decoded content by id (immutable, so never stale)
@@ -133,6 +137,16 @@ func New(db *kv.DB, o Options) *Repo {
 	if r.limits == (flowdoc.Limits{}) {
 		r.limits = flowdoc.DefaultLimits
 	}
+	r.req = RequestLimits{MaxChanges: o.MaxChanges, MaxBlocks: r.limits.MaxBlocks, MaxRuns: o.MaxRuns}
+	if r.req.MaxBlocks <= 0 {
+		r.req.MaxBlocks = flowdoc.DefaultLimits.MaxBlocks
+	}
+	if r.req.MaxChanges <= 0 {
+		r.req.MaxChanges = DefaultMaxChanges
+	}
+	if r.req.MaxRuns <= 0 {
+		r.req.MaxRuns = DefaultMaxRuns
+	}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -187,22 +201,26 @@ const (
 
 // writing takes what a change to doc needs, in this order: a write pass
 // (kv.DB.WritePass, so that a gc never removes what the change reuses),
-// then the document lock. It returns the func that releases both.
-func (r *Repo) writing(doc string) (release func()) {
+// then the document lock, waiting for it at most until ctx is done. It
+// returns the func that releases both.
+//
+// Both are held only for work bounded by the change (reading the draft,
+// the baseline checks, building and committing the batch): everything
+// proportional to a request's input (validating, sanitizing, encoding and
+// hashing new blocks) is done before, so that neither other writers of the
+// document nor a gc waiting for the store (and every writer queued behind
+// it) wait on it.
+func (r *Repo) writing(ctx context.Context, doc string) (release func(), err error) {
 	releasePass := r.db.WritePass()
-	unlock := r.lock(doc)
+	unlock, err := r.locks.lock(ctx, doc)
+	if err != nil {
+		releasePass()
+		return nil, err
+	}
 	return func() {
 		unlock()
 		releasePass()
-	}
-}
-
-func (r *Repo) lock(doc string) func() {
-	h := fnv.New32a()
-	h.Write([]byte(doc))
-	m := &r.locks[h.Sum32()%uint32(len(r.locks))]
-	m.Lock()
-	return m.Unlock
+	}, nil
 }
 
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
@@ -272,7 +290,31 @@ type draftBlock struct {
 type slot struct {
 	draftBlock
 	Block *flowdoc.Block
-	prev  objstore.ID // content in the draft before this change (zero: new block)
+	prev  objstore.ID       // content in the draft before this change (zero: new block)
+	enc   *objstore.Encoded // Block's content object, when encoded ahead (see newBlock)
+}
+
+// newBlock is a block a change brings, sanitized, validated, encoded and
+// hashed ahead of the document lock, with the meta its draft entry keeps.
+type newBlock struct {
+	blk     flowdoc.Block
+	content objstore.Encoded
+	size    int
+	count   int
+	nested  []string
+}
+
+// encodeBlock encodes and hashes a sanitized and validated block.
+func encodeBlock(b flowdoc.Block) *newBlock {
+	nb := &newBlock{blk: b, content: objstore.Encode(objstore.KindContent, flowdoc.EncodeContent(b))}
+	nb.size, nb.count, nb.nested = blockMeta(b)
+	return nb
+}
+
+// give makes nb the slot's new content.
+func (s *slot) give(nb *newBlock) {
+	s.Block, s.enc = &nb.blk, &nb.content
+	s.Content, s.Size, s.Count, s.Nested = nb.content.ID, nb.size, nb.count, nb.nested
 }
 
 // blockMeta returns what the draft keeps about a block to check document
@@ -436,25 +478,41 @@ func (r *Repo) materialize(entries []objstore.BlockEntry) (flowdoc.Document, err
 	return d, nil
 }
 
-// putSlots gives every slot with a new Block its content id and meta,
-// writes the content objects that are new into b, and returns the entries.
+// putSlots gives every slot with a new Block its content id and meta
+// (unless encodeSlots did), writes the content objects that are new into
+// b, and returns the entries.
 func (r *Repo) putSlots(b *pebble.Batch, slots []slot) ([]objstore.BlockEntry, error) {
 	out := make([]objstore.BlockEntry, len(slots))
 	for i := range slots {
 		s := &slots[i]
 		if s.Block != nil {
-			data := flowdoc.EncodeContent(*s.Block)
-			s.Content = objstore.Sum(objstore.KindContent, data)
+			if s.enc == nil {
+				s.give(encodeBlock(*s.Block))
+			}
 			if s.Content != s.prev {
-				if _, err := r.objs.Put(b, objstore.KindContent, data); err != nil {
+				if err := r.objs.PutEncoded(b, *s.enc); err != nil {
 					return nil, err
 				}
 			}
-			s.Size, s.Count, s.Nested = blockMeta(*s.Block)
 		}
 		out[i] = objstore.BlockEntry{ID: s.ID, Content: s.Content}
 	}
 	return out, nil
+}
+
+// encodeSlots encodes the new content of slots ahead of the document lock.
+func encodeSlots(ctx context.Context, slots []slot) error {
+	for i := range slots {
+		if i%256 == 0 {
+			if err := ctxErr(ctx); err != nil {
+				return err
+			}
+		}
+		if s := &slots[i]; s.Block != nil && s.enc == nil {
+			s.give(encodeBlock(*s.Block))
+		}
+	}
+	return nil
 }
 
 // slotsOf makes slots that give every block of body new content.
@@ -472,48 +530,6 @@ func fingerprintOf(entries []objstore.BlockEntry) flowdoc.Fingerprint {
 		hs[i] = flowdoc.BlockHash{ID: e.ID, Hash: e.Content}
 	}
 	return flowdoc.FingerprintOfHashes(hs)
-}
-
-// validateAttrs checks article attributes.
-func validateAttrs(a flowdoc.Attributes) []flowdoc.Problem {
-	var ps []flowdoc.Problem
-	add := func(path, rule string) { ps = append(ps, flowdoc.Problem{Path: path, Rule: rule}) }
-	if strings.TrimSpace(a.Title) == "" {
-		add("attrs.title", "title must not be empty")
-	}
-	if len(a.Title) > 512 {
-		add("attrs.title", "title must be at most 512 bytes")
-	}
-	if len(a.Summary) > 4096 {
-		add("attrs.summary", "summary must be at most 4096 bytes")
-	}
-	if a.Slug != "" {
-		for _, c := range a.Slug {
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-				add("attrs.slug", "slug must be lowercase letters, digits and '-'")
-				break
-			}
-		}
-	}
-	switch a.Status {
-	case "", "draft", "published":
-	default:
-		add("attrs.status", "status must be draft or published")
-	}
-	switch a.Visibility {
-	case "", "public", "private", "password":
-	default:
-		add("attrs.visibility", "visibility must be public, private or password")
-	}
-	if len(a.Tags) > 64 {
-		add("attrs.tags", "at most 64 tags")
-	}
-	for i, t := range a.Tags {
-		if strings.TrimSpace(t) == "" || len(t) > 64 {
-			add(fmt.Sprintf("attrs.tags[%d]", i), "tag must be 1..64 bytes")
-		}
-	}
-	return ps
 }
 
 func invalid(ps []flowdoc.Problem) error {

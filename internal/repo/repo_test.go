@@ -71,12 +71,12 @@ func TestCheckpointLabelsAndLog(t *testing.T) {
 	if !res.Unsealed || res.Seq != 2 {
 		t.Fatalf("save = %+v, want seq 2 unsealed", res)
 	}
-	v, ok, err := r.Checkpoint(ctx, doc, objstore.ReasonIdle, "ana", "")
+	v, ok, err := r.Seal(ctx, doc, objstore.ReasonIdle, "ana")
 	if err != nil || !ok || v.Label != "v1.r1" {
 		t.Fatalf("checkpoint = %+v %v %v, want v1.r1", v, ok, err)
 	}
 	// Nothing new: no version.
-	if _, ok, err := r.Checkpoint(ctx, doc, objstore.ReasonIdle, "ana", ""); ok || err != nil {
+	if _, ok, err := r.Seal(ctx, doc, objstore.ReasonIdle, "ana"); ok || err != nil {
 		t.Fatalf("empty checkpoint sealed a version: %v %v", ok, err)
 	}
 	d, _ := r.Draft(ctx, doc)

@@ -325,24 +325,24 @@ func (s *Server) ownerNames(ctx context.Context, docs []repo.DocInfo) error {
 
 func (s *Server) createDoc(w http.ResponseWriter, r *http.Request) {
 	p := principal(r)
-	var req CreateRequest
-	if err := decode(r, &req); err != nil {
+	req, err := s.decodeCreate(r)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if req.ID != "" && !p.Admin {
+	if req.id != "" && !p.Admin {
 		// Refused whether or not the id is taken: an author learns nothing
 		// about other users' documents from creating one.
 		s.fail(w, r, errs.E(errs.Forbidden, "document ids are chosen by the server; only an admin may choose one: leave the id out"))
 		return
 	}
 	owner := p.UserID
-	if req.Owner != "" && req.Owner != p.User {
+	if req.owner != "" && req.owner != p.User {
 		if !p.Admin {
 			s.fail(w, r, errs.E(errs.Forbidden, "only an admin may create a document for another user"))
 			return
 		}
-		u, err := s.auth.GetUser(r.Context(), req.Owner)
+		u, err := s.auth.GetUser(r.Context(), req.owner)
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -350,16 +350,11 @@ func (s *Server) createDoc(w http.ResponseWriter, r *http.Request) {
 		owner = u.ID
 	}
 	body := flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion}
-	if len(req.Body) > 0 && string(req.Body) != "null" {
-		d, err := flowdoc.Parse(req.Body)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		body = d
+	if req.body != nil {
+		body = *req.body
 	}
-	v, err := s.repo.CreateDoc(r.Context(), repo.CreateParams{ID: req.ID, Owner: owner, Author: p.User,
-		Attrs: req.Attrs, Body: body, Message: req.Message})
+	v, err := s.repo.CreateDoc(r.Context(), repo.CreateParams{ID: req.id, Owner: owner, Author: p.User,
+		Attrs: req.attrs, Body: body, Message: req.message})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -448,26 +443,14 @@ func (s *Server) getDraft(w http.ResponseWriter, r *http.Request, _ auth.Princip
 }
 
 func (s *Server) saveDraft(w http.ResponseWriter, r *http.Request, p auth.Principal, doc string) {
-	var req SaveRequest
-	if err := decode(r, &req); err != nil {
+	req, err := s.decodeSave(r)
+	if err != nil {
+		s.m.saves.WithLabelValues("invalid").Inc()
 		s.fail(w, r, err)
 		return
 	}
-	sp := repo.SaveParams{Doc: doc, Actor: p.User, Session: req.Session, BaseSeq: req.BaseSeq,
-		Changes: req.Changes, Attrs: req.Attrs, Seal: req.Seal, Message: req.Message}
-	if len(req.Body) > 0 && string(req.Body) != "null" {
-		d, err := flowdoc.Parse(req.Body)
-		if err != nil {
-			s.m.saves.WithLabelValues("invalid").Inc()
-			s.fail(w, r, err)
-			return
-		}
-		sp.Body = &d
-	}
-	if sp.Body == nil && len(sp.Changes) == 0 && sp.Attrs == nil {
-		s.fail(w, r, errs.E(errs.Invalid, "a save needs a body, changes or attrs"))
-		return
-	}
+	sp := repo.SaveParams{Doc: doc, Actor: p.User, Session: req.session, BaseSeq: req.baseSeq,
+		Body: req.body, Changes: req.changes, Attrs: req.attrs, Seal: req.seal, Message: req.message}
 	start := time.Now()
 	res, err := s.repo.SaveDraft(r.Context(), sp)
 	if err != nil {
@@ -485,18 +468,16 @@ func (s *Server) saveDraft(w http.ResponseWriter, r *http.Request, p auth.Princi
 	s.m.saveLatency.Observe(time.Since(start).Seconds())
 	s.m.saves.WithLabelValues("ok").Inc()
 	if res.Version != nil {
-		s.m.checkpoints.WithLabelValues(reasonLabel(req.Seal)).Inc()
+		s.m.checkpoints.WithLabelValues(reasonLabel(req.seal)).Inc()
 	}
 	writeJSON(w, http.StatusOK, res)
 }
 
 func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request, p auth.Principal, doc string) {
-	var req CheckpointRequest
-	if r.ContentLength != 0 { // an empty body takes the defaults
-		if err := decode(r, &req); err != nil {
-			s.fail(w, r, err)
-			return
-		}
+	req, err := s.decodeCheckpoint(r) // an empty body takes the defaults
+	if err != nil {
+		s.fail(w, r, err)
+		return
 	}
 	if req.Reason == "" {
 		req.Reason = "manual"
@@ -588,17 +569,12 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, _ auth.Principa
 }
 
 func (s *Server) restore(w http.ResponseWriter, r *http.Request, p auth.Principal, doc string) {
-	var req RestoreRequest
-	if err := decode(r, &req); err != nil {
+	req, err := s.decodeRestore(r)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if strings.TrimSpace(req.Label) == "" {
-		s.fail(w, r, errs.E(errs.Invalid, "restore needs a version label"))
-		return
-	}
 	var v repo.VersionInfo
-	var err error
 	if req.Block != "" {
 		v, err = s.repo.RestoreBlock(r.Context(), doc, req.Label, req.Block, p.User)
 	} else {

@@ -47,7 +47,9 @@ func (e *env) newArticle(id, slug string, texts ...string) {
 		blocks = append(blocks, para(fmt.Sprintf("b%d", i), t))
 	}
 	body, _ := json.Marshal(flowdoc.Document{SchemaVersion: 1, Blocks: blocks})
-	e.ok("POST", "/v1/docs", e.ann, CreateRequest{ID: id, Attrs: flowdoc.Attributes{Title: "Title " + id, Slug: slug}, Body: body}, nil)
+	// An admin chooses the id (authors get server-assigned ones) and gives
+	// the article to the author.
+	e.ok("POST", "/v1/docs", e.admin, CreateRequest{ID: id, Owner: "ann", Attrs: flowdoc.Attributes{Title: "Title " + id, Slug: slug}, Body: body}, nil)
 }
 
 // raw sends a request straight to the handler and returns the recorded
