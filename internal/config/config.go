@@ -27,6 +27,7 @@ type Config struct {
 	Storage    Storage    `toml:"storage"`
 	AI         AI         `toml:"ai"`
 	Assistant  Assistant  `toml:"assistant"`
+	Persona    Persona    `toml:"persona"`
 	Privacy    Privacy    `toml:"privacy"`
 	Reading    Reading    `toml:"reading"`
 	Attributes Attributes `toml:"attributes"`
@@ -124,14 +125,39 @@ func DefaultAssistant() Assistant {
 		WritingPresets: true, EditingPresets: true}
 }
 
+// Persona switches writing personas: Enabled is the master switch, the
+// others switch components under it. With Enabled off no persona call
+// works and requests choosing a persona are refused; editing, saving,
+// history, restore, publishing and export never depend on it.
+type Persona struct {
+	Enabled bool `toml:"enabled"`
+	// Style: persona runs use the active style profile (generation builds
+	// one either way: every persona version pins a style profile).
+	Style bool `toml:"style"`
+	// Learning and Memory: generation builds a learning snapshot and a
+	// memory snapshot, and persona runs use them.
+	Learning bool `toml:"learning"`
+	Memory   bool `toml:"memory"`
+}
+
+// DefaultPersona is every switch on.
+func DefaultPersona() Persona {
+	return Persona{Enabled: true, Style: true, Learning: true, Memory: true}
+}
+
 // Privacy is the deployment's data authorization: what may leave this
 // machine. It is separate from the feature switches on purpose: turning
 // an assistant on never authorizes sending private content.
 type Privacy struct {
 	// SendPrivateToProvider lets the content of private and
 	// password-protected articles go to an external model provider (any
-	// provider but local). Off by default.
+	// provider but local); persona sources that are private or password
+	// need it. Off by default.
 	SendPrivateToProvider bool `toml:"send_private_to_provider"`
+	// PrivateMemory lets a persona's memory be extracted from private and
+	// password sources; it needs SendPrivateToProvider too. Off by
+	// default.
+	PrivateMemory bool `toml:"private_memory"`
 }
 
 // Reading configures the public reading assistant: its switch and the
@@ -248,6 +274,7 @@ func Default() *Config {
 		Storage:    Storage{MinFree: 256 << 20, MaxStall: 20 * time.Second},
 		AI:         AI{AISettings: DefaultAI()},
 		Assistant:  DefaultAssistant(),
+		Persona:    DefaultPersona(),
 		Reading:    DefaultReading(),
 		Attributes: Attributes{Enabled: true},
 		defined:    map[string]string{},
@@ -384,6 +411,9 @@ func (c *Config) validate() error {
 	}
 	if c.Storage.MinFree < 0 || c.Storage.MaxStall < 0 {
 		return fmt.Errorf("%w: [storage] min_free and max_stall must not be negative (0 turns them off)", ErrInvalid)
+	}
+	if c.Privacy.PrivateMemory && !c.Privacy.SendPrivateToProvider {
+		return fmt.Errorf("%w: [privacy] private_memory needs send_private_to_provider = true (memory from private sources is sent to the provider too)", ErrInvalid)
 	}
 	for _, cat := range Categories {
 		if _, err := c.AICategory(cat); err != nil {

@@ -195,3 +195,27 @@ func TestAssistantSwitches(t *testing.T) {
 		t.Fatalf("an unknown switch must be named: %v", err)
 	}
 }
+
+func TestPersonaAndPrivacySwitches(t *testing.T) {
+	c, err := config.Load("", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Persona != config.DefaultPersona() || !c.Persona.Enabled || !c.Persona.Memory {
+		t.Fatalf("default persona switches %+v, want all on", c.Persona)
+	}
+	if c.Privacy.SendPrivateToProvider || c.Privacy.PrivateMemory {
+		t.Fatalf("privacy defaults %+v, want all off", c.Privacy)
+	}
+	c, err = config.Load(write(t, "[persona]\nmemory = false\n[privacy]\nsend_private_to_provider = true\nprivate_memory = true\n"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Persona.Memory || !c.Persona.Learning || !c.Privacy.PrivateMemory {
+		t.Fatalf("switches %+v %+v", c.Persona, c.Privacy)
+	}
+	_, err = config.Load(write(t, "[privacy]\nprivate_memory = true\n"), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "send_private_to_provider") {
+		t.Fatalf("private_memory without send_private_to_provider: %v", err)
+	}
+}

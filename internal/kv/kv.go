@@ -99,6 +99,7 @@ type DB struct {
 	gc     collector
 	h      *health
 	closer io.Closer // stops the disk health checker
+	outbox outboxSeq
 }
 
 // WriteMode says whether Apply waits for the write-ahead log to be synced.

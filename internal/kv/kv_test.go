@@ -2,6 +2,7 @@ package kv_test
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -224,5 +225,31 @@ func TestCompactAllShrinksOverwrites(t *testing.T) {
 	}
 	if v, err := kv.Get(db, kv.Uint64([]byte("t/k/"), 5)); err != nil || v[1000] != byte(1905%256) {
 		t.Fatalf("latest value lost: %v", err)
+	}
+}
+
+func TestOutboxKeysGrowAcrossReopen(t *testing.T) {
+	dir := t.TempDir()
+	db, err := kv.Open(dir, kv.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := db.OutboxKey()
+	b, _ := db.OutboxKey()
+	if bytes.Compare(a, b) >= 0 || !bytes.HasPrefix(a, []byte(kv.PrefixOutbox)) {
+		t.Fatalf("keys %x then %x", a, b)
+	}
+	if err := db.Set(b, []byte("e"), kv.Sync); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db, err = kv.Open(dir, kv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c, _ := db.OutboxKey()
+	if bytes.Compare(c, b) <= 0 {
+		t.Fatalf("after reopen %x is not after the stored %x", c, b)
 	}
 }
