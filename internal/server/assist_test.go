@@ -33,6 +33,7 @@ type assistOpts struct {
 	noStart   bool // leave the runner stopped: runs stay queued
 	maxStream time.Duration
 	switches  *config.Assistant
+	realSync  bool // mount the WebSocket sync server (default: a fake)
 }
 
 func newAssistEnv(t testing.TB, o assistOpts) *assistEnv {
@@ -69,6 +70,9 @@ func newAssistEnv(t testing.TB, o assistOpts) *assistEnv {
 			runner.Close(ctx)
 		})
 		cfg.Assistant, cfg.MaxStream = svc, o.maxStream
+		if o.realSync {
+			cfg.NewSync = nil
+		}
 		ae.runner, ae.svc = runner, svc
 	})
 	ae.a, ae.b = ae.addAuthor("author-a"), ae.addAuthor("author-b")
