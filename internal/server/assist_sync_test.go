@@ -156,7 +156,9 @@ func remoteErr(t testing.TB, c *client.Client, m syncproto.Message) *syncproto.R
 }
 
 // blockScope is the wire scope of one block.
-func blockScope(id string) syncproto.AssistScope { return syncproto.AssistScope{Kind: "block", Block: id} }
+func blockScope(id string) syncproto.AssistScope {
+	return syncproto.AssistScope{Kind: "block", Block: id}
+}
 
 // An author's whole round over the socket, in both codecs: a request, its
 // run followed on run:<id> from queued to succeeded, the suggestion
