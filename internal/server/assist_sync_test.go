@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -587,5 +588,36 @@ func TestAssistWebSocketDisabled(t *testing.T) {
 	snap, err := c.Open(context.Background(), "a")
 	if err != nil || snap.Doc != "a" {
 		t.Fatalf("open %+v %v", snap, err)
+	}
+}
+
+// The wire types of the assistant's events name every field of the
+// stored payloads with the same JSON name and type, so what the sync
+// server passes through as stored decodes into them whole.
+func TestAssistEventWireTypes(t *testing.T) {
+	for _, c := range []struct{ stored, wire any }{
+		{assistant.RunEvent{}, syncproto.RunEventData{}},
+		{assistant.EventUsage{}, syncproto.RunUsage{}},
+		{assistant.SuggestionEvent{}, syncproto.SuggestionEventData{}},
+		{assistant.Scope{}, syncproto.AssistScope{}},
+	} {
+		st, wt := reflect.TypeOf(c.stored), reflect.TypeOf(c.wire)
+		if st.NumField() != wt.NumField() {
+			t.Errorf("%s has %d fields, %s %d", st, st.NumField(), wt, wt.NumField())
+			continue
+		}
+		for i := range st.NumField() {
+			sf, wf := st.Field(i), wt.Field(i)
+			if sf.Tag.Get("json") != wf.Tag.Get("json") || sf.Tag.Get("json") != sf.Tag.Get("msgpack") {
+				t.Errorf("%s.%s: stored json %q msgpack %q, wire %q", st, sf.Name, sf.Tag.Get("json"), sf.Tag.Get("msgpack"), wf.Tag.Get("json"))
+			}
+			sk, wk := sf.Type.Kind(), wf.Type.Kind()
+			if sk == reflect.Pointer {
+				sk, wk = sf.Type.Elem().Kind(), wf.Type.Elem().Kind()
+			}
+			if sk != wk {
+				t.Errorf("%s.%s: stored %s, wire %s", st, sf.Name, sf.Type, wf.Type)
+			}
+		}
 	}
 }
