@@ -14,6 +14,7 @@ import (
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/llm"
 	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/stream"
@@ -34,6 +35,9 @@ type assistOpts struct {
 	maxStream time.Duration
 	switches  *config.Assistant
 	realSync  bool // mount the WebSocket sync server (default: a fake)
+	// writing, when set, wraps the writing category's provider, and every
+	// category runs without quota limits (benchmarks).
+	writing func(llm.Provider) llm.Provider
 }
 
 func newAssistEnv(t testing.TB, o assistOpts) *assistEnv {
@@ -53,6 +57,25 @@ func newAssistEnv(t testing.TB, o assistOpts) *assistEnv {
 		gw, err := assistant.Open(fc, r.DB(), ledger, nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if o.writing != nil {
+			routes := map[quota.Category]assistant.Route{}
+			for _, c := range quota.Categories {
+				rs, err := fc.AICategory(string(c))
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := assistant.NewProvider(rs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c == quota.Writing {
+					p = o.writing(p)
+				}
+				routes[c] = assistant.Route{Provider: p, Policy: quota.NewPolicy(r.DB(), c, quota.Limits{}, nil),
+					Source: string(rs.Source), MaxOutputTokens: rs.MaxOutputTokens, Settings: rs}
+			}
+			gw = assistant.New(routes, ledger, nil)
 		}
 		svc, err := assistant.NewService(context.Background(), assistant.Options{Repo: r, Runner: runner, Gateway: gw,
 			Ledger: ledger, Switches: fc.Assistant})
