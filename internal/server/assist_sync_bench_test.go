@@ -65,7 +65,9 @@ func reportQuantiles(b *testing.B, ds []time.Duration, prefix string) {
 	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	q := func(p float64) float64 { return float64(s[min(len(s)-1, int(p*float64(len(s))))]) / float64(time.Millisecond) }
+	q := func(p float64) float64 {
+		return float64(s[min(len(s)-1, int(p*float64(len(s))))]) / float64(time.Millisecond)
+	}
 	b.ReportMetric(q(0.50), prefix+"p50-ms")
 	b.ReportMetric(q(0.99), prefix+"p99-ms")
 }
