@@ -83,7 +83,9 @@ func reportQuantiles(b *testing.B, ds []time.Duration, prefix string) {
 // block is asked for once at most, so each request finds work to do.
 func BenchmarkSyncAssist(b *testing.B) {
 	var timed *timedProvider
-	ae := newSyncAssistEnv(b, assistOpts{writing: func(p llm.Provider) llm.Provider {
+	// A connection may send 20 messages a second by default; this one
+	// sends as fast as it is answered.
+	ae := newSyncAssistEnv(b, assistOpts{messagesPerSecond: 1e6, writing: func(p llm.Provider) llm.Provider {
 		timed = &timedProvider{Provider: p}
 		return timed
 	}})

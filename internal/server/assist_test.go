@@ -38,6 +38,8 @@ type assistOpts struct {
 	// writing, when set, wraps the writing category's provider, and every
 	// category runs without quota limits (benchmarks).
 	writing func(llm.Provider) llm.Provider
+	// messagesPerSecond, when set, is the sync connections' rate limit.
+	messagesPerSecond float64
 }
 
 func newAssistEnv(t testing.TB, o assistOpts) *assistEnv {
@@ -95,6 +97,9 @@ func newAssistEnv(t testing.TB, o assistOpts) *assistEnv {
 		cfg.Assistant, cfg.MaxStream = svc, o.maxStream
 		if o.realSync {
 			cfg.NewSync = nil
+		}
+		if o.messagesPerSecond > 0 {
+			cfg.MessagesPerSecond = o.messagesPerSecond
 		}
 		ae.runner, ae.svc = runner, svc
 	})
