@@ -2,10 +2,12 @@ package assistant
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/llm"
 )
 
 // A retryable provider failure is told on the run's stream: the failed
@@ -56,5 +58,46 @@ func TestRetryIsOnTheRunStream(t *testing.T) {
 	}
 	if !started[1] || !started[2] || last.Attempt != 2 || last.Suggestion != run.Suggestion {
 		t.Fatalf("attempts started %v, final %+v", started, last)
+	}
+}
+
+// Answer text reaches the run's stream coalesced: a model that answers in
+// hundreds of small pieces gives at most one progress event per
+// ProgressEvery of the run's life (plus the last flush), and together they
+// are the model's text, in order. The bound is taken from the time the
+// run actually took, so a slow machine loosens it rather than failing it.
+func TestProgressIsCoalesced(t *testing.T) {
+	long := `{"summary":"` + strings.Repeat("tighter ", 600) + `","ops":[{"op":"replace_block","blockId":"p1","block":{"type":"paragraph","richText":[{"text":"Shorter."}]}}]}`
+	fm := &fakeModel{answer: func(llm.Request) string { return long }}
+	w := newWorld(t, func(o *worldOptions) { o.provider = fm })
+	doc := w.article(2, false)
+	start := time.Now()
+	q, run := w.assist(AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p1"}, Instruction: "shorter"})
+	elapsed := time.Since(start)
+	if run.State != RunSucceeded {
+		t.Fatalf("run %s %+v", run.State, run.Error)
+	}
+	evs, err := w.svc.RunEvents(ctx, q.Run.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, n := "", 0
+	for _, e := range evs {
+		if e.Type != EventProgress {
+			continue
+		}
+		var d RunEvent
+		if err := kv.Unmarshal(e.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		text += d.Text
+		n++
+	}
+	pieces := len(llmPieces(long))
+	if text != long {
+		t.Fatalf("progress carried %d bytes, the model answered %d", len(text), len(long))
+	}
+	if bound := int(elapsed/ProgressEvery) + 2; n > bound || n >= pieces {
+		t.Fatalf("%d progress events for %d pieces in %v: not coalesced (at most %d)", n, pieces, elapsed, bound)
 	}
 }
