@@ -46,6 +46,7 @@ func assistSamples() []syncproto.Message {
 					{Op: "delete", Text: "made a decision"}, {Op: "insert", Text: "decided"}, {Op: "equal", Text: "."}}}},
 			Current: true},
 		&syncproto.SuggestionAccept{Envelope: syncproto.Envelope{ID: "24"}, Suggestion: "s7kp2d"},
+		&syncproto.SuggestionAccept{Envelope: syncproto.Envelope{ID: "29"}, Suggestion: "s3dq5v", ConfirmDelete: true},
 		&syncproto.SuggestionAcceptDone{Envelope: syncproto.Envelope{ID: "24"}, Suggestion: accepted, Version: "v1.r5",
 			Fingerprint: flowdoc.FingerprintOf(cand)},
 		&syncproto.SuggestionReject{Envelope: syncproto.Envelope{ID: "25"}, Suggestion: "s7kp2d", Reason: "keep my wording"},
