@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"reflect"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/foliodev/folio/assistant"
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/llm"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
@@ -619,5 +621,66 @@ func TestAssistEventWireTypes(t *testing.T) {
 				t.Errorf("%s.%s: stored %s, wire %s", st, sf.Name, sf.Type, wf.Type)
 			}
 		}
+	}
+}
+
+// fixedModel answers every request with the same text, in one piece.
+type fixedModel struct{ text string }
+
+func (m fixedModel) Name() string  { return "fixed" }
+func (m fixedModel) Model() string { return "fixed-1" }
+func (m fixedModel) Stream(context.Context, llm.Request) (llm.Stream, error) {
+	return &fixedStream{text: m.text}, nil
+}
+
+type fixedStream struct {
+	text string
+	done bool
+}
+
+func (s *fixedStream) Next() (string, error) {
+	if s.done {
+		return "", io.EOF
+	}
+	s.done = true
+	return s.text, nil
+}
+func (s *fixedStream) Usage() (llm.Usage, bool) {
+	return llm.Usage{Input: 10, Output: 5, Total: 15}, s.done
+}
+func (s *fixedStream) FinishReason() string { return "stop" }
+func (s *fixedStream) Close() error         { return nil }
+
+// A suggestion that deletes a block is accepted over the socket only with
+// confirmDelete: without it the accept is refused and nothing is written.
+func TestAssistWebSocketDeleteConfirmation(t *testing.T) {
+	ae := newSyncAssistEnv(t, assistOpts{writing: func(llm.Provider) llm.Provider {
+		return fixedModel{`{"summary":"redundant","ops":[{"op":"delete_block","blockId":"p2"}]}`}
+	}})
+	doc := ae.article(ae.a)
+	ctx := context.Background()
+	c := ae.dial(ae.a, syncproto.SubprotocolMsgpack, nil)
+	q := request[*syncproto.AssistQueued](t, c, &syncproto.AssistRequest{Doc: doc, Scope: blockScope("p2"), Instruction: "cut what repeats"})
+	run, err := ae.svc.WaitRun(ctx, q.Run.ID)
+	if err != nil || run.Suggestion == "" {
+		t.Fatalf("run %+v %v", run, err)
+	}
+	pv := request[*syncproto.SuggestionPreviewDone](t, c, &syncproto.SuggestionPreview{Suggestion: run.Suggestion})
+	if !pv.Suggestion.Deletes || len(pv.Candidate.Blocks) != 1 || pv.Changes[0].Kind != flowdoc.Deleted {
+		t.Fatalf("preview %+v", pv)
+	}
+	re := remoteErr(t, c, &syncproto.SuggestionAccept{Suggestion: run.Suggestion})
+	if re.Code != assistant.CodeDeleteConfirmation {
+		t.Fatalf("accept without confirmation: %+v", re)
+	}
+	if dr, _ := ae.repo.Draft(ctx, doc); len(dr.Body.Blocks) != 2 || dr.Head != "v1.r0" {
+		t.Fatalf("the refused accept wrote %+v", dr)
+	}
+	acc := request[*syncproto.SuggestionAcceptDone](t, c, &syncproto.SuggestionAccept{Suggestion: run.Suggestion, ConfirmDelete: true})
+	if acc.Version != "v1.r1" {
+		t.Fatalf("accept %+v", acc)
+	}
+	if dr, _ := ae.repo.Draft(ctx, doc); len(dr.Body.Blocks) != 1 || dr.Body.Blocks[0].ID != "p1" {
+		t.Fatalf("after the confirmed accept %+v", dr.Body)
 	}
 }
