@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/llm"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
 )
@@ -683,4 +685,61 @@ func TestAssistWebSocketDeleteConfirmation(t *testing.T) {
 	if dr, _ := ae.repo.Draft(ctx, doc); len(dr.Body.Blocks) != 1 || dr.Body.Blocks[0].ID != "p1" {
 		t.Fatalf("after the confirmed accept %+v", dr.Body)
 	}
+}
+
+// A run's end reaches the socket whatever it is: a queued run cancelled
+// with assist.cancel ends with cancelled on its stream, and a run whose
+// model never answers JSON ends with failed and its code, with no
+// suggestion announced on the document's stream.
+func TestAssistWebSocketRunEnds(t *testing.T) {
+	t.Run("cancelled", func(t *testing.T) {
+		ae := newSyncAssistEnv(t, assistOpts{noStart: true})
+		doc := ae.article(ae.a)
+		evs := newEvents()
+		c := ae.dial(ae.a, syncproto.SubprotocolJSON, evs)
+		q := request[*syncproto.AssistQueued](t, c, &syncproto.AssistRequest{Doc: doc, Scope: blockScope("p1"), EditingPreset: "six-rules"})
+		zero := uint64(0)
+		if _, err := c.Subscribe(context.Background(), q.Stream, &zero); err != nil {
+			t.Fatal(err)
+		}
+		cd := request[*syncproto.AssistCancelDone](t, c, &syncproto.AssistCancel{Run: q.Run.ID})
+		if cd.Run.State != "cancelled" || cd.Run.Finished == 0 {
+			t.Fatalf("cancel %+v", cd.Run)
+		}
+		got := evTypes(evs.wait(t, q.Stream, isType("cancelled")))
+		if !slices.Equal(got, []string{"queued", "cancelled"}) {
+			t.Fatalf("run stream %v", got)
+		}
+	})
+	t.Run("failed", func(t *testing.T) {
+		ae := newSyncAssistEnv(t, assistOpts{writing: func(llm.Provider) llm.Provider { return fixedModel{"I would rather not."} }})
+		doc := ae.article(ae.a)
+		evs := newEvents()
+		c := ae.dial(ae.a, syncproto.SubprotocolMsgpack, evs)
+		snap, err := c.Open(context.Background(), doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := request[*syncproto.AssistQueued](t, c, &syncproto.AssistRequest{Doc: doc, Scope: blockScope("p1"), Instruction: "shorter"})
+		zero := uint64(0)
+		if _, err := c.Subscribe(context.Background(), q.Stream, &zero); err != nil {
+			t.Fatal(err)
+		}
+		run := evs.wait(t, q.Stream, isType("failed"))
+		var d syncproto.RunEventData
+		if err := run[len(run)-1].DecodeData(&d); err != nil || d.Code != assistant.CodeNotJSON || d.Message == "" {
+			t.Fatalf("failed %+v %v", d, err)
+		}
+		// Its failure was committed last: what the document's stream holds
+		// now is all the run wrote there.
+		stored, err := stream.Read(ae.repo.DB(), snap.Stream, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range stored {
+			if strings.HasPrefix(ev.Type, "suggestion.") {
+				t.Fatalf("a failed run announced %s", ev.Type)
+			}
+		}
+	})
 }
