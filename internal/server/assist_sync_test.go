@@ -430,7 +430,7 @@ func TestAssistWebSocketUnknownField(t *testing.T) {
 // changes its anchor block: the editor that saved and another editor of
 // the document both get suggestion.conflicted after the save's own
 // events, and an accept is refused with suggestion_conflicted, the body
-// untouched.
+// untouched. A restore sent over the socket conflicts one too.
 func TestAssistLiveInvalidationWebSocket(t *testing.T) {
 	for _, sp := range codecs {
 		t.Run(sp, func(t *testing.T) {
@@ -480,6 +480,25 @@ func TestAssistLiveInvalidationWebSocket(t *testing.T) {
 			dr, err := ae.repo.Draft(ctx, doc)
 			if err != nil || flowdoc.PlainText(dr.Body.Blocks[0].RichText) != "In order to win, the whole team made a decision." || dr.Head != "v1.r0" {
 				t.Fatalf("the refused accept touched the body: %+v %v", dr, err)
+			}
+
+			// A restore sent over the socket conflicts a pending suggestion on
+			// any block (the request first sealed the saved draft, reason ai).
+			q2 := request[*syncproto.AssistQueued](t, c, &syncproto.AssistRequest{Doc: doc, Scope: blockScope("p2"), EditingPreset: "six-rules"})
+			if q2.Checkpoint != "v1.r1" {
+				t.Fatalf("the request sealed %q, want v1.r1", q2.Checkpoint)
+			}
+			run2, err := ae.svc.WaitRun(ctx, q2.Run.ID)
+			if err != nil || run2.Suggestion == "" {
+				t.Fatalf("run %+v %v", run2, err)
+			}
+			if _, err := c.Restore(ctx, doc, "v1.r0"); err != nil {
+				t.Fatal(err)
+			}
+			evs = other.wait(t, snap.Stream, suggestionEvent(t, "suggestion.conflicted", run2.Suggestion))
+			var d syncproto.SuggestionEventData
+			if err := evs[len(evs)-1].DecodeData(&d); err != nil || d.By != "restore" {
+				t.Fatalf("suggestion.conflicted after the restore %+v %v", d, err)
 			}
 		})
 	}
