@@ -355,14 +355,30 @@ type SuggestionEventData struct {
 // that name a run or a suggestion check it themselves and answer one the
 // caller may not reach exactly like a missing one (not_found). Errors are
 // the service's (package errs), sent with their code and kind.
+//
+// Every method is safe for concurrent use and returns once what it did
+// is durable.
 type Assistant interface {
+	// Assist stores and queues a request on req.Doc; the model works
+	// after it returns. Errors: personalization_conflict,
+	// persona_unavailable, preset_archived, assistant_disabled, the
+	// writing quota's codes, invalid (scope, instruction, key).
 	Assist(ctx context.Context, p Principal, req *AssistRequest) (AssistQueued, error)
+	// CancelRun cancels a run and returns it as it then stands.
 	CancelRun(ctx context.Context, p Principal, run string) (RunInfo, error)
+	// PreviewSuggestion materializes a suggestion against its baseline.
 	PreviewSuggestion(ctx context.Context, p Principal, id string) (SuggestionPreviewDone, error)
+	// AcceptSuggestion applies a suggestion through CommitChange; a
+	// repeat answers the first accept. Errors: suggestion_conflicted,
+	// suggestion_decided, delete_confirmation_required.
 	AcceptSuggestion(ctx context.Context, p Principal, id string, confirmDelete bool) (SuggestionAcceptDone, error)
+	// RejectSuggestion rejects a suggestion. Errors: suggestion_decided.
 	RejectSuggestion(ctx context.Context, p Principal, id, reason string) (SuggestionInfo, error)
+	// Sessions lists p's sessions on doc, most recently updated first.
 	Sessions(ctx context.Context, p Principal, doc string) ([]SessionInfo, error)
+	// StartSession starts a session on doc; it becomes the current one.
 	StartSession(ctx context.Context, p Principal, doc, title string) (SessionInfo, error)
+	// SwitchSession makes p's session id on doc the current one.
 	SwitchSession(ctx context.Context, p Principal, doc, id string) (SessionInfo, error)
 }
 
