@@ -286,14 +286,6 @@ func TestAssistOverWebSocket(t *testing.T) {
 			if q2.Session != st.Session.ID {
 				t.Fatalf("request went to session %s, not the current %s", q2.Session, st.Session.ID)
 			}
-			sw := request[*syncproto.SessionSwitchDone](t, c, &syncproto.SessionSwitch{Doc: doc, Session: q.Session})
-			if sw.Session.ID != q.Session {
-				t.Fatalf("switch %+v", sw)
-			}
-			list = request[*syncproto.SessionListDone](t, c, &syncproto.SessionList{Doc: doc})
-			if list.Sessions[0].ID != q.Session {
-				t.Fatalf("after switch %+v", list)
-			}
 
 			// A rejection, and its event.
 			if _, err := c.Subscribe(ctx, q2.Stream, &zero); err != nil {
@@ -303,6 +295,16 @@ func TestAssistOverWebSocket(t *testing.T) {
 			run2 := evs.wait(t, q2.Stream, isType("succeeded"))
 			if err := run2[len(run2)-1].DecodeData(&d2); err != nil || d2.Suggestion == "" {
 				t.Fatalf("second run %+v %v", d2, err)
+			}
+			// Switched once the second run has written its answer (which
+			// updates its session), the first session is the current one.
+			sw := request[*syncproto.SessionSwitchDone](t, c, &syncproto.SessionSwitch{Doc: doc, Session: q.Session})
+			if sw.Session.ID != q.Session {
+				t.Fatalf("switch %+v", sw)
+			}
+			list = request[*syncproto.SessionListDone](t, c, &syncproto.SessionList{Doc: doc})
+			if list.Sessions[0].ID != q.Session {
+				t.Fatalf("after switch %+v", list)
 			}
 			rj := request[*syncproto.SuggestionRejectDone](t, c, &syncproto.SuggestionReject{Suggestion: d2.Suggestion, Reason: "keep mine"})
 			if rj.Suggestion.Status != "rejected" || rj.Suggestion.RejectReason != "keep mine" {
