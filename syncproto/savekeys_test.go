@@ -25,7 +25,7 @@ func TestSaveWithUnknownKeysRefused(t *testing.T) {
 		field       string // the unknown key named; the other codec's keys of a block, when it is one of those
 	}{
 		{"msgpack body with JSON keys", syncproto.SubprotocolMsgpack,
-			map[string]any{"body": map[string]any{"schemaVersion": 1, "blocks": []any{jsonBlock}}}, "schemaVersion"},
+			map[string]any{"body": map[string]any{"schemaVersion": 1, "blocks": []any{jsonBlock}}}, "schemaVersion|blocks"},
 		{"msgpack change with a JSON-keyed block", syncproto.SubprotocolMsgpack,
 			map[string]any{"changes": []any{map[string]any{"op": "upsert", "block": jsonBlock}}}, "type|richText"},
 		{"JSON body with storage keys", syncproto.SubprotocolJSON,
