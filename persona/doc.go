@@ -27,6 +27,15 @@
 // before that batch writes nothing, so the previous version stays active;
 // a crash is the same.
 //
+// Generation runs as the durable task persona.generate on package
+// task's runner (Register, StartGenerate): the task's id is the
+// generation key, so an attempt that runs again after a crash finds the
+// version the first one committed; a refusal (switches, sources, a
+// conflict) fails the job at once, other errors retry. The job record
+// (Job: state, attempts, the version made or the error's code) is written
+// with the task's creation and in each of its transitions; WaitJob waits
+// for it to end.
+//
 // Memory extraction is per user and per source version (table persobs):
 // every persona of the user and every regeneration reuses it. Each
 // persona gets its own memory snapshot; the data layer refuses a memory
@@ -58,6 +67,7 @@
 //	t/persmem/<snapshot id>                   memory snapshot head (immutable, ms + hash)
 //	t/persmemitem/<snapshot id>\x00<item key> memory item (immutable)
 //	t/persmemp/<persona>\x00<snapshot id>     empty: a persona's memory snapshots
+//	t/persjob/<task id>                       generation job (follows its task)
 //	t/persobs/<user>\x00<version hex>\x00<extractor> the memory observations of one source version
 //	x/<seq 8>                                 {k: "persona.memory", id: <snapshot id>}: index outbox
 //

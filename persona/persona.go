@@ -15,6 +15,7 @@ import (
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/task"
 	"github.com/foliodev/folio/persona/index"
 	"github.com/foliodev/folio/persona/source"
 )
@@ -125,6 +126,8 @@ type Version struct {
 type Service struct {
 	db  *kv.DB
 	idx *index.Index // nil: no retrieval (the outbox is still written)
+	// runner runs the generation task (set by Register before it starts).
+	runner *task.Runner
 	sw  Switches
 	now func() time.Time
 	log *slog.Logger
