@@ -128,9 +128,9 @@ type Service struct {
 	idx *index.Index // nil: no retrieval (the outbox is still written)
 	// runner runs the generation task (set by Register before it starts).
 	runner *task.Runner
-	sw  Switches
-	now func() time.Time
-	log *slog.Logger
+	sw     Switches
+	now    func() time.Time
+	log    *slog.Logger
 
 	// mu guards locks.
 	mu    sync.Mutex
