@@ -392,3 +392,6 @@ func errWrap(what string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
+
+// Switches are the switches the service was built with.
+func (s *Service) Switches() Switches { return s.sw }
