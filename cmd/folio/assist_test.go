@@ -128,7 +128,7 @@ func TestAssistRemoteMatchesDirect(t *testing.T) {
 			t.Errorf("assist %v: %+v", flags, a)
 		}
 	}
-	if a, _ := both("assist", "d1", "--scope", "block:p1", "--instruction", "x", "--persona", "x"); a.code != exitLimited || !strings.Contains(a.stderr, "personas are not available") {
+	if a, _ := both("assist", "d1", "--scope", "block:p1", "--instruction", "x", "--persona", "x"); a.code != exitNotFound || !strings.Contains(a.stderr, `no persona "x"`) {
 		t.Errorf("persona: %+v", a)
 	}
 	if a, _ := both("session", "list", "d1"); strings.Count(a.stdout, "\n") != 1 {

@@ -80,7 +80,7 @@ func openBackendWith(c *cli.Context, o repo.Options) (backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &localBackend{r: r, auth: auth.New(r.DB()), actor: actor(), configPath: c.String("config")}, nil
+	return &localBackend{r: r, dir: dataDir(c), auth: auth.New(r.DB()), actor: actor(), configPath: c.String("config")}, nil
 }
 
 // localBackend works directly on a data directory. Whoever holds the
@@ -88,6 +88,7 @@ func openBackendWith(c *cli.Context, o repo.Options) (backend, error) {
 // it may choose document ids and owners, and reassign documents.
 type localBackend struct {
 	r          *repo.Repo
+	dir        string // the data directory
 	auth       *auth.Store
 	actor      string
 	configPath string
