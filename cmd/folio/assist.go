@@ -16,6 +16,7 @@ import (
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/server"
+	"github.com/foliodev/folio/persona"
 	"github.com/foliodev/folio/persona/style"
 	"github.com/urfave/cli/v2"
 )
@@ -330,6 +331,9 @@ func printOutcome(w io.Writer, run assistant.Run, sg *assistant.Suggestion, chan
 			code, msg = run.Error.Code, run.Error.Message
 		}
 		fmt.Fprintf(w, "run %s failed: %s: %s\n", run.ID, code, msg)
+		for _, l := range personaLines(run) {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
 	case run.State == assistant.RunCancelled:
 		fmt.Fprintf(w, "run %s was cancelled\n", run.ID)
 	case run.State != assistant.RunSucceeded:
@@ -338,6 +342,12 @@ func printOutcome(w io.Writer, run assistant.Run, sg *assistant.Suggestion, chan
 		fmt.Fprintf(w, "run %s succeeded: no change proposed: %s\n", run.ID, run.Summary)
 	case sg != nil:
 		fmt.Fprintf(w, "run %s succeeded: suggestion %s (%s)\n", run.ID, sg.ID, sg.Status)
+		if g := run.Grounding; g != nil {
+			fmt.Fprintf(w, "%s (`folio run show %s` has the details)\n", g.Line(), run.ID)
+		}
+		if c := sg.Closeness; c != nil {
+			fmt.Fprintf(w, "style closeness: %s\n", closenessText(*c))
+		}
 		printSuggestion(w, *sg, changes)
 	default:
 		fmt.Fprintf(w, "run %s succeeded: suggestion %s\n", run.ID, run.Suggestion)
@@ -431,6 +441,16 @@ func kindOfRunCode(code string) errs.Kind {
 		assistant.CodeProviderError, assistant.CodeStreamCut, assistant.CodeTimeout, assistant.CodeNotJSON,
 		assistant.CodeInvalid, assistant.CodeCancelled, assistant.CodeNotConfigured:
 		return (&assistant.Error{Code: code}).ErrKind()
+	}
+	switch code {
+	case assistant.CodeGroundingFailed, persona.CodeSourceUnpublished, persona.CodeNotGenerated:
+		return errs.Invalid
+	case persona.CodeSourceChanged:
+		return errs.Conflict
+	case persona.CodePrivateSource:
+		return errs.Forbidden
+	case persona.CodeDisabled:
+		return errs.Disabled
 	}
 	for _, suffix := range []string{"_rate_limited", "_concurrency_limited", "_token_budget_exhausted"} {
 		if strings.HasSuffix(code, suffix) {

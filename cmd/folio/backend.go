@@ -56,6 +56,8 @@ type backend interface {
 
 	// The writing assistant (assist.go).
 	assistBackend
+	// Personas and the memory index (persona.go).
+	personaBackend
 
 	Close() error
 }
