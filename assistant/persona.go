@@ -192,7 +192,9 @@ func (s *Service) personaFor(ctx context.Context, a Actor, id, instr string, sna
 			in.Learning = append(in.Learning, rule.Statement)
 		}
 	}
-	pin.Memory, pin.MemoryMatched = rc.Memory.Snapshot, rc.Memory.Matched
+	if sw.Memory {
+		pin.Memory, pin.MemoryMatched = rc.Memory.Snapshot, rc.Memory.Matched
+	}
 	for _, it := range rc.Memory.Items {
 		if withheld(it.Docs(), private, sw) {
 			pin.MemoryWithheld++

@@ -394,3 +394,32 @@ func TestGroundingFollowsTheMemory(t *testing.T) {
 		t.Fatalf("with 2018 in the memory: %s %+v", run.State, run.Error)
 	}
 }
+
+// The component switches decide what a persona run gets, whatever the
+// version holds.
+func TestPersonaComponentSwitches(t *testing.T) {
+	w := newWorld(t, withPersonas(personasOn))
+	w.source("src1", "加入星火", publish.Public, careerSource...)
+	p := w.persona("博客", "src1")
+	doc := w.draftDoc()
+	off := personasOn
+	off.Style, off.Memory = false, false
+	w.svc.personas = persona.New(w.db, w.idx, off, persona.Options{})
+	w.svc.refs = nil // references are not memory; they are left out here to see that memory is
+	w.model.answer = writes("我负责搜索。")
+	_, run := w.personaRun(doc, p.ID)
+	if run.State != RunSucceeded {
+		t.Fatalf("run %s %+v", run.State, run.Error)
+	}
+	pin := run.Personalization.Persona
+	if pin.Style != "" || pin.Memory != "" || len(pin.MemoryKeys) != 0 {
+		t.Fatalf("style and memory off, pinned %+v", pin)
+	}
+	text := allText(w.model.requests()[0])
+	if strings.Contains(text, "Style profile") || strings.Contains(text, "2019") || !strings.Contains(text, "Persona «博客»") {
+		t.Errorf("the prompt with style and memory off:\n%s", text)
+	}
+	if sg := w.suggestion(run.Suggestion); sg.Closeness != nil {
+		t.Errorf("closeness without a style profile: %+v", sg.Closeness)
+	}
+}

@@ -327,10 +327,12 @@ func TestAssistDirectMode(t *testing.T) {
 	}
 }
 
-// With every switch of the writing assistant off, the history scenario
-// works as ever — new, save, checkpoint, log, show, diff, restore,
-// history, export — directly and through a daemon, while every assist
-// request answers assistant_disabled with its exit code (9).
+// With every switch of the writing assistant and of personas off, the
+// history scenario works as ever — new, save, checkpoint, log, show,
+// diff, restore, history, publish, export — directly and through a
+// daemon, while every assist request answers assistant_disabled and
+// every persona verb persona_disabled, with their exit code (9), and no
+// memory index is made.
 func TestHistoryWithAssistantOff(t *testing.T) {
 	isolateEnv(t)
 	tmp := t.TempDir()
@@ -343,6 +345,11 @@ selection = false
 section = false
 writing_presets = false
 editing_presets = false
+[persona]
+enabled = false
+style = false
+learning = false
+memory = false
 `)
 	body1 := writeFile(t, tmp, "b1.json", assistBody)
 	body2 := writeFile(t, tmp, "b2.json", strings.Replace(assistBody, "made a decision", "decided", 1))
@@ -397,16 +404,34 @@ editing_presets = false
 		if r := do(0, "suggestion", "list", "h1"); strings.Count(r.stdout, "\n") != 1 {
 			t.Fatalf("suggestion list: %+v", r)
 		}
+		do(0, "publish", "h1")
+		do(0, "unpublish", "h1")
+		for _, req := range [][]string{
+			{"persona", "create", "--name", "p", "--source", "h1"},
+			{"persona", "list"},
+			{"persona", "show", "pnnosuch"},
+			{"index", "status"},
+		} {
+			if r := do(exitLimited, req...); !strings.Contains(r.stderr, "persona") {
+				t.Fatalf("%v: %+v", req, r)
+			}
+		}
 	}
 	t.Run("direct", func(t *testing.T) {
 		data := filepath.Join(tmp, "direct")
 		runCLI("--data", data, "init")
 		runCLI("--data", data, "user", "add", "admin", "--admin")
 		scenario(t, []string{"--data", data, "--config", cfg})
+		if _, err := os.Stat(filepath.Join(data, "index")); !os.IsNotExist(err) {
+			t.Fatalf("a memory index was made with personas off: %v", err)
+		}
 	})
 	t.Run("daemon", func(t *testing.T) {
 		d := startDaemon(t, filepath.Join(tmp, "served"), "", "--config", cfg)
 		scenario(t, []string{"--server", d.url, "--token", d.token})
 		d.stop(t)
+		if _, err := os.Stat(filepath.Join(tmp, "served", "index")); !os.IsNotExist(err) {
+			t.Fatalf("a memory index was made with personas off: %v", err)
+		}
 	})
 }
