@@ -12,6 +12,7 @@ import (
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/repo/publish"
 	"github.com/foliodev/folio/persona"
+	"github.com/foliodev/folio/persona/learning"
 )
 
 var personasOn = persona.Switches{Enabled: true, Style: true, Learning: true, Memory: true}
@@ -421,5 +422,67 @@ func TestPersonaComponentSwitches(t *testing.T) {
 	}
 	if sg := w.suggestion(run.Suggestion); sg.Closeness != nil {
 		t.Errorf("closeness without a style profile: %+v", sg.Closeness)
+	}
+}
+
+// The learning reader gives a persona's generation the decisions on its
+// own runs' suggestions by its own user, with their text, and nothing of
+// another persona's or of runs without persona.
+func TestLearningReaderIsPersonaScoped(t *testing.T) {
+	w := newWorld(t, withPersonas(personasOn))
+	w.source("src1", "加入星火", publish.Public, careerSource...)
+	a := w.persona("A", "src1")
+	b := w.persona("B", "src1")
+	w.svc.refs = nil
+	decide := func(id string, accept bool) {
+		doc := w.draftDoc()
+		w.model.answer = writes("我负责搜索。")
+		req := AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p1"}, Instruction: "改短", Persona: id}
+		if id == "" {
+			req.Instruction = "改短一点"
+		}
+		_, run := w.assist(req)
+		if run.Suggestion == "" {
+			t.Fatalf("run %s %+v", run.State, run.Error)
+		}
+		var err error
+		if accept {
+			_, err = w.svc.Accept(ctx, authorA, run.Suggestion, AcceptOptions{})
+		} else {
+			_, err = w.svc.Reject(ctx, authorA, run.Suggestion, "no")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	decide(a.ID, true)
+	decide(a.ID, false)
+	decide(b.ID, true)
+	decide("", true)
+	var got []learning.Observation
+	err := w.svc.LearningReader().Observations(ctx, authorA.UserID, a.ID, func(o learning.Observation) error {
+		got = append(got, o)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d observations of persona A, want its accept and its reject: %+v", len(got), got)
+	}
+	kinds := map[string]bool{}
+	for _, o := range got {
+		kinds[o.Kind] = true
+		if o.Persona != a.ID || len(o.Edits) != 1 || o.Edits[0].Before != "这一段写我的工作经历。" || o.Edits[0].After != "我负责搜索。" {
+			t.Errorf("observation %+v", o)
+		}
+	}
+	if !kinds[learning.KindAccepted] || !kinds[learning.KindRejected] {
+		t.Errorf("kinds %v", kinds)
+	}
+	n := 0
+	w.svc.LearningReader().Observations(ctx, "u1authorb", a.ID, func(learning.Observation) error { n++; return nil })
+	if n != 0 {
+		t.Errorf("another user read %d of persona A's observations", n)
 	}
 }

@@ -28,12 +28,15 @@ func newAssistant(ctx context.Context, r *repo.Repo, fc *config.Config, ledger *
 		Switches: fc.Assistant, Logger: log.With("part", "assistant")}
 	if ps != nil {
 		o.Personas, o.References = ps.svc, ps.src
-		// The generation task runs on the same runner.
-		ps.svc.Register(runner, ps.src, nil, task.KindOptions{})
 	}
 	svc, err := assistant.NewService(ctx, o)
 	if err != nil {
 		return nil, nil, errs.E(errs.Internal, "start the writing assistant: %v", err)
+	}
+	if ps != nil {
+		// The generation task runs on the same runner and learns from the
+		// decisions the assistant records.
+		ps.svc.Register(runner, ps.src, svc.LearningReader(), task.KindOptions{})
 	}
 	return runner, svc, nil
 }
