@@ -67,6 +67,9 @@ func (s *Service) execute(ctx context.Context, t *task.Task) error {
 	if err != nil {
 		return fail(task.Permanent(err))
 	}
+	if err := s.checkPrivate(pl.Persona); err != nil {
+		return fail(task.Permanent(err))
+	}
 	p := promptFor(pl.Scope.Kind)
 	if p.info.Hash != pl.Prompt.Hash {
 		return fail(task.Permanent(errs.C(errs.Conflict, "prompt_changed",

@@ -85,6 +85,10 @@ type personaInput struct {
 	References    []referenceInput         `msgpack:"refs,omitempty"`
 	Neighbours    string                   `msgpack:"nb,omitempty"`
 	FunctionWords *style.FunctionWordStats `msgpack:"fw,omitempty"`
+	// Private are the private and password sources of the version: the
+	// run checks the switch again before anything reaches the provider
+	// (the configuration may have changed since the request).
+	Private []string `msgpack:"private,omitempty"`
 }
 
 type styleInput struct {
@@ -161,6 +165,10 @@ func (s *Service) personaFor(ctx context.Context, a Actor, id, instr string, sna
 	}
 	pin := &PersonaPin{ID: rc.Persona.ID, Name: rc.Persona.Name, Version: rc.Version.ID, Seq: rc.Version.Seq}
 	in := &personaInput{Name: rc.Persona.Name, Seq: rc.Version.Seq, Neighbours: neighbours}
+	for d := range private {
+		in.Private = append(in.Private, d)
+	}
+	sort.Strings(in.Private)
 	if p := rc.Style; p != nil {
 		pin.Style = rc.Version.Style
 		st := &styleInput{Profile: rc.Version.Style, Summary: p.Summary}
@@ -220,6 +228,21 @@ func (s *Service) personaFor(ctx context.Context, a Actor, id, instr string, sna
 		}
 	}
 	return pin, in, nil
+}
+
+// checkPrivate refuses, when a run starts, a frozen persona context
+// built from private or password sources that [privacy]
+// send_private_to_provider no longer allows.
+func (s *Service) checkPrivate(in *personaInput) error {
+	if in == nil || len(in.Private) == 0 {
+		return nil
+	}
+	if s.personas == nil || !s.personas.Switches().SendPrivate {
+		return errs.C(errs.Forbidden, persona.CodePrivateSource,
+			"the persona version of this run was built from private or password sources (%s), which [privacy] send_private_to_provider no longer allows",
+			strings.Join(in.Private, ", "))
+	}
+	return nil
 }
 
 // withheld reports whether a memory item must not reach the provider: one

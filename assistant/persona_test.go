@@ -486,3 +486,27 @@ func TestLearningReaderIsPersonaScoped(t *testing.T) {
 		t.Errorf("another user read %d of persona A's observations", n)
 	}
 }
+
+// A run queued while private sources were allowed fails, without calling
+// the provider, when it starts after the switch was turned off.
+func TestPrivateSwitchIsCheckedAgainWhenTheRunStarts(t *testing.T) {
+	allow := personasOn
+	allow.SendPrivate = true
+	w := newWorld(t, withPersonas(allow), func(o *worldOptions) { o.noStart = true })
+	w.source("priv1", "私密", publish.Private, "我喜欢在早上写作。")
+	p := w.persona("博客", "priv1")
+	doc := w.draftDoc()
+	q, err := w.svc.Assist(ctx, authorA, AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p1"}, Instruction: "改写", Persona: p.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.svc.personas = persona.New(w.db, w.idx, personasOn, persona.Options{})
+	w.start()
+	run := w.wait(q.Run.ID)
+	if run.State != RunFailed || run.Error.Code != persona.CodePrivateSource {
+		t.Fatalf("run %s %+v", run.State, run.Error)
+	}
+	if n := len(w.model.requests()); n != 0 {
+		t.Fatalf("the provider was called %d times", n)
+	}
+}

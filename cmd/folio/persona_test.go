@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/foliodev/folio/assistant"
 )
 
 // personaIDRE finds the ids personas make up: persona ids, component ids
@@ -126,5 +128,42 @@ func TestPersonaRemoteMatchesDirect(t *testing.T) {
 	}
 	if r := runCLI(append(direct, "index", "rebuild")...); r.code != 0 || !strings.Contains(r.stdout, "generation 2") || !strings.Contains(r.stdout, "last rebuild: requested") {
 		t.Errorf("index rebuild: %+v", r)
+	}
+}
+
+// explain and run show print what a persona run pinned and its
+// grounding: the component ids, the memory keys provided and used, the
+// references by version and the verdict with the claims named.
+func TestExplainPrintsPersonaRuns(t *testing.T) {
+	var ver [32]byte
+	ver[0] = 0xab
+	run := assistant.Run{ID: "rrun", State: assistant.RunFailed, Personalization: assistant.Personalization{Kind: assistant.PersonalizePersona,
+		Persona: &assistant.PersonaPin{ID: "pnx", Name: "博客", Version: "pnx-v2", Seq: 2, Style: "sp1", Memory: "ms1",
+			MemoryKeys: []string{"mi1", "mi2"}, MemoryMatched: 7,
+			References: []assistant.ReferencePin{{Doc: "d9", Version: ver, Label: "v3.r0", Title: "旧文", Score: 2.5, Reasons: []string{"same category"}}}}},
+		Grounding: &assistant.RunGrounding{Retried: true, Checked: 1, References: 1, MemoryProvided: 2,
+			Claims:      []assistant.GroundingClaim{{Text: "2020年我加入了星火公司。", Unsupported: []string{"time 2020"}}},
+			RetryClaims: []assistant.GroundingClaim{{Text: "2021年我加入了星火公司。", Unsupported: []string{"time 2021"}}}},
+		Error: &assistant.RunError{Code: assistant.CodeGroundingFailed, Message: "unsupported"}}
+	var out strings.Builder
+	printExplanation(&out, assistant.Explanation{Doc: "d1", Run: &run})
+	text := out.String()
+	for _, want := range []string{
+		`persona pnx "博客" version 2 (pnx-v2)`,
+		"style profile sp1, learning none (0 active rules), memory ms1",
+		"memory provided: 2 of 7 matched: mi1 mi2",
+		`reference d9@v3.r0 (ab0000000000) "旧文" score 2.50: same category`,
+		"grounding failed after one retry: 1 claim checked; 自动参考 1 篇 · 使用 Memory 0 条",
+		`retried for "2021年我加入了星火公司。": time 2021`,
+		`unsupported "2020年我加入了星火公司。": time 2020`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("explain lacks %q:\n%s", want, text)
+		}
+	}
+	out.Reset()
+	printRun(&out, run)
+	if !strings.Contains(out.String(), "memory provided: 2 of 7 matched") {
+		t.Errorf("run show:\n%s", out.String())
 	}
 }
