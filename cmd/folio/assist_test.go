@@ -327,12 +327,14 @@ func TestAssistDirectMode(t *testing.T) {
 	}
 }
 
-// With every switch of the writing assistant and of personas off, the
-// history scenario works as ever — new, save, checkpoint, log, show,
-// diff, restore, history, publish, export — directly and through a
-// daemon, while every assist request answers assistant_disabled and
-// every persona verb persona_disabled, with their exit code (9), and no
-// memory index is made.
+// With every AI switch off — the writing assistant and each of its
+// entries, personas and each of their components, the attributes and the
+// reading assistants — the history scenario works as ever — new, save,
+// checkpoint, log, show, diff, restore, history, export, publish —
+// directly and through a daemon, while every assist request answers
+// assistant_disabled, attrs suggest attributes_disabled and every persona
+// verb persona_disabled, with their exit code (9), and no memory index is
+// made.
 func TestHistoryWithAssistantOff(t *testing.T) {
 	isolateEnv(t)
 	tmp := t.TempDir()
@@ -345,11 +347,18 @@ selection = false
 section = false
 writing_presets = false
 editing_presets = false
+
 [persona]
 enabled = false
 style = false
 learning = false
 memory = false
+
+[attributes]
+enabled = false
+
+[reading]
+enabled = false
 `)
 	body1 := writeFile(t, tmp, "b1.json", assistBody)
 	body2 := writeFile(t, tmp, "b2.json", strings.Replace(assistBody, "made a decision", "decided", 1))
@@ -387,6 +396,12 @@ memory = false
 			t.Fatalf("export git: %d commits", strings.Count(r.stdout, "commit refs/heads/main"))
 		}
 		do(0, "fsck")
+		if r := do(0, "publish", "h1"); !strings.Contains(r.stdout, "v2.r1") {
+			t.Fatalf("publish: %+v", r)
+		}
+		if r := do(exitLimited, "attrs", "suggest", "h1"); !strings.Contains(r.stderr, "[attributes] enabled = false") {
+			t.Fatalf("attrs suggest: %+v", r)
+		}
 		if r := do(0, "explain", "h1"); !strings.Contains(r.stdout, "made by hand: restore") {
 			t.Fatalf("explain: %+v", r)
 		}
@@ -404,7 +419,6 @@ memory = false
 		if r := do(0, "suggestion", "list", "h1"); strings.Count(r.stdout, "\n") != 1 {
 			t.Fatalf("suggestion list: %+v", r)
 		}
-		do(0, "publish", "h1")
 		do(0, "unpublish", "h1")
 		for _, req := range [][]string{
 			{"persona", "create", "--name", "p", "--source", "h1"},
