@@ -16,8 +16,8 @@
 // Service.Generate (the body of the durable "generate persona version"
 // task; its Key is the task id, so a retried task returns the version
 // the first attempt made) pins each source's current published version
-// through Sources (implemented by the integration over the content
-// service and publishing), refuses unpublished sources
+// through Sources (package content implements it over the repository
+// and publishing), refuses unpublished sources
 // (source_unpublished) and private or password sources without [privacy]
 // send_private_to_provider (private_source_blocked), leaves private
 // sources out of memory without [privacy] private_memory (noted in the
@@ -52,7 +52,9 @@
 // evidence is the article being written are excluded). The assistant
 // calls it only for requests that chose a persona, so no persona means no
 // style, learning or memory. The memory index (package index) is opened
-// by the daemon beside the store with IndexSource.
+// by the daemon and direct mode beside the store (<data>/index) with
+// IndexSource. The writing assistant pins what Context returns in its
+// persona runs and grounds their answers (package assistant).
 //
 // # Keys
 //
