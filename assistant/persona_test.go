@@ -510,3 +510,30 @@ func TestPrivateSwitchIsCheckedAgainWhenTheRunStarts(t *testing.T) {
 		t.Fatalf("the provider was called %d times", n)
 	}
 }
+
+// Memory extracted from a private source while private_memory was on is
+// withheld from runs once it is off.
+func TestPrivateMemoryIsWithheldWithoutTheSwitch(t *testing.T) {
+	allow := personasOn
+	allow.SendPrivate, allow.PrivateMemory = true, true
+	w := newWorld(t, withPersonas(allow))
+	w.source("pub1", "公开", publish.Public, careerSource...)
+	w.source("priv1", "私密", publish.Private, "2015年我在南京住了三个月。")
+	p := w.persona("博客", "pub1", "priv1")
+	w.svc.refs = nil
+	noMem := allow
+	noMem.PrivateMemory = false
+	w.svc.personas = persona.New(w.db, w.idx, noMem, persona.Options{})
+	doc := w.draftDoc()
+	w.model.answer = writes("我负责搜索。")
+	_, run := w.assist(AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p1"}, Instruction: "写我在南京和星火公司的经历", Persona: p.ID})
+	if run.State != RunSucceeded {
+		t.Fatalf("run %s %+v", run.State, run.Error)
+	}
+	if pin := run.Personalization.Persona; pin.MemoryWithheld == 0 || len(pin.MemoryKeys) == 0 {
+		t.Fatalf("pinned %+v: the private item must be withheld and the public ones given", pin)
+	}
+	if text := allText(w.model.requests()[0]); strings.Contains(text, "南京住了") {
+		t.Error("memory from the private source reached the provider")
+	}
+}
