@@ -131,6 +131,7 @@
 //	t/asugpend/<doc>\x00<suggestion>            pending suggestions of a document (empty)
 //	t/aprod/<doc>\x00<block>                    block produced by an accepted suggestion, until the next version
 //	t/aobs/<suggestion>\x00<kind>\x00<block>    learning observation (immutable)
+//	t/aobsp/<persona>\x00<suggestion>\x00<kind>\x00<block> a persona run's observation (empty)
 //	t/apreset/<preset>                          preset: current state, no prompt
 //	t/apresetv/<preset>\x00<number 8>           preset version (immutable)
 //	e/run:<run>\x00<seq 8>                      the run's events (package stream)

@@ -23,27 +23,35 @@ type learningReader struct{ s *Service }
 var _ learning.Reader = learningReader{}
 
 // Observations calls fn for user's observations of persona, in key order
-// (by suggestion id, then kind and block). Observations of runs without
-// that persona, or requested by another user, are skipped.
+// (by suggestion id, then kind and block): it reads the persona's list
+// (t/aobsp) only, so its work is bounded by the persona's own
+// observations. Observations of runs requested by another user are
+// skipped.
 func (r learningReader) Observations(ctx context.Context, user, persona string, fn func(learning.Observation) error) error {
 	s := r.s
-	p := kv.TableKey(tableObs)
+	p := obsPersonaPrefix(persona)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return err
 	}
 	defer it.Close()
 	runs := map[string]bool{} // run id -> requested by user
+	obsTable := kv.TableKey(tableObs)
 	for it.First(); it.Valid(); it.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		rest := it.Key()[len(p):]
 		var o Observation
-		if err := kv.Unmarshal(it.Value(), &o); err != nil {
-			return errs.E(errs.Corrupt, "assistant: decode observation %q: %w", it.Key(), err)
+		ok, err := getRec(s.db, append(append([]byte(nil), obsTable...), rest...), &o)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errs.E(errs.Corrupt, "assistant: persona %s lists observation %q, which is missing", persona, rest)
 		}
 		if pp := o.Personalization.Persona; pp == nil || pp.ID != persona {
-			continue
+			return errs.E(errs.Corrupt, "assistant: persona %s lists observation %q of another personalization", persona, rest)
 		}
 		mine, seen := runs[o.Run]
 		if !seen {
@@ -61,7 +69,7 @@ func (r learningReader) Observations(ctx context.Context, user, persona string, 
 		if err != nil {
 			return err
 		}
-		lo := learning.Observation{Key: string(it.Key()[len(p):]), Kind: o.Kind, User: user, Persona: persona,
+		lo := learning.Observation{Key: string(rest), Kind: o.Kind, User: user, Persona: persona,
 			Suggestion: o.Suggestion, Doc: o.Doc, Time: o.Time, Edits: []learning.Edit{edit}}
 		if err := fn(lo); err != nil {
 			return err
