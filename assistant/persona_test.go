@@ -537,3 +537,41 @@ func TestPrivateMemoryIsWithheldWithoutTheSwitch(t *testing.T) {
 		t.Error("memory from the private source reached the provider")
 	}
 }
+
+// The loop: accepted suggestions of a persona's runs become a learned
+// rule at the next generation, and the next run of that persona is given
+// the rule; a run of another persona is not.
+func TestAcceptedSuggestionsTeachTheNextVersion(t *testing.T) {
+	w := newWorld(t, withPersonas(personasOn))
+	w.source("src1", "加入星火", publish.Public, careerSource...)
+	p := w.persona("博客", "src1")
+	other := w.persona("另一个", "src1")
+	w.svc.refs = nil
+	w.model.answer = writes("我负责搜索。")
+	for i := 0; i < 4; i++ {
+		_, run := w.personaRun(w.draftDoc(), p.ID)
+		if run.Suggestion == "" {
+			t.Fatalf("run %s %+v", run.State, run.Error)
+		}
+		if _, err := w.svc.Accept(ctx, authorA, run.Suggestion, AcceptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{p.ID, other.ID} {
+		if _, err := w.personas.Generate(ctx, persona.GenerateRequest{User: authorA.UserID, Persona: id}, w.content, w.svc.LearningReader()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, run := w.personaRun(w.draftDoc(), p.ID)
+	pin := run.Personalization.Persona
+	if pin.Seq != 2 || pin.Learning == "" || len(pin.LearningRules) == 0 {
+		t.Fatalf("pinned %+v: the accepted decisions made no active rule", pin)
+	}
+	if text := allText(w.model.requests()[len(w.model.requests())-1]); !strings.Contains(text, "What the author accepted and rejected before") {
+		t.Errorf("the prompt lacks the learned rules:\n%s", text)
+	}
+	_, run = w.personaRun(w.draftDoc(), other.ID)
+	if pin := run.Personalization.Persona; len(pin.LearningRules) != 0 {
+		t.Errorf("another persona learned from these decisions: %+v", pin)
+	}
+}
