@@ -20,7 +20,8 @@
 //
 //  1. checks: the [assistant] switches (assistant_disabled), exactly one
 //     of persona, writing preset and editing preset or none
-//     (personalization_conflict; personas answer persona_unavailable), the
+//     (personalization_conflict; a persona needs Options.Personas, else
+//     persona_unavailable, and [persona] enabled, else persona_disabled), the
 //     instruction (an editing preset with none gets
 //     DefaultEditingInstruction), the scope against the draft, the writing
 //     quota (quota.Policy.Check: a spent daily budget, the daily cap or a
@@ -35,13 +36,28 @@
 //     Task (execution fact, task.Runner.EnqueueIn; its payload holds the
 //     frozen conversation and the pin) and the run stream's queued event.
 //
+// A persona request pins, before the lock (personaFor), what its run may
+// use: the persona's active version and, each only with its switch on,
+// the style profile, the active learning rules, the memory retrieved for
+// the instruction, the text in scope and its neighbours, and up to 3
+// reference articles (package persona/reference, over the author's other
+// published articles). The privacy switches are checked then, against
+// the visibility the version pinned: a version built from a private or
+// password source is refused without [privacy] send_private_to_provider
+// (private_source_blocked), and memory whose evidence is such a source is
+// withheld without private_memory. The run records the pin
+// (Personalization.Persona: version, component ids, memory keys and
+// counts, references by version); the task's payload freezes the text
+// the model is given. A request without persona loads none of it.
+//
 // The runner executes the task (execute): it reads back the pinned preset
 // version (checked against its content-derived id) and the baseline
 // version, builds the prompt from the embedded, versioned prompt files,
 // asks the model through the gateway for one JSON object (JSON Schema
 // where the server supports it, then JSON mode, then extraction; one
 // generic repair), applies domain repair and the scope's rules
-// (parseAnswer), and commits the success in the task's own success batch
+// (parseAnswer), checks a persona run's answer (grounding, below), and
+// commits the success in the task's own success batch
 // (task.Runner.Complete) under the document lock: the run's outcome, the
 // suggestion (pending, or conflicted at once when the baseline moved while
 // the model answered), the assistant message, the usage events
@@ -63,6 +79,18 @@
 // every provider, and no branch on which one answered. An empty ops list
 // is a succeeded run with outcome no_change whose summary — the reason —
 // is recorded in the run and said in the assistant message.
+//
+// Grounding (persona runs): every first-person identity, experience,
+// time, place, number and outcome claim in the text the answer writes
+// must be supported by the input (instruction, text in scope, its
+// neighbours) or the memory provided (Ground). Unsupported claims get one
+// re-ask that names them (its usage events have their own ids); if the
+// second answer still has some, the run fails with grounding_failed and
+// no suggestion. The run records the verdict (RunGrounding: pass, retry,
+// claims, memory provided and used, references), the assistant message
+// ends with "自动参考 N 篇 · 使用 Memory N 条" (details in the run), and
+// the suggestion carries its closeness to the style profile (Burrows'
+// Delta, package persona/style).
 //
 // A run's state follows its task's in the task's own transitions
 // (KindOptions.OnTransition): started, retry, recovered_after_restart,
@@ -103,6 +131,7 @@
 //	t/asugpend/<doc>\x00<suggestion>            pending suggestions of a document (empty)
 //	t/aprod/<doc>\x00<block>                    block produced by an accepted suggestion, until the next version
 //	t/aobs/<suggestion>\x00<kind>\x00<block>    learning observation (immutable)
+//	t/aobsp/<persona>\x00<suggestion>\x00<kind>\x00<block> a persona run's observation (empty)
 //	t/apreset/<preset>                          preset: current state, no prompt
 //	t/apresetv/<preset>\x00<number 8>           preset version (immutable)
 //	e/run:<run>\x00<seq 8>                      the run's events (package stream)
@@ -168,6 +197,8 @@
 //
 // The service's errors are made with package errs; its specific codes are
 // assistant_disabled, personalization_conflict, persona_unavailable,
+// grounding_failed (persona runs; and the persona codes, e.g.
+// private_source_blocked, persona_disabled, persona_not_generated),
 // history_source_corrupt, suggestion_conflicted, suggestion_decided,
 // delete_confirmation_required and preset_archived (see the Code
 // constants). Gateway failures are *Error with a stable code: the quota

@@ -16,7 +16,8 @@ const (
 	// CodePersonalizationConflict (kind invalid): a request chose more than
 	// one of persona, writing preset and editing preset.
 	CodePersonalizationConflict = "personalization_conflict"
-	// CodePersonaUnavailable (kind disabled): personas do not exist yet.
+	// CodePersonaUnavailable (kind disabled): the service runs without
+	// personas (Options.Personas is nil).
 	CodePersonaUnavailable = "persona_unavailable"
 	// CodeHistoryCorrupt (kind corrupt): a message's recorded version or
 	// scope cannot be rebuilt; the details are in the log.

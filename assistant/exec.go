@@ -67,6 +67,9 @@ func (s *Service) execute(ctx context.Context, t *task.Task) error {
 	if err != nil {
 		return fail(task.Permanent(err))
 	}
+	if err := s.checkPrivate(pl.Persona); err != nil {
+		return fail(task.Permanent(err))
+	}
 	p := promptFor(pl.Scope.Kind)
 	if p.info.Hash != pl.Prompt.Hash {
 		return fail(task.Permanent(errs.C(errs.Conflict, "prompt_changed",
@@ -74,15 +77,24 @@ func (s *Service) execute(ctx context.Context, t *task.Task) error {
 	}
 	prog := s.startProgress(t)
 	var cand candidate
-	out, err := s.gw.Structured(ctx, Request{
+	req := Request{
 		Category: quota.Writing, User: pl.ActorID, Messages: messages(p, pl, pv, res),
 		Trace:  Trace{RunID: pl.Run, TaskID: t.ID.String(), Attempt: t.Attempt},
 		OnText: prog.add, DeferBooking: true, Schema: answerSchema(pl.Scope.Kind), Task: editTask(pl, pv, res),
-	}, func(obj json.RawMessage) error {
+	}
+	validate := func(obj json.RawMessage) error {
 		var err error
 		cand, err = parseAnswer(obj, snap.Body, res, s.limits, pl.Run)
 		return err
-	})
+	}
+	out, err := s.gw.Structured(ctx, req, validate)
+	var g *RunGrounding
+	if err == nil && pl.Persona != nil {
+		out, g, err = s.ground(ctx, req, validate, out, &cand, pl, res)
+		if g != nil && !g.Pass && errs.CodeOf(err) == CodeGroundingFailed {
+			s.keepGrounding(t.ID, *g)
+		}
+	}
 	prog.stop()
 	if err != nil {
 		return fail(err)
@@ -93,7 +105,7 @@ func (s *Service) execute(ctx context.Context, t *task.Task) error {
 	// a timeout.
 	err = s.repo.Locked(context.WithoutCancel(ctx), pl.Doc, func(tx *repo.DocTx) error {
 		return s.runner.Complete(ctx, t, func(b *pebble.Batch) error {
-			return s.writeSuccess(b, tx, pl, out, cand)
+			return s.writeSuccess(b, tx, pl, out, cand, g)
 		})
 	})
 	if errors.Is(err, task.ErrCancelRequested) {
@@ -138,7 +150,7 @@ func classify(err error) error {
 // suggestion (conflicted at once when the baseline moved while the model
 // answered), the assistant message, the usage events and the run and
 // document events. It runs under the document lock and the task's lock.
-func (s *Service) writeSuccess(b *pebble.Batch, tx *repo.DocTx, pl payload, out *StructuredResult, cand candidate) error {
+func (s *Service) writeSuccess(b *pebble.Batch, tx *repo.DocTx, pl payload, out *StructuredResult, cand candidate, g *RunGrounding) error {
 	run, err := s.loadRun(s.db, pl.Run)
 	if err != nil {
 		return err
@@ -156,7 +168,7 @@ func (s *Service) writeSuccess(b *pebble.Batch, tx *repo.DocTx, pl payload, out 
 	if !cand.noChange {
 		sg = &Suggestion{ID: newID("s"), Doc: pl.Doc, Run: pl.Run, Session: ss.ID, Status: StatusPending,
 			Scope: pl.Scope, Base: pl.Base, Ops: cand.ops, Summary: cand.summary,
-			Personalization: pl.Personalization, Created: now}
+			Personalization: pl.Personalization, Created: now, Closeness: closeness(pl.Persona, cand.ops)}
 		for _, op := range cand.ops {
 			if op.Op == flowdoc.DeleteBlock {
 				sg.Deletes = true
@@ -170,6 +182,10 @@ func (s *Service) writeSuccess(b *pebble.Batch, tx *repo.DocTx, pl payload, out 
 		run.Outcome, run.Suggestion, msg.Suggestion = OutcomeSuggestion, sg.ID, sg.ID
 	}
 	msg.Text = assistantText(cand, sg)
+	if g != nil {
+		run.Grounding = g
+		msg.Text += "\n" + g.Line()
+	}
 	for _, ev := range out.Events {
 		if err := s.ledger.BookInBatch(b, ev); err != nil {
 			return err

@@ -10,22 +10,22 @@ import (
 
 // GroundingMemory is one retrieved memory item as grounding sees it.
 type GroundingMemory struct {
-	Key       string `json:"key"`
-	Statement string `json:"statement"`
+	Key       string `json:"key" msgpack:"key"`
+	Statement string `json:"statement" msgpack:"stmt"`
 }
 
 // GroundingClaim is a first-person claim of a model's output and what of
 // it no input or memory supports.
 type GroundingClaim struct {
-	Text string `json:"text"`
+	Text string `json:"text" msgpack:"text"`
 	// Kind is the claim's fact type (identity, work, education, birth,
 	// residence, event, quantity).
-	Kind string `json:"kind"`
+	Kind string `json:"kind" msgpack:"kind"`
 	// Unsupported names each anchor nothing supports: "time 2020",
 	// "place 上海", "organisation 星火公司", "number 3 年", "role 医生", or
 	// "time 2019 with 星火公司" when the time and the place or
 	// organisation are each supported but never together.
-	Unsupported []string `json:"unsupported,omitempty"`
+	Unsupported []string `json:"unsupported,omitempty" msgpack:"unsupported,omitempty"`
 }
 
 // Grounding is the verdict on one output of a persona run.

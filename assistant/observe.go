@@ -40,10 +40,19 @@ type Observation struct {
 
 // observe adds o to b unless an observation with its key is already
 // stored: observations are written once and never change.
+//
+// An observation of a persona run is also listed under its persona
+// (t/aobsp), so that a generation reads only its persona's.
 func (s *Service) observe(b *pebble.Batch, o Observation) error {
 	k := obsKey(o.Suggestion, o.Kind, o.Block)
 	if ok, err := kv.Has(s.db, k); err != nil || ok {
 		return err
+	}
+	if pp := o.Personalization.Persona; pp != nil && pp.ID != "" {
+		rest := k[len(kv.TableKey(tableObs)):]
+		if err := b.Set(append(obsPersonaPrefix(pp.ID), rest...), nil, nil); err != nil {
+			return err
+		}
 	}
 	return setRec(b, k, o)
 }

@@ -105,6 +105,9 @@ func messages(p prompt, pl payload, pv *PresetVersion, r resolved) []llm.Message
 		}
 		out = append(out, llm.Message{Role: llm.System, Content: b.String()})
 	}
+	if pl.Persona != nil {
+		out = append(out, llm.Message{Role: llm.System, Content: personaMessage(pl.Persona)})
+	}
 	var u strings.Builder
 	if c := pl.Context; c.Scanned > 0 || c.Omitted > 0 {
 		u.WriteString("# Conversation so far (for continuity only)\n")

@@ -14,6 +14,7 @@ import (
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/task"
 	"github.com/foliodev/folio/objstore"
+	"github.com/foliodev/folio/persona"
 )
 
 // DefaultEditingInstruction is the instruction of an editing-preset
@@ -64,6 +65,8 @@ type payload struct {
 	Base            Baseline        `msgpack:"base"`
 	Context         Context         `msgpack:"ctx"`
 	Prompt          PromptInfo      `msgpack:"prompt"`
+	// Persona is the frozen persona context of a persona run.
+	Persona *personaInput `msgpack:"persona,omitempty"`
 }
 
 // personalization checks the request's choice: exactly one or none.
@@ -84,8 +87,14 @@ func (s *Service) personalization(req AssistRequest) (Personalization, error) {
 	}
 	switch {
 	case req.Persona != "":
-		return Personalization{}, errs.C(errs.Disabled, CodePersonaUnavailable,
-			"personas are not available yet; choose a writing preset, an editing preset or none")
+		if s.personas == nil {
+			return Personalization{}, errs.C(errs.Disabled, CodePersonaUnavailable,
+				"this server runs the writing assistant without personas; choose a writing preset, an editing preset or none")
+		}
+		if !s.personas.Switches().Enabled {
+			return Personalization{}, errs.C(errs.Disabled, persona.CodeDisabled, "personas are switched off ([persona] enabled = false)")
+		}
+		return Personalization{Kind: PersonalizePersona, Persona: &PersonaPin{ID: req.Persona}}, nil
 	case req.WritingPreset != "":
 		if !s.sw.WritingPresets {
 			return Personalization{}, errs.C(errs.Disabled, CodeDisabled, "writing presets are switched off ([assistant] writing_presets)")
@@ -215,9 +224,17 @@ func (s *Service) enqueue(ctx context.Context, a Actor, req AssistRequest, instr
 		return false, err
 	}
 	base := Baseline{Version: snap.Info.Hash, Label: snap.Info.Label, Fingerprint: snap.Info.Fingerprint}
-	for _, id := range anchors(snap.Body, req.Scope, res) {
+	for _, id := range anchorIDs(snap.Body, req.Scope, res) {
 		b, _ := findBlock(snap.Body.Blocks, id)
 		base.Targets = append(base.Targets, Target{ID: id, Content: objstore.Sum(objstore.KindContent, flowdoc.EncodeContent(b))})
+	}
+	var pin *personaInput
+	if pers.Kind == PersonalizePersona {
+		pp, in, err := s.personaFor(ctx, a, pers.Persona.ID, instr, snap, res, anchorIDs(snap.Body, req.Scope, res))
+		if err != nil {
+			return false, err
+		}
+		pers.Persona, pin = pp, in
 	}
 	prompt := promptFor(req.Scope.Kind)
 	done := false
@@ -249,7 +266,7 @@ func (s *Service) enqueue(ctx context.Context, a Actor, req AssistRequest, instr
 			Context: summarize(convo), Prompt: prompt.info, IdempotencyKey: req.IdempotencyKey,
 			State: RunQueued, Created: now}
 		pl, err := kv.Marshal(payload{Run: runID, Doc: req.Doc, Actor: a.User, ActorID: a.UserID, Scope: req.Scope, Instruction: instr,
-			Personalization: pers, Base: base, Context: convo, Prompt: prompt.info})
+			Personalization: pers, Base: base, Context: convo, Prompt: prompt.info, Persona: pin})
 		if err != nil {
 			return err
 		}
@@ -387,7 +404,7 @@ func summarize(c Context) ContextSummary {
 }
 
 // anchors are the top-level blocks a scope's suggestion will touch.
-func anchors(body flowdoc.Document, s Scope, r resolved) []string {
+func anchorIDs(body flowdoc.Document, s Scope, r resolved) []string {
 	switch s.Kind {
 	case ScopeSelection, ScopeBlock:
 		ids := flowdoc.TargetBlocks(body, []flowdoc.Op{{Op: flowdoc.ReplaceBlock, BlockID: s.Block}})

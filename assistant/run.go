@@ -47,10 +47,12 @@ const (
 	PersonalizePersona PersonalizationKind = "persona"
 )
 
-// Personalization is a run's choice and, for a preset, its pinned version.
+// Personalization is a run's choice and, for a preset, its pinned
+// version; for a persona, what the run pinned of it.
 type Personalization struct {
-	Kind   PersonalizationKind `json:"kind" msgpack:"kind"`
-	Preset *PresetPin          `json:"preset,omitempty" msgpack:"preset,omitempty"`
+	Kind    PersonalizationKind `json:"kind" msgpack:"kind"`
+	Preset  *PresetPin          `json:"preset,omitempty" msgpack:"preset,omitempty"`
+	Persona *PersonaPin         `json:"persona,omitempty" msgpack:"persona,omitempty"`
 }
 
 // Baseline is the article state a run was generated against and a
@@ -142,6 +144,8 @@ type Run struct {
 	Suggestion       string    `json:"suggestion,omitempty" msgpack:"sugg,omitempty"`
 	AssistantMessage uint64    `json:"assistantMessage,omitempty" msgpack:"amsg,omitempty"`
 	Error            *RunError `json:"error,omitempty" msgpack:"error,omitempty"`
+	// Grounding is a persona run's grounding record.
+	Grounding *RunGrounding `json:"grounding,omitempty" msgpack:"ground,omitempty"`
 
 	Created  int64 `json:"created" msgpack:"created"` // Unix ms
 	Started  int64 `json:"started,omitempty" msgpack:"started,omitempty"`
@@ -295,6 +299,7 @@ func (s *Service) onTransition(b *pebble.Batch, tr *task.Transition) error {
 					re = RunError{Code: "attempts_exhausted", Message: tr.New.LastError}
 				}
 				run.State, run.Finished, run.Error, changed = RunFailed, now, &re, true
+				run.Grounding = s.takeGrounding(tr.New.ID)
 				err = emit(EventFailed, RunEvent{Attempt: d.Attempt, Code: re.Code, Message: re.Message})
 			}
 		case EventProgress:

@@ -14,6 +14,7 @@ import (
 	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/task"
+	"github.com/foliodev/folio/persona"
 )
 
 // TaskKind is the task kind of a writing run.
@@ -62,6 +63,11 @@ type Options struct {
 	// fields take the defaults of DefaultTaskOptions. OnTransition is the
 	// service's own and is ignored here.
 	Task task.KindOptions
+	// Personas serves persona requests (nil: they answer
+	// persona_unavailable); References lists their reference candidates
+	// (nil: persona runs get none).
+	Personas   *persona.Service
+	References ReferenceSource
 	// Logger receives redacted integrity errors; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock of records; nil means time.Now.
@@ -88,12 +94,18 @@ type Service struct {
 	now    func() time.Time
 	limits flowdoc.Limits
 
+	personas *persona.Service // nil: no personas
+	refs     ReferenceSource  // nil: no references
+
 	presetMu sync.Mutex // serializes preset admin writes (order, counts)
 
 	// errMu guards lastErr: the handler's error of a task's last run, by
 	// task id, read by the transition that records it.
 	errMu   sync.Mutex
 	lastErr map[task.ID]runError
+	// grounding holds a failed persona run's grounding record until the
+	// transition that fails the run records it (guarded by errMu).
+	grounding map[task.ID]RunGrounding
 
 	// point is a test seam: called at named points of a run (crash tests).
 	point func(name string)
@@ -113,7 +125,8 @@ func NewService(ctx context.Context, o Options) (*Service, error) {
 	s := &Service{
 		repo: o.Repo, db: o.Repo.DB(), runner: o.Runner, gw: o.Gateway, ledger: o.Ledger,
 		sw: o.Switches, log: o.Logger, now: o.Now, limits: o.Repo.Limits(),
-		lastErr: map[task.ID]runError{}, point: func(string) {},
+		lastErr: map[task.ID]runError{}, point: func(string) {}, personas: o.Personas, refs: o.References,
+		grounding: map[task.ID]RunGrounding{},
 	}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -23,6 +23,7 @@ const (
 	tableSuggPend   = "asugpend" // <doc> 0x00 <suggestion>
 	tableProduced   = "aprod"    // <doc> 0x00 <block>
 	tableObs        = "aobs"     // <suggestion> 0x00 <kind> 0x00 <block>
+	tableObsPersona = "aobsp"    // <persona> 0x00 <suggestion> 0x00 <kind> 0x00 <block>
 	tablePreset     = "apreset"  // <preset>
 	tablePresetVer  = "apresetv" // <preset> 0x00 <number 8>
 )
@@ -51,6 +52,7 @@ func producedPrefix(doc string) []byte       { return append(kv.TableKey(tablePr
 func producedKey(doc, block string) []byte   { return kv.TableKey(tableProduced, doc, block) }
 func obsPrefix(sugg string) []byte           { return append(kv.TableKey(tableObs, sugg), 0) }
 func obsKey(sugg, kind, block string) []byte { return kv.TableKey(tableObs, sugg, kind, block) }
+func obsPersonaPrefix(persona string) []byte { return append(kv.TableKey(tableObsPersona, persona), 0) }
 func presetKey(id string) []byte             { return kv.TableKey(tablePreset, id) }
 func presetVerPrefix(id string) []byte       { return append(kv.TableKey(tablePresetVer, id), 0) }
 func presetVerKey(id string, n int) []byte   { return kv.Uint64(presetVerPrefix(id), uint64(n)) }

@@ -13,6 +13,7 @@ import (
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/objstore"
+	"github.com/foliodev/folio/persona/style"
 )
 
 // SuggestionStatus is where a suggestion stands.
@@ -54,6 +55,10 @@ type Suggestion struct {
 	// Conflict says why the suggestion can no longer apply.
 	Conflict     *Conflict `json:"conflict,omitempty" msgpack:"conflict,omitempty"`
 	RejectReason string    `json:"rejectReason,omitempty" msgpack:"reason,omitempty"`
+	// Closeness is, for a persona run's suggestion, how close the text
+	// it writes is to the persona's style profile (Burrows' Delta over
+	// the profile's function words; absent with [persona] style off).
+	Closeness *style.Closeness `json:"closeness,omitempty" msgpack:"close,omitempty"`
 }
 
 // Conflict is why a suggestion became conflicted.

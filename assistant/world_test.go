@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -20,8 +21,12 @@ import (
 	"github.com/foliodev/folio/internal/llm"
 	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/repo/publish"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/internal/task"
+	"github.com/foliodev/folio/persona"
+	"github.com/foliodev/folio/persona/content"
+	"github.com/foliodev/folio/persona/index"
 )
 
 // fakeModel is a scripted provider: answer decides each reply from the
@@ -186,6 +191,13 @@ type world struct {
 	svc    *Service
 	logs   *syncBuffer
 	closed sync.Once
+
+	// With worldOptions.persona: the persona service, its index and the
+	// content service it reads sources from.
+	personas *persona.Service
+	idx      *index.Index
+	content  *content.Sources
+	pub      *publish.Store
 }
 
 type worldOptions struct {
@@ -195,6 +207,7 @@ type worldOptions struct {
 	noStart  bool         // leave the runner stopped
 	taskOpts task.KindOptions
 	dir      string // reuse a store
+	persona  *persona.Switches
 }
 
 type syncBuffer struct {
@@ -245,8 +258,18 @@ func newWorld(tb testing.TB, mods ...func(*worldOptions)) *world {
 	}
 	w.gw = New(map[quota.Category]Route{quota.Writing: {Provider: p, Policy: quota.NewPolicy(w.db, quota.Writing, o.limits, nil),
 		Source: "dedicated", MaxOutputTokens: 2000}}, w.ledger, nil)
-	w.svc, err = NewService(context.Background(), Options{Repo: r, Runner: w.runner, Gateway: w.gw, Ledger: w.ledger,
-		Switches: o.switches, Task: o.taskOpts, Logger: log})
+	opts := Options{Repo: r, Runner: w.runner, Gateway: w.gw, Ledger: w.ledger, Switches: o.switches, Task: o.taskOpts, Logger: log}
+	if o.persona != nil {
+		w.idx, err = index.Open(context.Background(), w.db, filepath.Join(w.dir, "index"), persona.IndexSource(), index.Options{Manual: true, Logger: log})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		w.personas = persona.New(w.db, w.idx, *o.persona, persona.Options{Logger: log})
+		w.pub = publish.New(r, nil)
+		w.content = content.New(r, w.pub)
+		opts.Personas, opts.References = w.personas, w.content
+	}
+	w.svc, err = NewService(context.Background(), opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -269,6 +292,9 @@ func (w *world) close() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		w.runner.Close(ctx)
+		if w.idx != nil {
+			w.idx.Close(ctx)
+		}
 		w.repo.Close()
 	})
 }

@@ -8,27 +8,24 @@ import (
 	"testing"
 
 	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/task"
 	"github.com/foliodev/folio/persona/index"
 )
 
-// BenchmarkGenerate50 generates a persona version (style, learning,
-// memory, one synced batch, index outbox applied) from 50 published
-// articles of about 1,500 characters each. The first generation extracts
-// the memory observations; later ones reuse them.
-//
-//	go test -run '^$' -bench Generate50 -benchtime 10x ./persona
-func BenchmarkGenerate50(b *testing.B) {
+// benchGenerate50 is a store with 50 published articles of about 1,500
+// characters each and a persona over them.
+func benchGenerate50(b *testing.B) (*kv.DB, *index.Index, *Service, *fakeSources, Persona) {
 	dir := b.TempDir()
 	db, err := kv.Open(dir, kv.Options{Create: true, MinFree: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	b.Cleanup(func() { db.Close() })
 	idx, err := index.Open(context.Background(), db, filepath.Join(dir, "index"), IndexSource(), index.Options{Manual: true, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer idx.Close(context.Background())
+	b.Cleanup(func() { idx.Close(context.Background()) })
 	svc := New(db, idx, allOn, Options{})
 	src := newSources()
 	places := []string{"北京", "上海", "杭州", "成都", "深圳"}
@@ -47,12 +44,55 @@ func BenchmarkGenerate50(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return db, idx, svc, src, p
+}
+
+// BenchmarkGenerate50 generates a persona version (style, learning,
+// memory, one synced batch, index outbox applied) from 50 published
+// articles of about 1,500 characters each. The first generation extracts
+// the memory observations; later ones reuse them.
+//
+//	go test -run '^$' -bench Generate50 -benchtime 10x ./persona
+func BenchmarkGenerate50(b *testing.B) {
+	_, idx, svc, src, p := benchGenerate50(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := svc.Generate(context.Background(), GenerateRequest{User: "author-a", Persona: p.ID}, src, nil); err != nil {
 			b.Fatal(err)
 		}
 		if err := idx.Drain(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGenerateTask50 is BenchmarkGenerate50 as the durable task a
+// user starts: StartGenerate, the runner's transitions and job record,
+// WaitJob.
+//
+//	go test -run '^$' -bench GenerateTask50 -benchtime 10x ./persona
+func BenchmarkGenerateTask50(b *testing.B) {
+	db, idx, svc, src, p := benchGenerate50(b)
+	r, err := task.Open(db, task.Options{Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc.Register(r, src, nil, task.KindOptions{})
+	if err := r.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close(context.Background())
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		j, err := svc.StartGenerate(ctx, "author-a", p.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if j, err = svc.WaitJob(ctx, "author-a", j.Task); err != nil || j.State != task.Succeeded {
+			b.Fatalf("job %+v: %v", j, err)
+		}
+		if err := idx.Drain(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -16,8 +16,8 @@
 // Service.Generate (the body of the durable "generate persona version"
 // task; its Key is the task id, so a retried task returns the version
 // the first attempt made) pins each source's current published version
-// through Sources (implemented by the integration over the content
-// service and publishing), refuses unpublished sources
+// through Sources (package content implements it over the repository
+// and publishing), refuses unpublished sources
 // (source_unpublished) and private or password sources without [privacy]
 // send_private_to_provider (private_source_blocked), leaves private
 // sources out of memory without [privacy] private_memory (noted in the
@@ -26,6 +26,15 @@
 // conflict) and activates everything in one synced batch. Any failure
 // before that batch writes nothing, so the previous version stays active;
 // a crash is the same.
+//
+// Generation runs as the durable task persona.generate on package
+// task's runner (Register, StartGenerate): the task's id is the
+// generation key, so an attempt that runs again after a crash finds the
+// version the first one committed; a refusal (switches, sources, a
+// conflict) fails the job at once, other errors retry. The job record
+// (Job: state, attempts, the version made or the error's code) is written
+// with the task's creation and in each of its transitions; WaitJob waits
+// for it to end.
 //
 // Memory extraction is per user and per source version (table persobs):
 // every persona of the user and every regeneration reuses it. Each
@@ -43,7 +52,9 @@
 // evidence is the article being written are excluded). The assistant
 // calls it only for requests that chose a persona, so no persona means no
 // style, learning or memory. The memory index (package index) is opened
-// by the daemon beside the store with IndexSource.
+// by the daemon and direct mode beside the store (<data>/index) with
+// IndexSource. The writing assistant pins what Context returns in its
+// persona runs and grounds their answers (package assistant).
 //
 // # Keys
 //
@@ -58,6 +69,7 @@
 //	t/persmem/<snapshot id>                   memory snapshot head (immutable, ms + hash)
 //	t/persmemitem/<snapshot id>\x00<item key> memory item (immutable)
 //	t/persmemp/<persona>\x00<snapshot id>     empty: a persona's memory snapshots
+//	t/persjob/<task id>                       generation job (follows its task)
 //	t/persobs/<user>\x00<version hex>\x00<extractor> the memory observations of one source version
 //	x/<seq 8>                                 {k: "persona.memory", id: <snapshot id>}: index outbox
 //

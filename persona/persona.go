@@ -15,6 +15,7 @@ import (
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/task"
 	"github.com/foliodev/folio/persona/index"
 	"github.com/foliodev/folio/persona/source"
 )
@@ -125,9 +126,11 @@ type Version struct {
 type Service struct {
 	db  *kv.DB
 	idx *index.Index // nil: no retrieval (the outbox is still written)
-	sw  Switches
-	now func() time.Time
-	log *slog.Logger
+	// runner runs the generation task (set by Register before it starts).
+	runner *task.Runner
+	sw     Switches
+	now    func() time.Time
+	log    *slog.Logger
 
 	// mu guards locks.
 	mu    sync.Mutex
@@ -389,3 +392,6 @@ func errWrap(what string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
+
+// Switches are the switches the service was built with.
+func (s *Service) Switches() Switches { return s.sw }

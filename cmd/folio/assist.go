@@ -16,6 +16,8 @@ import (
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/server"
+	"github.com/foliodev/folio/persona"
+	"github.com/foliodev/folio/persona/style"
 	"github.com/urfave/cli/v2"
 )
 
@@ -82,7 +84,7 @@ func assistCommands() []*cli.Command {
 				&cli.StringFlag{Name: "instruction", Usage: "what to do (`TEXT`; may be empty only with --editing-preset)"},
 				&cli.StringFlag{Name: "writing-preset", Usage: "a writing preset `ID` (`folio preset list`)"},
 				&cli.StringFlag{Name: "editing-preset", Usage: "an editing preset `ID` (e.g. six-rules)"},
-				&cli.StringFlag{Name: "persona", Usage: "a persona `ID` (not available yet)"},
+				&cli.StringFlag{Name: "persona", Usage: "a persona `ID` (`folio persona list`); the run uses its active version"},
 				&cli.StringFlag{Name: "session", Usage: "continue this session `ID` (default: the document's current one)"},
 				&cli.StringFlag{Name: "key", Usage: "idempotency `KEY`: a repeated request with it answers the first run"},
 				&cli.BoolFlag{Name: "wait", Usage: "wait for the run and print its outcome"},
@@ -329,6 +331,9 @@ func printOutcome(w io.Writer, run assistant.Run, sg *assistant.Suggestion, chan
 			code, msg = run.Error.Code, run.Error.Message
 		}
 		fmt.Fprintf(w, "run %s failed: %s: %s\n", run.ID, code, msg)
+		for _, l := range personaLines(run) {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
 	case run.State == assistant.RunCancelled:
 		fmt.Fprintf(w, "run %s was cancelled\n", run.ID)
 	case run.State != assistant.RunSucceeded:
@@ -337,6 +342,12 @@ func printOutcome(w io.Writer, run assistant.Run, sg *assistant.Suggestion, chan
 		fmt.Fprintf(w, "run %s succeeded: no change proposed: %s\n", run.ID, run.Summary)
 	case sg != nil:
 		fmt.Fprintf(w, "run %s succeeded: suggestion %s (%s)\n", run.ID, sg.ID, sg.Status)
+		if g := run.Grounding; g != nil {
+			fmt.Fprintf(w, "%s (`folio run show %s` has the details)\n", g.Line(), run.ID)
+		}
+		if c := sg.Closeness; c != nil {
+			fmt.Fprintf(w, "style closeness: %s\n", closenessText(*c))
+		}
 		printSuggestion(w, *sg, changes)
 	default:
 		fmt.Fprintf(w, "run %s succeeded: suggestion %s\n", run.ID, run.Suggestion)
@@ -431,6 +442,16 @@ func kindOfRunCode(code string) errs.Kind {
 		assistant.CodeInvalid, assistant.CodeCancelled, assistant.CodeNotConfigured:
 		return (&assistant.Error{Code: code}).ErrKind()
 	}
+	switch code {
+	case assistant.CodeGroundingFailed, persona.CodeSourceUnpublished, persona.CodeNotGenerated:
+		return errs.Invalid
+	case persona.CodeSourceChanged:
+		return errs.Conflict
+	case persona.CodePrivateSource:
+		return errs.Forbidden
+	case persona.CodeDisabled:
+		return errs.Disabled
+	}
 	for _, suffix := range []string{"_rate_limited", "_concurrency_limited", "_token_budget_exhausted"} {
 		if strings.HasSuffix(code, suffix) {
 			return errs.RateLimited
@@ -469,6 +490,9 @@ func printRun(w io.Writer, run assistant.Run) {
 	fmt.Fprintf(tw, "asked\tby %s at %s: %q%s\n", run.Actor, fmtTime(run.Created), run.Instruction, defaulted(run))
 	fmt.Fprintf(tw, "against\t%s@%s (%s), session %s\n", run.Doc, run.Base.Label, run.Scope, run.Session)
 	fmt.Fprintf(tw, "with\t%s\n", persText(run.Personalization))
+	for _, l := range personaLines(run) {
+		fmt.Fprintf(tw, "\t%s\n", l)
+	}
 	fmt.Fprintf(tw, "prompt\t%s %s, sha256 %s\n", run.Prompt.Name, run.Prompt.Version, run.Prompt.Hash)
 	fmt.Fprintf(tw, "context\t%s\n", contextText(run.Context))
 	fmt.Fprintf(tw, "task\t%s: %s, %s, %s\n", run.Task, plural(run.Attempts, "attempt"), counted(run.Retries, "retry", "retries"), counted(run.Recoveries, "recovery", "recoveries"))
@@ -524,6 +548,12 @@ func defaulted(run assistant.Run) string {
 
 // persText names a run's personalization and the preset version it pinned.
 func persText(p assistant.Personalization) string {
+	if pp := p.Persona; pp != nil {
+		if pp.Version == "" {
+			return "persona " + pp.ID
+		}
+		return fmt.Sprintf("persona %s %q version %d (%s)", pp.ID, pp.Name, pp.Seq, pp.Version)
+	}
 	if p.Preset == nil {
 		if p.Kind == "" || p.Kind == assistant.PersonalizeNone {
 			return "no preset or persona"
@@ -531,6 +561,66 @@ func persText(p assistant.Personalization) string {
 		return string(p.Kind)
 	}
 	return fmt.Sprintf("%s preset %s %q version %d (%s)", p.Preset.Type, p.Preset.ID, p.Preset.Name, p.Preset.Number, p.Preset.VersionID)
+}
+
+// personaLines describe what a persona run pinned and its grounding:
+// the components, the memory provided and used, the references, and the
+// verdict.
+func personaLines(run assistant.Run) []string {
+	pp := run.Personalization.Persona
+	if pp == nil || pp.Version == "" {
+		return nil
+	}
+	orNone := func(s string) string {
+		if s == "" {
+			return "none"
+		}
+		return s
+	}
+	out := []string{fmt.Sprintf("style profile %s, learning %s (%s), memory %s",
+		orNone(pp.Style), orNone(pp.Learning), plural(len(pp.LearningRules), "active rule"), orNone(pp.Memory))}
+	mem := fmt.Sprintf("memory provided: %d of %d matched", len(pp.MemoryKeys), pp.MemoryMatched)
+	if pp.MemoryWithheld > 0 {
+		mem += fmt.Sprintf(" (%d withheld: private sources)", pp.MemoryWithheld)
+	}
+	if len(pp.MemoryKeys) > 0 {
+		mem += ": " + strings.Join(pp.MemoryKeys, " ")
+	}
+	out = append(out, mem)
+	for _, r := range pp.References {
+		out = append(out, fmt.Sprintf("reference %s@%s (%s) %q score %.2f: %s", r.Doc, r.Label, r.Version.Short(), r.Title, r.Score, strings.Join(r.Reasons, "; ")))
+	}
+	if g := run.Grounding; g != nil {
+		verdict := "passed"
+		if !g.Pass {
+			verdict = "failed"
+		}
+		if g.Retried {
+			verdict += " after one retry"
+		}
+		out = append(out, fmt.Sprintf("grounding %s: %s checked; %s · memory used: %s", verdict, plural(g.Checked, "claim"), g.Line(), orNone(strings.Join(g.UsedMemory, " "))))
+		for _, c := range g.RetryClaims {
+			out = append(out, fmt.Sprintf("  retried for %q: %s", c.Text, strings.Join(c.Unsupported, "; ")))
+		}
+		if !g.Pass {
+			for _, c := range g.Claims {
+				out = append(out, fmt.Sprintf("  unsupported %q: %s", c.Text, strings.Join(c.Unsupported, "; ")))
+			}
+		}
+	}
+	return out
+}
+
+// closenessText is a suggestion's style closeness.
+func closenessText(c style.Closeness) string {
+	s := fmt.Sprintf("Burrows' Delta %.2f over %d words", c.Delta, c.Units)
+	if c.Percentile >= 0 {
+		s += fmt.Sprintf(", closer than %.0f%% of the persona's own sources", c.Percentile*100)
+	}
+	if !c.Reliable {
+		s += " (too short to be reliable)"
+	}
+	return s
 }
 
 func contextText(cs assistant.ContextSummary) string {
@@ -674,6 +764,9 @@ func suggestionShowAction(c *cli.Context, a []string, format string, b backend) 
 	sg := pv.Suggestion
 	fmt.Fprintf(w, "suggestion %s (%s) on %s@%s (%s), run %s\n", sg.ID, sg.Status, sg.Doc, sg.Base.Label, sg.Scope, sg.Run)
 	fmt.Fprintf(w, "with %s\n", persText(sg.Personalization))
+	if c := sg.Closeness; c != nil {
+		fmt.Fprintf(w, "style closeness: %s\n", closenessText(*c))
+	}
 	if sg.Status == assistant.StatusPending && !pv.Current {
 		fmt.Fprintln(w, "note: the article moved since this baseline; accepting will be refused")
 	}
@@ -1174,6 +1267,9 @@ func printExplanation(w io.Writer, e assistant.Explanation) {
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "  prompt %s %s, sha256 %s\n", run.Prompt.Name, run.Prompt.Version, run.Prompt.Hash)
 		fmt.Fprintf(w, "  %s\n", persText(run.Personalization))
+		for _, l := range personaLines(*run) {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
 		fmt.Fprintf(w, "  frozen context: %s\n", contextText(run.Context))
 		if run.Repaired || len(run.DomainRepairs) > 0 {
 			fmt.Fprintf(w, "  repairs: JSON re-asked %v; domain: %s\n", run.Repaired, strings.Join(run.DomainRepairs, "; "))

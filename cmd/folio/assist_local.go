@@ -19,15 +19,24 @@ import (
 // and the service with the configuration's switches, on the gateway and
 // ledger given. The runner is not started. The daemon and direct mode
 // build it the same way.
-func newAssistant(ctx context.Context, r *repo.Repo, fc *config.Config, ledger *quota.Ledger, gw *assistant.Gateway, log *slog.Logger) (*task.Runner, *assistant.Service, error) {
+func newAssistant(ctx context.Context, r *repo.Repo, fc *config.Config, ledger *quota.Ledger, gw *assistant.Gateway, ps *personaStack, log *slog.Logger) (*task.Runner, *assistant.Service, error) {
 	runner, err := task.Open(r.DB(), task.Options{Hub: r.Hub(), Logger: log.With("part", "task")})
 	if err != nil {
 		return nil, nil, errs.E(errs.Internal, "open the task runner: %v", err)
 	}
-	svc, err := assistant.NewService(ctx, assistant.Options{Repo: r, Runner: runner, Gateway: gw, Ledger: ledger,
-		Switches: fc.Assistant, Logger: log.With("part", "assistant")})
+	o := assistant.Options{Repo: r, Runner: runner, Gateway: gw, Ledger: ledger,
+		Switches: fc.Assistant, Logger: log.With("part", "assistant")}
+	if ps != nil {
+		o.Personas, o.References = ps.svc, ps.src
+	}
+	svc, err := assistant.NewService(ctx, o)
 	if err != nil {
 		return nil, nil, errs.E(errs.Internal, "start the writing assistant: %v", err)
+	}
+	if ps != nil {
+		// The generation task runs on the same runner and learns from the
+		// decisions the assistant records.
+		ps.svc.Register(runner, ps.src, svc.LearningReader(), task.KindOptions{})
 	}
 	return runner, svc, nil
 }
@@ -37,9 +46,10 @@ func newAssistant(ctx context.Context, r *repo.Repo, fc *config.Config, ledger *
 // run (--wait, --follow): a run queued otherwise stays queued until a
 // daemon or a later waiting command runs the store's runner.
 type directAssist struct {
-	runner  *task.Runner
-	svc     *assistant.Service
-	started bool
+	runner   *task.Runner
+	svc      *assistant.Service
+	personas *personaStack
+	started  bool
 }
 
 // assist returns the direct-mode service, building it on first use.
@@ -56,11 +66,17 @@ func (l *localBackend) assist(ctx context.Context) (*assistant.Service, error) {
 	if err != nil {
 		return nil, errs.E(errs.Invalid, "model access: %w", err)
 	}
-	runner, svc, err := newAssistant(ctx, l.r, fc, ledger, gw, slog.New(slog.DiscardHandler))
+	log := slog.New(slog.DiscardHandler)
+	ps, err := openPersonas(ctx, l.r, l.dir, fc, true, log)
 	if err != nil {
 		return nil, err
 	}
-	l.da = &directAssist{runner: runner, svc: svc}
+	runner, svc, err := newAssistant(ctx, l.r, fc, ledger, gw, ps, log)
+	if err != nil {
+		ps.close(ctx)
+		return nil, err
+	}
+	l.da = &directAssist{runner: runner, svc: svc, personas: ps}
 	return svc, nil
 }
 
@@ -90,7 +106,10 @@ func (l *localBackend) closeAssist() bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return l.da.runner.Close(ctx) == nil
+	if l.da.runner.Close(ctx) != nil {
+		return false
+	}
+	return l.da.personas.close(ctx) == nil
 }
 
 // me is who direct mode acts as: the user FOLIO_USER (or the login name)

@@ -128,7 +128,7 @@ func TestAssistRemoteMatchesDirect(t *testing.T) {
 			t.Errorf("assist %v: %+v", flags, a)
 		}
 	}
-	if a, _ := both("assist", "d1", "--scope", "block:p1", "--instruction", "x", "--persona", "x"); a.code != exitLimited || !strings.Contains(a.stderr, "personas are not available") {
+	if a, _ := both("assist", "d1", "--scope", "block:p1", "--instruction", "x", "--persona", "x"); a.code != exitNotFound || !strings.Contains(a.stderr, `no persona "x"`) {
 		t.Errorf("persona: %+v", a)
 	}
 	if a, _ := both("session", "list", "d1"); strings.Count(a.stdout, "\n") != 1 {
@@ -328,11 +328,13 @@ func TestAssistDirectMode(t *testing.T) {
 }
 
 // With every AI switch off — the writing assistant and each of its
-// entries, personas, the attributes and the reading assistants — the
-// history scenario works as ever — new, save, checkpoint, log, show, diff,
-// restore, history, export, publish — directly and through a daemon,
-// while every assist request answers assistant_disabled and attrs suggest
-// attributes_disabled, with their exit code (9).
+// entries, personas and each of their components, the attributes and the
+// reading assistants — the history scenario works as ever — new, save,
+// checkpoint, log, show, diff, restore, history, export, publish —
+// directly and through a daemon, while every assist request answers
+// assistant_disabled, attrs suggest attributes_disabled and every persona
+// verb persona_disabled, with their exit code (9), and no memory index is
+// made.
 func TestHistoryWithAssistantOff(t *testing.T) {
 	isolateEnv(t)
 	tmp := t.TempDir()
@@ -348,6 +350,9 @@ editing_presets = false
 
 [persona]
 enabled = false
+style = false
+learning = false
+memory = false
 
 [attributes]
 enabled = false
@@ -414,16 +419,33 @@ enabled = false
 		if r := do(0, "suggestion", "list", "h1"); strings.Count(r.stdout, "\n") != 1 {
 			t.Fatalf("suggestion list: %+v", r)
 		}
+		do(0, "unpublish", "h1")
+		for _, req := range [][]string{
+			{"persona", "create", "--name", "p", "--source", "h1"},
+			{"persona", "list"},
+			{"persona", "show", "pnnosuch"},
+			{"index", "status"},
+		} {
+			if r := do(exitLimited, req...); !strings.Contains(r.stderr, "persona") {
+				t.Fatalf("%v: %+v", req, r)
+			}
+		}
 	}
 	t.Run("direct", func(t *testing.T) {
 		data := filepath.Join(tmp, "direct")
 		runCLI("--data", data, "init")
 		runCLI("--data", data, "user", "add", "admin", "--admin")
 		scenario(t, []string{"--data", data, "--config", cfg})
+		if _, err := os.Stat(filepath.Join(data, "index")); !os.IsNotExist(err) {
+			t.Fatalf("a memory index was made with personas off: %v", err)
+		}
 	})
 	t.Run("daemon", func(t *testing.T) {
 		d := startDaemon(t, filepath.Join(tmp, "served"), "", "--config", cfg)
 		scenario(t, []string{"--server", d.url, "--token", d.token})
 		d.stop(t)
+		if _, err := os.Stat(filepath.Join(tmp, "served", "index")); !os.IsNotExist(err) {
+			t.Fatalf("a memory index was made with personas off: %v", err)
+		}
 	})
 }

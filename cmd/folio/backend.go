@@ -56,6 +56,8 @@ type backend interface {
 
 	// The writing assistant (assist.go).
 	assistBackend
+	// Personas and the memory index (persona.go).
+	personaBackend
 
 	Close() error
 }
@@ -80,7 +82,7 @@ func openBackendWith(c *cli.Context, o repo.Options) (backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &localBackend{r: r, auth: auth.New(r.DB()), actor: actor(), configPath: c.String("config")}, nil
+	return &localBackend{r: r, dir: dataDir(c), auth: auth.New(r.DB()), actor: actor(), configPath: c.String("config")}, nil
 }
 
 // localBackend works directly on a data directory. Whoever holds the
@@ -88,6 +90,7 @@ func openBackendWith(c *cli.Context, o repo.Options) (backend, error) {
 // it may choose document ids and owners, and reassign documents.
 type localBackend struct {
 	r          *repo.Repo
+	dir        string // the data directory
 	auth       *auth.Store
 	actor      string
 	configPath string

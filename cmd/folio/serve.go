@@ -171,7 +171,21 @@ func cmdServe(c *cli.Context) error {
 	}
 	// The writing assistant: its runner shares the repository's hub, and
 	// the service's change hook is installed before anything is served.
-	runner, svc, err := newAssistant(c.Context, r, fc, ledger, gw, log)
+	// Personas, with the memory index beside the store (rebuilt here when
+	// missing, corrupt or of an old mapping version).
+	ps, err := openPersonas(c.Context, r, dir, fc, false, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), runnerGrace)
+		defer cancel()
+		if err := ps.close(ctx); err != nil {
+			log.Warn("memory index: close", "err", err)
+		}
+	}()
+	cfg.Personas, cfg.PersonaSources, cfg.MemoryIndex = ps.svc, ps.src, ps.idx
+	runner, svc, err := newAssistant(c.Context, r, fc, ledger, gw, ps, log)
 	if err != nil {
 		return err
 	}

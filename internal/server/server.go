@@ -25,6 +25,9 @@ import (
 	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/repo/publish"
+	"github.com/foliodev/folio/persona"
+	"github.com/foliodev/folio/persona/content"
+	"github.com/foliodev/folio/persona/index"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -71,6 +74,13 @@ type Config struct {
 	// share the repository's hub. nil: those endpoints answer
 	// assistant_disabled.
 	Assistant *assistant.Service
+	// Personas is the persona service behind /v1/personas (docs/api.md,
+	// "Personas"), PersonaSources the content service it reads sources
+	// through and MemoryIndex the memory index (`folio index`). nil:
+	// those endpoints answer persona_disabled.
+	Personas       *persona.Service
+	PersonaSources *content.Sources
+	MemoryIndex    *index.Index
 	// MaxStream bounds how long one run event stream (SSE) stays open
 	// (default 5 min); clients resume with Last-Event-ID.
 	MaxStream time.Duration

@@ -46,6 +46,7 @@ const (
 	analyzerCJK   = "folio_cjk"
 	filterBigram  = "folio_cjk_bigram_unigram"
 	internalKey   = "folio:mapping"
+	reasonKey     = "folio:built" // why the generation was built
 	currentFile   = "CURRENT"
 	applyBatch    = 500 // documents per index batch
 )
@@ -204,6 +205,11 @@ func (x *Index) openCurrent() string {
 		return fmt.Sprintf("mapping version %q, want %d", v, MappingVersion)
 	}
 	x.idx = idx
+	// Why this generation was built, so that Status says it in every
+	// process that opens it.
+	if r, err := idx.GetInternal([]byte(reasonKey)); err == nil {
+		x.lastReason = string(r)
+	}
 	return ""
 }
 
@@ -333,6 +339,7 @@ func (x *Index) Rebuild(ctx context.Context, reason string) error {
 	if err == nil {
 		b := idx.NewBatch()
 		b.SetInternal([]byte(internalKey), []byte(strconv.Itoa(MappingVersion)))
+		b.SetInternal([]byte(reasonKey), []byte(reason))
 		err = idx.Batch(b)
 	}
 	if err == nil {
