@@ -210,6 +210,7 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 		return VersionInfo{}, fmt.Errorf("commit %s %s: %w", d.ID, label, err)
 	}
 	r.setHead(d.ID, vid, v)
+	r.cp.sealed(d.ID)
 	r.hub.Notify(Stream(d.ID))
 	return info, nil
 }

@@ -24,6 +24,14 @@
 //   - A stale baseline is a conflict (ErrConflict / *ConflictError), never
 //     a merge; an idempotency key that was seen returns the first result.
 //
+// Checkpoint policy (checkpoint.go): a draft left unsealed is sealed as an
+// "idle" checkpoint CheckpointIdle after the last save that changed it, or
+// as "max_duration" CheckpointMax after it became unsealed, on the
+// repository's Clock (FakeClock in tests). Every SaveDraft feeds it,
+// whatever the transport; transports only report editor boundaries (a
+// leave is Seal with reason "leave"; an open is OpenDraft, which seals a
+// draft left unsealed by an earlier process as "recovery").
+//
 // Packages above repo keep their records consistent with document changes
 // through two seams, without repo importing them:
 //   - SetHook installs a ChangeHook called inside every draft save that

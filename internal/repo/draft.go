@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
@@ -163,7 +164,8 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	if err != nil {
 		return SaveResult{}, err
 	}
-	now := r.now().UnixMilli()
+	at := r.now()
+	now := at.UnixMilli()
 	var changed []string
 	bodyChanged := false
 	if changedBody {
@@ -207,6 +209,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return SaveResult{}, fmt.Errorf("save draft %s: %w", p.Doc, err)
 	}
+	r.cp.saved(p.Doc, p.Actor, at, dr.Unsealed, time.UnixMilli(dr.UnsealedSince))
 	r.hub.Notify(Stream(p.Doc))
 	return res, nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,10 +29,22 @@ type Options struct {
 	// cells of one request (zero: DefaultMaxRuns). See RequestLimits.
 	MaxChanges int
 	MaxRuns    int
-	Now        func() time.Time // zero: time.Now
-	Hub        *stream.Hub      // woken after every commit; zero: a private hub
-	Cache      int              // decoded block contents kept in memory; zero: 100,000
-	KV         kv.Options       // how the store is opened (Open only)
+	// Clock is the source of time and of the checkpoint timers; zero:
+	// the wall clock (Now, when set, reads it).
+	Clock Clock
+	Now   func() time.Time // zero: time.Now; ignored when Clock is set
+	// CheckpointIdle seals a draft as an "idle" checkpoint this long after
+	// the last save that changed it (zero: DefaultCheckpointIdle);
+	// CheckpointMax seals one unsealed for this long as "max_duration"
+	// (zero: DefaultCheckpointMax). Negative turns the rule off. Every
+	// save counts, whatever the transport.
+	CheckpointIdle time.Duration
+	CheckpointMax  time.Duration
+	// Logger receives what the checkpoint policy could not do; nil: discard.
+	Logger *slog.Logger
+	Hub    *stream.Hub // woken after every commit; zero: a private hub
+	Cache  int         // decoded block contents kept in memory; zero: 100,000
+	KV     kv.Options  // how the store is opened (Open only)
 	// EventRetention is how many events each document stream keeps; an
 	// editor whose cursor is older must resync. Zero: 1,024.
 	EventRetention uint64
@@ -50,6 +63,7 @@ type Repo struct {
 	boot   string // this Repo's session; a draft saved by another is from an earlier session
 	keep   uint64 // events kept per document stream
 	owned  bool   // Close closes db
+	cp     *checkpointer
 
 	locks docLocks   // one lock per document: changes to it are serialized
 	gcMu  sync.Mutex // one collection at a time
@@ -125,7 +139,6 @@ func New(db *kv.DB, o Options) *Repo {
 		refs:   refs.New(db),
 		hub:    o.Hub,
 		limits: o.Limits,
-		now:    o.Now,
 		boot:   newID(16),
 		cache:  map[objstore.ID]flowdoc.Block{},
 		heads:  map[string]headVersion{},
@@ -147,8 +160,25 @@ func New(db *kv.DB, o Options) *Repo {
 	if r.req.MaxRuns <= 0 {
 		r.req.MaxRuns = DefaultMaxRuns
 	}
-	if r.now == nil {
-		r.now = time.Now
+	clock := o.Clock
+	switch {
+	case clock != nil:
+	case o.Now != nil:
+		clock = nowClock{o.Now}
+	default:
+		clock = RealClock{}
+	}
+	r.now = clock.Now
+	r.cp = &checkpointer{r: r, clock: clock, idle: o.CheckpointIdle, max: o.CheckpointMax,
+		log: o.Logger, docs: map[string]*pendingSeal{}}
+	if r.cp.idle == 0 {
+		r.cp.idle = DefaultCheckpointIdle
+	}
+	if r.cp.max == 0 {
+		r.cp.max = DefaultCheckpointMax
+	}
+	if r.cp.log == nil {
+		r.cp.log = slog.New(slog.DiscardHandler)
 	}
 	if r.cacheN <= 0 {
 		r.cacheN = 100000
@@ -160,8 +190,11 @@ func New(db *kv.DB, o Options) *Repo {
 	return r
 }
 
-// Close closes the store if Open opened it.
+// Close stops the checkpoint timers, waits for a checkpoint they are
+// sealing, and closes the store if Open opened it. Drafts left unsealed
+// are sealed as "recovery" checkpoints when next opened.
 func (r *Repo) Close() error {
+	r.cp.close()
 	if r.owned {
 		return r.db.Close()
 	}

@@ -49,7 +49,8 @@ type SyncDeps struct {
 
 // MountSync is the default SyncFactory: the WebSocket sync server of
 // package syncproto over the server's repository, authentication and
-// access rules, with the configured limits and checkpoint rules.
+// access rules, with the configured limits. The checkpoint rules are the
+// repository's (repo.Options).
 // Revoking a token (auth.Store.OnRevoke, wired in New) closes its
 // connections through RevokeToken.
 func MountSync(d SyncDeps) (SyncService, error) {
@@ -71,8 +72,6 @@ func MountSync(d SyncDeps) (SyncService, error) {
 		MaxFrame:          cfg.MaxFrame,
 		MessagesPerSecond: cfg.MessagesPerSecond,
 		MaxSubscriptions:  cfg.MaxSubscriptions,
-		CheckpointIdle:    cfg.CheckpointIdle,
-		CheckpointMax:     cfg.CheckpointMax,
 		OriginPatterns:    originPatterns(cfg.AllowedOrigins),
 	})
 }
