@@ -158,3 +158,26 @@ func BenchmarkSaveDraft100k(b *testing.B) {
 		}
 	}
 }
+
+// benchSaveBlock measures a one-block save (one changed block, synced) on
+// an n-block document: the pair BenchmarkSaveBlock50 and
+// BenchmarkSaveBlock1000 shows whether a save costs in proportion to the
+// change or to the document.
+func benchSaveBlock(b *testing.B, n int) {
+	r := newRepo(b)
+	doc := create(b, r, n)
+	seq := uint64(1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		blk := para(fmt.Sprintf("b%d", (i*37)%n), fmt.Sprintf("keystrokes %d in a paragraph of about the usual length", i))
+		res, err := r.SaveDraft(ctx, SaveParams{Doc: doc, BaseSeq: seq, Changes: []DraftChange{{Op: ChangeUpsert, Block: &blk}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		seq = res.Seq
+	}
+}
+
+func BenchmarkSaveBlock50(b *testing.B)   { benchSaveBlock(b, 50) }
+func BenchmarkSaveBlock1000(b *testing.B) { benchSaveBlock(b, 1000) }

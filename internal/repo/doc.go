@@ -14,7 +14,10 @@
 //     (checking, sanitizing, validating, encoding, hashing new blocks) is
 //     done before the lock and the store's write pass are taken; under
 //     them a save costs in proportion to its changes plus one pass over
-//     the draft's block list.
+//     the draft's block list (the fingerprint's, for a save that edits
+//     blocks in place), and writes the keys of its changes: a draft is a
+//     header and one key per block (draftstore.go), kept decoded in
+//     memory between changes.
 //   - Every request is checked in one place (check.go) before any work:
 //     the request limits (changes per save, blocks, runs: TooMany), the
 //     free-text fields (sizes, no control characters) and the checkpoint
@@ -48,7 +51,9 @@
 // Keys (under kv.PrefixTable unless noted):
 //
 //	t/doc/<id>                       document record (owner's user id, created, head)
-//	t/draft/<id>                     the draft: blocks with per-block seqs
+//	t/draft/<id>                     the draft's header (draftstore.go)
+//	t/dblk/<id>\x00<order key>       one block of the draft, in body order
+//	t/dtomb/<id>\x00<block>          tombstone: seq of the block's delete
 //	t/vlog/<id>\x00<seq8>            log entry of version seq (projection)
 //	t/vlabel/<id>\x00<label>         seq of a label
 //	t/bidx/<id>\x00<block>\x00<seq8> content hash of block at version seq

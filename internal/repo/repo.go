@@ -44,7 +44,10 @@ type Options struct {
 	Logger *slog.Logger
 	Hub    *stream.Hub // woken after every commit; zero: a private hub
 	Cache  int         // decoded block contents kept in memory; zero: 100,000
-	KV     kv.Options  // how the store is opened (Open only)
+	// DraftCache bounds the draft block entries writers keep in memory
+	// between changes (about 200 bytes each); zero: 524,288.
+	DraftCache int
+	KV         kv.Options // how the store is opened (Open only)
 	// EventRetention is how many events each document stream keeps; an
 	// editor whose cursor is older must resync. Zero: 1,024.
 	EventRetention uint64
@@ -76,6 +79,10 @@ type Repo struct {
 	heads   map[string]headVersion // last head read or written per document
 
 	hook atomic.Pointer[hookBox] // the ChangeHook (SetHook); nil box: none
+
+	drafts draftCache // drafts between changes (loadDraft, keepDraft)
+
+	beforeSave func(*pebble.Batch) // tests: sees a draft save's batch before it commits
 }
 
 // headVersion is a decoded version and its id.
@@ -143,6 +150,10 @@ func New(db *kv.DB, o Options) *Repo {
 		cache:  map[objstore.ID]flowdoc.Block{},
 		heads:  map[string]headVersion{},
 		cacheN: o.Cache,
+		drafts: draftCache{drafts: map[string]*draftRec{}, max: o.DraftCache},
+	}
+	if r.drafts.max <= 0 {
+		r.drafts.max = 1 << 19
 	}
 	if r.hub == nil {
 		r.hub = stream.NewHub()
@@ -316,6 +327,7 @@ type draftBlock struct {
 	Size    int         `msgpack:"z"`           // bytes of the block's canonical JSON
 	Count   int         `msgpack:"n"`           // blocks it holds, itself included
 	Nested  []string    `msgpack:"x,omitempty"` // ids of blocks nested inside it
+	key     []byte      // its order key (layout 2, see draftstore.go); nil: none yet
 }
 
 // slot is a block of a draft being changed: its state in the draft, and
@@ -381,10 +393,16 @@ type tomb struct {
 // maxTombs bounds the tombstones a draft keeps.
 const maxTombs = 1024
 
+// draftRec is a document's draft. Stored (draftstore.go), it is a header
+// with Layout 2 and N, and Blocks and Tombs under keys of their own; in
+// memory Blocks holds the body in order and Tombs the tombstones, oldest
+// first.
 type draftRec struct {
 	Seq           uint64              `msgpack:"seq"`
-	Blocks        draftBlocks         `msgpack:"blocks"`
-	Tombs         []tomb              `msgpack:"tombs,omitempty"`
+	Layout        int                 `msgpack:"layout,omitempty"` // 0: layout 1, blocks in the record
+	N             int                 `msgpack:"n,omitempty"`      // layout 2: the block entries stored
+	Blocks        draftBlocks         `msgpack:"blocks,omitempty"` // layout 1 only, when stored
+	Tombs         []tomb              `msgpack:"tombs,omitempty"`  // layout 1 only, when stored
 	Attrs         flowdoc.Attributes  `msgpack:"attrs"`
 	AttrsSeq      uint64              `msgpack:"attrsSeq"`
 	Fingerprint   flowdoc.Fingerprint `msgpack:"fp"`
@@ -396,6 +414,13 @@ type draftRec struct {
 	UnsealedSince int64               `msgpack:"unsealedSince,omitempty"`
 	LastChange    int64               `msgpack:"lastChange,omitempty"`
 	Boot          string              `msgpack:"boot,omitempty"`
+
+	// unstored: the blocks and tombstones are not stored as keys yet (a
+	// new draft, or one read from layout 1); the next write writes all.
+	unstored bool
+	// idx indexes Blocks for saves that change blocks in place; nil until
+	// one builds it, and dropped by any change of the block list.
+	idx *draftIndex
 }
 
 // logRec is the log entry of one version (a projection of the version).
@@ -459,16 +484,39 @@ func (r *Repo) loadDoc(doc string) (*docRec, error) {
 	return &d, nil
 }
 
+// loadDraft returns doc's draft for a change, under the document lock:
+// the one the last change left in memory, or the stored one. The caller
+// owns it and gives it back with keepDraft after its change committed.
 func (r *Repo) loadDraft(doc string) (*draftRec, error) {
-	var d draftRec
-	ok, err := getRec(r.db.DB, draftKey(doc), &d)
+	if dr := r.drafts.take(doc); dr != nil {
+		return dr, nil
+	}
+	return readDraft(r.db.DB, doc)
+}
+
+// keepDraft keeps dr, the draft a committed change left, for the next.
+func (r *Repo) keepDraft(doc string, dr *draftRec) { r.drafts.keep(doc, dr) }
+
+// readDraftSnapshot reads doc's draft outside the document lock, from one
+// snapshot of the store.
+func (r *Repo) readDraftSnapshot(doc string) (*draftRec, error) {
+	snap := r.db.NewSnapshot()
+	defer snap.Close()
+	return readDraft(snap, doc)
+}
+
+// readDraftHeader reads doc's draft header alone: what the draft says
+// about itself (seq, fingerprint, base, unsealed), not its blocks.
+func (r *Repo) readDraftHeader(doc string) (*draftRec, error) {
+	var dr draftRec
+	ok, err := getRec(r.db.DB, draftKey(doc), &dr)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, fmt.Errorf("document %s has no draft record: run folio fsck", doc)
 	}
-	return &d, nil
+	return &dr, nil
 }
 
 // --- content ------------------------------------------------------------
