@@ -340,7 +340,7 @@ func (r *Repo) prepareSave(ctx context.Context, p SaveParams) (*savePrep, error)
 			if c.Block == nil {
 				return nil, errs.E(errs.Invalid, "changes[%d]: upsert needs a block", i)
 			}
-			one, err := flowdoc.Normalize(flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion, Blocks: []flowdoc.Block{*c.Block}}, r.limits)
+			one, size, err := flowdoc.NormalizeSize(flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion, Blocks: []flowdoc.Block{*c.Block}}, r.limits)
 			var ve *flowdoc.ValidationError
 			if errors.As(err, &ve) {
 				for _, pr := range ve.Problems {
@@ -356,7 +356,7 @@ func (r *Repo) prepareSave(ctx context.Context, p SaveParams) (*savePrep, error)
 			} else if err != nil {
 				return nil, errs.E(errs.Invalid, "changes[%d]: %w", i, err)
 			}
-			prep.changes[i].nb = encodeBlock(one.Blocks[0])
+			prep.changes[i].nb = encodeSized(one.Blocks[0], size-emptyBodySize)
 		case ChangeDelete, ChangeMove:
 			if c.BlockID == "" {
 				return nil, errs.E(errs.Invalid, "changes[%d]: %s needs blockId", i, c.Op)
@@ -412,7 +412,7 @@ func touchedBySlots(dr *draftRec, slots []slot) []string {
 func (r *Repo) checkLimits(slots []slot) []flowdoc.Problem {
 	var ps []flowdoc.Problem
 	seen := make(map[string]bool, len(slots))
-	count, size := 0, len(`{"schemaVersion":1,"blocks":[]}`)
+	count, size := 0, emptyBodySize
 	for i, s := range slots {
 		for _, id := range append([]string{s.ID}, s.Nested...) {
 			if seen[id] {
@@ -600,7 +600,7 @@ func (dr *draftRec) index() *draftIndex {
 	if dr.idx != nil {
 		return dr.idx
 	}
-	x := &draftIndex{pos: make(map[string]int, len(dr.Blocks)), size: len(`{"schemaVersion":1,"blocks":[]}`)}
+	x := &draftIndex{pos: make(map[string]int, len(dr.Blocks)), size: emptyBodySize}
 	for i := range dr.Blocks {
 		b := &dr.Blocks[i]
 		x.pos[b.ID] = i
@@ -717,8 +717,9 @@ func (r *Repo) advanceInPlace(b *pebble.Batch, doc string, dr *draftRec, changes
 		if err := b.Set(dblkKey(doc, blk.key), buf, nil); err != nil {
 			return DraftEvent{}, err
 		}
-		eb := nb.blk.Clone()
-		de.Blocks = append(de.Blocks, EventBlock{ID: blk.ID, Block: &eb})
+		// nb is this save's own copy, encoded into the event in this
+		// batch and never changed: no clone.
+		de.Blocks = append(de.Blocks, EventBlock{ID: blk.ID, Block: &nb.blk})
 	}
 	if !attrsEqual(attrs, dr.Attrs) {
 		a := attrs

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -351,8 +350,16 @@ type newBlock struct {
 
 // encodeBlock encodes and hashes a sanitized and validated block.
 func encodeBlock(b flowdoc.Block) *newBlock {
-	nb := &newBlock{blk: b, content: objstore.Encode(objstore.KindContent, flowdoc.EncodeContent(b))}
-	nb.size, nb.count, nb.nested = blockMeta(b)
+	size, _, _ := blockMeta(b)
+	return encodeSized(b, size)
+}
+
+// encodeSized is encodeBlock of a block whose canonical JSON size is
+// known (validating it measured it): each new block is sanitized,
+// validated, encoded to JSON and to msgpack, and hashed once.
+func encodeSized(b flowdoc.Block, size int) *newBlock {
+	nb := &newBlock{blk: b, content: objstore.Encode(objstore.KindContent, flowdoc.EncodeContent(b)), size: size}
+	nb.count, nb.nested = nestedOf(b)
 	return nb
 }
 
@@ -365,7 +372,18 @@ func (s *slot) give(nb *newBlock) {
 // blockMeta returns what the draft keeps about a block to check document
 // limits and id uniqueness without reading every block.
 func blockMeta(b flowdoc.Block) (size, count int, nested []string) {
-	data, _ := json.Marshal(b) // plain data: cannot fail
+	size = len(flowdoc.CanonicalJSON(flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion, Blocks: []flowdoc.Block{b}})) - emptyBodySize
+	count, nested = nestedOf(b)
+	return size, count, nested
+}
+
+// emptyBodySize is the length of an empty body's canonical JSON: a
+// body's is that plus each block's and a comma between blocks.
+var emptyBodySize = len(`{"schemaVersion":1,"blocks":[]}`)
+
+// nestedOf returns the blocks b holds, itself included, and the ids of
+// those nested in it.
+func nestedOf(b flowdoc.Block) (count int, nested []string) {
 	var walk func(bs []flowdoc.Block)
 	walk = func(bs []flowdoc.Block) {
 		for _, c := range bs {
@@ -380,7 +398,7 @@ func blockMeta(b flowdoc.Block) (size, count int, nested []string) {
 	for _, col := range b.Cols {
 		walk(col.Blocks)
 	}
-	return len(data), 1 + len(nested), nested
+	return 1 + len(nested), nested
 }
 
 // tomb remembers a block deleted from the draft, so that a stale save that
