@@ -7,8 +7,11 @@
 //
 // The server adapts the repository through small consumer-side
 // interfaces: Docs (drafts, checkpoints, restore), Events (persisted
-// streams "doc:<id>", "run:<id>"), Authenticator and Access. It never
-// writes a body itself; every change goes through Docs.
+// streams "doc:<id>", "run:<id>"), Authenticator and Access, and the
+// assistants through Attrs and Assistant (attrs.go, assist.go: their wire
+// types are their own, so that this package imports no assistant). It
+// never writes a body itself; every change goes through Docs or, for an
+// accepted suggestion, the assistant's CommitChange.
 //
 // Invariants:
 //   - A reply carries the id of the request it answers; events carry the

@@ -372,7 +372,7 @@ func newMessage(typ string) (Message, bool) {
 	case TypeAttrsSuggestion:
 		return &AttrsSuggestion{}, true
 	}
-	return nil, false
+	return newAssistMessage(typ)
 }
 
 // IsRequest reports whether typ is a message a client may send.
@@ -382,7 +382,7 @@ func IsRequest(typ string) bool {
 		TypeSubscribe, TypeUnsubscribe, TypePing, TypeAttrsSuggest:
 		return true
 	}
-	return false
+	return isAssistRequest(typ)
 }
 
 // TypeOf returns the wire type of a message struct (an *Event keeps the
@@ -435,6 +435,9 @@ func TypeOf(m Message) string {
 		return TypeAttrsSuggest
 	case *AttrsSuggestion:
 		return TypeAttrsSuggestion
+	}
+	if t, ok := assistTypeOf(m); ok {
+		return t
 	}
 	return m.Env().Type
 }
