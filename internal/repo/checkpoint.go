@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/foliodev/folio/objstore"
@@ -38,6 +39,8 @@ type checkpointer struct {
 	clock     Clock
 	idle, max time.Duration // <= 0: the rule is off
 	log       *slog.Logger
+
+	observe atomic.Pointer[func(VersionInfo)] // OnCheckpoint's function
 
 	mu     sync.Mutex // guards docs and closed
 	docs   map[string]*pendingSeal
@@ -161,6 +164,9 @@ func (c *checkpointer) fire(doc string, p *pendingSeal) {
 		c.log.Warn("repo: checkpoint failed", "doc", doc, "reason", reason, "err", err)
 	case created:
 		c.log.Debug("repo: checkpoint", "doc", doc, "reason", reason, "label", v.Label)
+		if f := c.observe.Load(); f != nil {
+			(*f)(v)
+		}
 	}
 	// A version written by the seal forgot p already (sealed); what is
 	// left is a seal that found nothing to seal or failed. A save that
@@ -198,3 +204,8 @@ func (r *Repo) PendingCheckpoints() []string {
 	}
 	return out
 }
+
+// OnCheckpoint makes f learn of every checkpoint the rules seal (idle,
+// max_duration), after it committed: for metrics. f must return quickly
+// and must not call the Repo's write methods.
+func (r *Repo) OnCheckpoint(f func(VersionInfo)) { r.cp.observe.Store(&f) }

@@ -44,6 +44,8 @@ func reasonsOf(t testing.TB, r *Repo, doc string) string {
 func TestCheckpointPolicy(t *testing.T) {
 	r, clock := newClockRepo(t, Options{CheckpointIdle: 30 * time.Second, CheckpointMax: 10 * time.Minute})
 	doc := create(t, r, 3)
+	var observed []string
+	r.OnCheckpoint(func(v VersionInfo) { observed = append(observed, v.Label+":"+v.Reason) })
 
 	// Idle: sealed 30 s after the last save that changed the draft, by
 	// its author, with the clock's time.
@@ -95,6 +97,10 @@ func TestCheckpointPolicy(t *testing.T) {
 	clock.Advance(5 * time.Second) // 30 s after the last save, which came after the seal
 	if got := reasonsOf(t, r, doc); got != " v1.r0: v1.r1:idle v1.r2:manual v1.r3:max_duration v1.r4:idle" {
 		t.Fatalf("after the last save went idle: %s", got)
+	}
+	// OnCheckpoint (metrics) learns of the rules' checkpoints, not of the others.
+	if got := fmt.Sprint(observed); got != "[v1.r1:idle v1.r3:max_duration v1.r4:idle]" {
+		t.Fatalf("observed %s", got)
 	}
 }
 

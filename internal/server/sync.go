@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/foliodev/folio/internal/auth"
+	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 )
 
@@ -61,6 +62,7 @@ func MountSync(d SyncDeps) (SyncService, error) {
 	}
 	cfg := s.Config()
 	r := s.Repo()
+	r.OnCheckpoint(func(v repo.VersionInfo) { m.Checkpoint(v.Reason) })
 	return syncproto.New(syncproto.Config{
 		Docs:              r,
 		Events:            syncproto.StoreEvents{Store: r.DB(), Hub: r.Hub()},
