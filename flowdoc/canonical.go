@@ -2,8 +2,10 @@ package flowdoc
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"hash"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -54,13 +56,40 @@ func FingerprintOf(d Document) Fingerprint {
 // and a store that holds content hashes can fingerprint a body without
 // reading any block.
 func FingerprintOfHashes(hs []BlockHash) Fingerprint {
-	buf := make([]byte, 0, len(hs)*48)
+	f := NewBodyHasher()
 	for _, h := range hs {
-		buf = append(buf, byte(len(h.ID)))
-		buf = append(buf, h.ID...)
-		buf = append(buf, h.Hash[:]...)
+		f.Add(h.ID, h.Hash)
 	}
-	return Fingerprint(sum("folio/body", buf))
+	return f.Sum()
+}
+
+// BodyHasher computes a body fingerprint (FingerprintOfHashes) one block
+// at a time, without holding the list.
+type BodyHasher struct {
+	h   hash.Hash
+	buf [1 + 255 + 32]byte
+}
+
+// NewBodyHasher returns a BodyHasher for an empty body.
+func NewBodyHasher() *BodyHasher {
+	f := &BodyHasher{h: sha256.New()}
+	f.h.Write([]byte("folio/body\x00"))
+	return f
+}
+
+// Add appends the next block of the body: its id and content hash.
+func (f *BodyHasher) Add(id string, content [32]byte) {
+	b := append(f.buf[:0], byte(len(id)))
+	b = append(b, id...)
+	b = append(b, content[:]...)
+	f.h.Write(b)
+}
+
+// Sum returns the fingerprint of the blocks added.
+func (f *BodyHasher) Sum() Fingerprint {
+	var out Fingerprint
+	f.h.Sum(out[:0])
+	return out
 }
 
 // CanonicalJSON returns the canonical JSON form of d: normalized, fields in

@@ -28,6 +28,24 @@ import (
 //   - the document has at most l.MaxBlocks blocks (nested included) and its
 //     canonical JSON at most l.MaxBytes bytes.
 func Validate(d Document, l Limits) []Problem {
+	ps, _ := validate(d, l)
+	return ps
+}
+
+// NormalizeSize is Normalize that also returns the length of the
+// canonical JSON of the normalized d, which validating measures anyway
+// (for the size limit): a caller that needs it does not encode d again.
+func NormalizeSize(d Document, l Limits) (Document, int, error) {
+	d = Sanitize(d)
+	ps, n := validate(d, l)
+	if len(ps) > 0 {
+		return Document{}, 0, &ValidationError{Problems: ps}
+	}
+	return d, n, nil
+}
+
+// validate is Validate that also returns the length of d's canonical JSON.
+func validate(d Document, l Limits) ([]Problem, int) {
 	l = l.withDefaults()
 	v := &validator{ids: map[string]string{}}
 	if d.SchemaVersion != 0 && d.SchemaVersion != SchemaVersion {
@@ -37,10 +55,11 @@ func Validate(d Document, l Limits) []Problem {
 	if v.count > l.MaxBlocks {
 		v.add("$", fmt.Sprintf("document has %d blocks (nested included), the limit is %d", v.count, l.MaxBlocks))
 	}
-	if n := len(CanonicalJSON(d)); n > l.MaxBytes {
+	n := len(CanonicalJSON(d))
+	if n > l.MaxBytes {
 		v.add("$", fmt.Sprintf("document is %d bytes of canonical JSON, the limit is %d", n, l.MaxBytes))
 	}
-	return v.ps
+	return v.ps, n
 }
 
 type validator struct {

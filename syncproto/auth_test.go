@@ -193,7 +193,7 @@ func TestReadOnlyToken(t *testing.T) {
 // TestKeepalive: a peer that stops answering pings is cut, and its
 // unsealed changes get their leave checkpoint.
 func TestKeepalive(t *testing.T) {
-	e := startEnv(t, func(c *syncproto.Config) { c.PingInterval = 100 * time.Millisecond; c.CheckpointIdle = -1 })
+	e := startEnv(t, func(c *syncproto.Config) { c.PingInterval = 100 * time.Millisecond })
 	ctx := ctxT(t)
 	ws, _, err := websocket.Dial(ctx, e.URL, &websocket.DialOptions{Subprotocols: []string{syncproto.SubprotocolJSON},
 		HTTPHeader: map[string][]string{"Authorization": {"Bearer ta"}}})

@@ -23,7 +23,7 @@ func reasons(vs []repo.VersionInfo) []string {
 }
 
 func TestLeaveCheckpoint(t *testing.T) {
-	e := startEnv(t, func(c *syncproto.Config) { c.CheckpointIdle = -1; c.CheckpointMax = -1 })
+	e := startEnv(t, nil)
 	ctx := ctxT(t)
 
 	// An editor that only read leaves no checkpoint.
@@ -69,44 +69,83 @@ func TestLeaveCheckpoint(t *testing.T) {
 	}
 }
 
+// TestCheckpointTimers: the repository's checkpoint rules seal what
+// editors save over the socket, on the repository's clock: silence for
+// checkpoint.idle seals "idle", saves that never pause that long are
+// sealed "max_duration" checkpoint.max after the draft became unsealed,
+// and the other editor sees each version.created.
 func TestCheckpointTimers(t *testing.T) {
-	e := startEnv(t, func(c *syncproto.Config) {
-		c.CheckpointIdle = 150 * time.Millisecond
-		c.CheckpointMax = 400 * time.Millisecond
-	})
+	clock := repo.NewFakeClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	e := startEnvWith(t, repo.Options{Clock: clock, CheckpointIdle: 30 * time.Second, CheckpointMax: 10 * time.Minute}, nil)
 	ctx := ctxT(t)
+	rec := newRecorder()
 	w := dial(t, e, "ta", syncproto.SubprotocolJSON, nil)
+	r := dial(t, e, "ta", syncproto.SubprotocolMsgpack, rec)
 	snap, _ := w.Open(ctx, "d1")
+	if _, err := r.Open(ctx, "d1"); err != nil {
+		t.Fatal(err)
+	}
 
-	// One save then silence: an idle checkpoint.
+	// One save then silence: nothing before 30 s, an idle checkpoint at 30 s.
 	ack, err := w.Save(ctx, "d1", snap.Seq, upsert("p1", "a"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "idle checkpoint", func() bool { return len(e.Versions("d1")) == 2 })
-	if v := e.Versions("d1")[1]; v.Reason != "idle" || v.Author != "alice" {
-		t.Fatalf("idle checkpoint: %+v", v)
+	clock.Advance(29 * time.Second)
+	if vs := e.Versions("d1"); len(vs) != 1 {
+		t.Fatalf("sealed before the idle time: %v", reasons(vs))
+	}
+	clock.Advance(time.Second)
+	vs := e.Versions("d1")
+	if len(vs) != 2 || vs[1].Reason != "idle" || vs[1].Author != "alice" {
+		t.Fatalf("after 30 s idle: %v", reasons(vs))
+	}
+	if d, _ := e.Repo.Draft(ctx, "d1"); d.Unsealed {
+		t.Fatal("draft still unsealed after the idle checkpoint")
 	}
 
-	// Saves that never pause for the idle time: the max rule seals.
+	// A save every 20 s never leaves the draft idle for 30 s: the max
+	// rule seals it 10 min after the first of them.
 	seq := ack.Seq
-	deadline := time.Now().Add(2 * time.Second)
-	for len(e.Versions("d1")) < 3 && time.Now().Before(deadline) {
-		ack, err := w.Save(ctx, "d1", seq, upsert("p2", fmt.Sprint(time.Now().UnixNano())))
+	for i := 0; i < 30; i++ {
+		ack, err := w.Save(ctx, "d1", seq, upsert("p2", fmt.Sprint("edit ", i)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		seq = ack.Seq
-		time.Sleep(30 * time.Millisecond)
+		clock.Advance(20 * time.Second)
+		if n := len(e.Versions("d1")); i < 29 && n != 2 {
+			t.Fatalf("save %d: sealed before 10 min: %v", i, reasons(e.Versions("d1")))
+		}
 	}
-	vs := e.Versions("d1")
-	if len(vs) < 3 || vs[2].Reason != "max_duration" {
-		t.Fatalf("versions %v, want a max checkpoint", reasons(vs))
+	vs = e.Versions("d1")
+	if len(vs) != 3 || vs[2].Reason != "max_duration" {
+		t.Fatalf("after 10 min of saves: %v, want a max_duration checkpoint", reasons(vs))
 	}
+	// The last save came 20 s before the seal: nothing is left to seal.
+	clock.Advance(time.Hour)
+	if vs := e.Versions("d1"); len(vs) != 3 {
+		t.Fatalf("sealed again without a save: %v", reasons(vs))
+	}
+	if p := e.Repo.PendingCheckpoints(); len(p) != 0 || clock.Pending() != 0 {
+		t.Fatalf("pending after the seal: %v, %d timers", p, clock.Pending())
+	}
+	rec.waitFor(t, "both checkpoints on the other editor", func(evs []*syncproto.Event) bool {
+		var got []string
+		for _, ev := range evs {
+			if ev.Type == syncproto.TypeVersionCreated {
+				var v syncproto.VersionCreated
+				if err := ev.DecodeData(&v); err == nil {
+					got = append(got, v.Reason)
+				}
+			}
+		}
+		return fmt.Sprint(got) == "[idle max_duration]"
+	})
 }
 
 func TestCheckpointRestoreEvents(t *testing.T) {
-	e := startEnv(t, func(c *syncproto.Config) { c.CheckpointIdle = -1 })
+	e := startEnv(t, nil)
 	ctx := ctxT(t)
 	rec := newRecorder()
 	a := dial(t, e, "ta", syncproto.SubprotocolMsgpack, nil)
@@ -193,7 +232,7 @@ func TestRecoveryOnOpen(t *testing.T) {
 // a leave checkpoint, every connection is closed resumable, and every
 // acknowledged save is in the draft.
 func TestShutdown(t *testing.T) {
-	e := startEnv(t, func(c *syncproto.Config) { c.CheckpointIdle = -1; c.CheckpointMax = -1 })
+	e := startEnv(t, nil)
 	ctx := ctxT(t)
 	for i := 2; i <= 4; i++ {
 		if err := e.CreateDoc(fmt.Sprint("d", i), "alice", docOf3()); err != nil {
@@ -261,5 +300,74 @@ func TestShutdown(t *testing.T) {
 	// New connections are refused while shut down.
 	if _, err := client.Dial(ctx, e.URL, client.Options{Token: "ta"}); err == nil {
 		t.Fatal("connected after shutdown")
+	}
+}
+
+// TestShutdownLeaveEvents: on shutdown every subscriber receives the
+// version.created of each leave checkpoint before its resumable close, so
+// an editor that reconnects knows the version its colleague left.
+func TestShutdownLeaveEvents(t *testing.T) {
+	e := startEnv(t, nil)
+	ctx := ctxT(t)
+	if err := e.CreateDoc("d2", "alice", docOf3()); err != nil {
+		t.Fatal(err)
+	}
+	type reader struct {
+		c   *client.Client
+		rec *recorder
+	}
+	var readers []reader
+	for i := 0; i < 4; i++ {
+		rec := newRecorder()
+		c := dial(t, e, "ta", codecs[i%2], rec)
+		for _, doc := range []string{"d1", "d2"} {
+			if _, err := c.Open(ctx, doc); err != nil {
+				t.Fatal(err)
+			}
+		}
+		readers = append(readers, reader{c, rec})
+	}
+	for _, doc := range []string{"d1", "d2"} {
+		w := dial(t, e, "ta", syncproto.SubprotocolMsgpack, nil)
+		snap, err := w.Open(ctx, doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Save(ctx, doc, snap.Seq, upsert("p1", "left unsealed in "+doc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.Server.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range []string{"d1", "d2"} {
+		if vs := e.Versions(doc); vs[len(vs)-1].Reason != "leave" {
+			t.Fatalf("%s: no leave checkpoint: %v", doc, reasons(vs))
+		}
+	}
+	for i, rd := range readers {
+		<-rd.c.Done()
+		var ce *client.CloseError
+		if !errors.As(rd.c.Err(), &ce) || ce.Code != syncproto.CloseShutdown {
+			t.Errorf("reader %d closed with %v", i, rd.c.Err())
+		}
+		leaves := map[string]bool{}
+		for _, ev := range rd.rec.snapshot() {
+			if ev.Type != syncproto.TypeVersionCreated {
+				continue
+			}
+			var v syncproto.VersionCreated
+			if err := ev.DecodeData(&v); err != nil {
+				t.Fatal(err)
+			}
+			if v.Reason == "leave" {
+				leaves[ev.Stream] = true
+			}
+		}
+		if !leaves["doc:d1"] || !leaves["doc:d2"] {
+			t.Errorf("reader %d closed before the leave checkpoints reached it: %v", i, leaves)
+		}
 	}
 }

@@ -358,13 +358,26 @@ func (c *conn) stopPing() {
 	c.pingMu.Unlock()
 }
 
-// shutdown is the server's graceful close of this connection.
-func (c *conn) shutdown(ctx context.Context) {
-	c.proc.Lock() // the request in progress finishes and its reply is queued
+// quiesce is the first step of the server's graceful close of this
+// connection: the request in progress finishes (its reply is queued), no
+// other is processed, and a leave checkpoint is sealed for every open
+// document it changed. Its subscriptions keep running, so that the
+// version.created events of every connection's leave checkpoints reach
+// them (finish).
+func (c *conn) quiesce(ctx context.Context) {
+	c.proc.Lock()
 	c.stopped = true
 	c.proc.Unlock()
-	c.stopAllSubs()
 	c.sealLeaves(ctx)
+}
+
+// finish is the last step of the graceful close: every subscription
+// delivers what its stream holds now (the leave checkpoints sealed by
+// quiesce included), then ends, and the socket closes resumable after the
+// queued frames.
+func (c *conn) finish(ctx context.Context) {
+	c.flushSubs(ctx)
+	c.stopAllSubs()
 	c.closeWithResume(CloseShutdown, "server shutting down", true)
 }
 
@@ -377,12 +390,8 @@ func (c *conn) failStop(reason string) {
 	c.proc.Unlock()
 	c.stopAllSubs()
 	c.mu.Lock()
-	docs := c.open
 	c.open = map[string]*openDoc{}
 	c.mu.Unlock()
-	for doc := range docs {
-		c.srv.leaveRoom(doc)
-	}
 	c.closeWith(CloseStorageFailed, reason, true)
 }
 
@@ -400,7 +409,6 @@ func (c *conn) sealLeaves(ctx context.Context) {
 				c.srv.log.Warn("sync: leave checkpoint failed", "doc", doc, "user", who.User, "err", err)
 			}
 		}
-		c.srv.leaveRoom(doc)
 	}
 }
 

@@ -185,7 +185,6 @@ func (c *conn) openDoc(m *Open) {
 		c.mu.Lock()
 		c.open[m.Doc] = &openDoc{}
 		c.mu.Unlock()
-		c.srv.joinRoom(m.Doc)
 	}
 	c.startSub(name, cursor)
 }
@@ -207,12 +206,10 @@ func (c *conn) leave(m *Leave) {
 		v, err = c.srv.leaveCheckpoint(ctx, m.Doc, c.principal().User)
 		cancel()
 		if err != nil {
-			c.srv.leaveRoom(m.Doc)
 			c.repoError(m.ID, m.Doc, "seal leave checkpoint", err)
 			return
 		}
 	}
-	c.srv.leaveRoom(m.Doc)
 	c.send(&Left{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Version: v})
 }
 
@@ -257,9 +254,6 @@ func (c *conn) save(m *Save) {
 	c.send(&Ack{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: res.Seq, Fingerprint: res.Fingerprint,
 		Unsealed: res.Unsealed, Changed: res.Changed})
 	c.srv.cfg.Metrics.save("ack", time.Since(start))
-	if res.Unsealed {
-		c.srv.saved(m.Doc, who.User)
-	}
 }
 
 func (c *conn) checkpoint(m *Checkpoint) {
@@ -279,7 +273,6 @@ func (c *conn) checkpoint(m *Checkpoint) {
 	}
 	if created {
 		c.srv.cfg.Metrics.checkpoint(reason)
-		c.srv.sealed(m.Doc)
 		c.mu.Lock()
 		if od := c.open[m.Doc]; od != nil {
 			od.dirty = false
@@ -301,7 +294,6 @@ func (c *conn) restore(m *Restore) {
 		return
 	}
 	c.srv.cfg.Metrics.checkpoint(objstore.ReasonRestore)
-	c.srv.sealed(m.Doc)
 	c.send(&RestoreDone{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Version: v})
 }
 

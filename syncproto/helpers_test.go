@@ -38,7 +38,14 @@ func blockText(b flowdoc.Block) string {
 // paragraphs p1..p3.
 func startEnv(t testing.TB, configure func(*syncproto.Config)) *synctest.Env {
 	t.Helper()
-	e, err := synctest.Start(synctest.Options{Configure: func(c *syncproto.Config) {
+	return startEnvWith(t, repo.Options{}, configure)
+}
+
+// startEnvWith is startEnv over a repository with options ro (a fake
+// clock, checkpoint rules).
+func startEnvWith(t testing.TB, ro repo.Options, configure func(*syncproto.Config)) *synctest.Env {
+	t.Helper()
+	e, err := synctest.Start(synctest.Options{Repo: ro, Configure: func(c *syncproto.Config) {
 		c.MessagesPerSecond = 1000
 		c.Burst = 1000
 		if configure != nil {

@@ -142,6 +142,11 @@ func (m *Metrics) save(result string, d time.Duration) {
 	}
 }
 
+// Checkpoint counts a checkpoint sealed for the documents this server
+// serves by a rule of the repository (idle, max_duration), which the
+// server does not see: the daemon reports them here (repo.OnCheckpoint).
+func (m *Metrics) Checkpoint(reason string) { m.checkpoint(reason) }
+
 func (m *Metrics) checkpoint(reason string) {
 	if m != nil {
 		m.checkpoints.WithLabelValues(reasonLabel(reason)).Inc()

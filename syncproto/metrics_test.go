@@ -15,7 +15,7 @@ func TestMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := startEnv(t, func(c *syncproto.Config) { c.Metrics = m; c.CheckpointIdle = -1 })
+	e := startEnv(t, func(c *syncproto.Config) { c.Metrics = m })
 	ctx := ctxT(t)
 	a := dial(t, e, "ta", syncproto.SubprotocolJSON, nil)
 	snap, _ := a.Open(ctx, "d1")

@@ -67,11 +67,6 @@ type Config struct {
 	// not answer within the interval is cut, so a vanished client (no
 	// FIN) does not hold memory or keep its leave checkpoint waiting.
 	PingInterval time.Duration
-	// CheckpointIdle seals a draft that was not saved for this long after
-	// a change (default 30 s); CheckpointMax seals one unsealed for this
-	// long (default 10 min). Negative disables the rule.
-	CheckpointIdle time.Duration
-	CheckpointMax  time.Duration
 	// ReplayBatch is how many events one store read returns (default 128).
 	ReplayBatch int
 	// OriginPatterns are the browser origins allowed besides the request's
@@ -118,12 +113,6 @@ func (c *Config) defaults() {
 	}
 	if c.PingInterval == 0 {
 		c.PingInterval = 30 * time.Second
-	}
-	if c.CheckpointIdle == 0 {
-		c.CheckpointIdle = 30 * time.Second
-	}
-	if c.CheckpointMax == 0 {
-		c.CheckpointMax = 10 * time.Minute
 	}
 	if c.ReplayBatch <= 0 {
 		c.ReplayBatch = 128
@@ -190,9 +179,8 @@ type Server struct {
 	session atomic.Uint64
 	revokes atomic.Uint64 // revocations so far
 
-	mu      sync.Mutex // guards conns, rooms, closing
+	mu      sync.Mutex // guards conns, closing
 	conns   map[*conn]struct{}
-	rooms   map[string]*room
 	closing bool
 
 	wmu      sync.Mutex          // guards watchers (and their subs)
@@ -207,7 +195,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("syncproto: Config needs Docs, Events, Auth and Access")
 	}
 	cfg.defaults()
-	return &Server{cfg: cfg, log: cfg.Logger, conns: map[*conn]struct{}{}, rooms: map[string]*room{},
+	return &Server{cfg: cfg, log: cfg.Logger, conns: map[*conn]struct{}{},
 		watchers: map[string]*watcher{}}, nil
 }
 
@@ -370,8 +358,12 @@ func (s *Server) Conns() []ConnInfo {
 // and closes every connection with CloseShutdown (after the frames already
 // queued). It returns when all connections are gone or ctx ends; then the
 // remaining ones are cut.
+//
+// Every subscriber receives the version.created event of each leave
+// checkpoint before its close: all connections seal first, then each
+// delivers what its streams hold and closes.
 func (s *Server) Shutdown(ctx context.Context) error {
-	return s.stop(ctx, func(c *conn) { c.shutdown(ctx) })
+	return s.stop(ctx, func(c *conn) { c.quiesce(ctx) }, func(c *conn) { c.finish(ctx) })
 }
 
 // FailStop is Shutdown for a server whose store failed: it stops accepting
@@ -384,9 +376,10 @@ func (s *Server) FailStop(ctx context.Context, reason string) error {
 	return s.stop(ctx, func(c *conn) { c.failStop(reason) })
 }
 
-// stop closes the server to new connections, runs stopConn on every
-// connection and waits for them to end until ctx does.
-func (s *Server) stop(ctx context.Context, stopConn func(*conn)) error {
+// stop closes the server to new connections, runs each step on every
+// connection (a step starts when the one before ended on all of them) and
+// waits for them to end until ctx does.
+func (s *Server) stop(ctx context.Context, steps ...func(*conn)) error {
 	s.mu.Lock()
 	s.closing = true
 	cs := make([]*conn, 0, len(s.conns))
@@ -397,15 +390,17 @@ func (s *Server) stop(ctx context.Context, stopConn func(*conn)) error {
 
 	stopped := make(chan struct{})
 	go func() {
-		var wg sync.WaitGroup
-		for _, c := range cs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				stopConn(c)
-			}()
+		for _, step := range steps {
+			var wg sync.WaitGroup
+			for _, c := range cs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					step(c)
+				}()
+			}
+			wg.Wait()
 		}
-		wg.Wait()
 		close(stopped)
 	}()
 	select {
@@ -430,113 +425,7 @@ func (s *Server) stop(ctx context.Context, stopConn func(*conn)) error {
 		s.mu.Unlock()
 		<-done
 	}
-	s.mu.Lock()
-	for _, r := range s.rooms {
-		r.stopTimers()
-	}
-	s.mu.Unlock()
 	return err
-}
-
-// room is the server's state of one document with editors on it: the
-// checkpoint timers. Guarded by Server.mu.
-type room struct {
-	doc     string
-	editors int
-	actor   string      // the last editor that saved
-	idle    *time.Timer // fires CheckpointIdle after the last save
-	max     *time.Timer // fires CheckpointMax after the draft became unsealed
-}
-
-func (r *room) stopTimers() {
-	if r.idle != nil {
-		r.idle.Stop()
-		r.idle = nil
-	}
-	if r.max != nil {
-		r.max.Stop()
-		r.max = nil
-	}
-}
-
-func (s *Server) joinRoom(doc string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.rooms[doc]
-	if r == nil {
-		r = &room{doc: doc}
-		s.rooms[doc] = r
-	}
-	r.editors++
-}
-
-func (s *Server) leaveRoom(doc string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.rooms[doc]
-	if r == nil {
-		return
-	}
-	r.editors--
-	if r.editors <= 0 {
-		r.stopTimers()
-		delete(s.rooms, doc)
-	}
-}
-
-// saved arms the room's checkpoint timers after a save: the idle timer
-// restarts, the max timer starts with the first save after a seal.
-func (s *Server) saved(doc, actor string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.rooms[doc]
-	if r == nil || s.closing {
-		return
-	}
-	r.actor = actor
-	if s.cfg.CheckpointIdle > 0 {
-		if r.idle != nil {
-			r.idle.Stop()
-		}
-		r.idle = time.AfterFunc(s.cfg.CheckpointIdle, func() { s.timerCheckpoint(r, objstore.ReasonIdle) })
-	}
-	if s.cfg.CheckpointMax > 0 && r.max == nil {
-		r.max = time.AfterFunc(s.cfg.CheckpointMax, func() { s.timerCheckpoint(r, objstore.ReasonMaxDuration) })
-	}
-}
-
-// sealed stops the room's timers: the draft was just sealed.
-func (s *Server) sealed(doc string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r := s.rooms[doc]; r != nil {
-		r.stopTimers()
-	}
-}
-
-func (s *Server) timerCheckpoint(r *room, reason string) {
-	s.mu.Lock()
-	if s.rooms[r.doc] != r || s.closing {
-		s.mu.Unlock()
-		return
-	}
-	r.stopTimers()
-	actor := r.actor
-	s.wg.Add(1) // Shutdown waits for it: the repository must stay open
-	s.mu.Unlock()
-	defer s.wg.Done()
-
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	v, created, err := s.cfg.Docs.Seal(ctx, r.doc, reason, actor)
-	if err != nil {
-		s.log.Warn("sync: checkpoint failed", "doc", r.doc, "reason", reason, "err", err)
-		return
-	}
-	if created {
-		s.cfg.Metrics.checkpoint(reason)
-		s.log.Debug("sync: checkpoint", "doc", r.doc, "reason", reason, "label", v.Label)
-	}
 }
 
 // leaveCheckpoint seals a leave checkpoint of doc for actor.

@@ -1,6 +1,7 @@
 package syncproto
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"sync"
@@ -252,5 +253,48 @@ func (c *conn) stopAllSubs() {
 	c.mu.Unlock()
 	for _, n := range names {
 		c.stopSub(n)
+	}
+}
+
+// catchUp returns when the subscription has handled every event up to
+// last, ended, or ctx is done.
+func (sb *sub) catchUp(ctx context.Context, last uint64) {
+	for {
+		sb.mu.Lock()
+		if sb.stopped || sb.cursor >= last {
+			sb.mu.Unlock()
+			return
+		}
+		if !sb.running {
+			sb.running = true
+			sb.idle = make(chan struct{})
+			go sb.drain()
+		} else {
+			sb.pending = true // read again: the running drain may have read before last was written
+		}
+		idle := sb.idle
+		sb.mu.Unlock()
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// flushSubs makes every subscription deliver what its stream holds now.
+func (c *conn) flushSubs(ctx context.Context) {
+	c.mu.Lock()
+	subs := make([]*sub, 0, len(c.subs))
+	for _, sb := range c.subs {
+		subs = append(subs, sb)
+	}
+	c.mu.Unlock()
+	for _, sb := range subs {
+		last, err := c.srv.cfg.Events.Last(ctx, sb.stream)
+		if err != nil {
+			continue // nothing more can be delivered from it
+		}
+		sb.catchUp(ctx, last)
 	}
 }

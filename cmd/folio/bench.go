@@ -44,18 +44,26 @@ func init() {
 			},
 			{
 				Name:  "sync",
-				Usage: "editors saving over the sync protocol: acknowledged saves/s, ack latency, memory per idle connection",
-				Description: "Without --server it starts a sync server in this process on loopback over a temporary\n" +
-					"data directory (memory figures then include the clients' side). With --server it loads a\n" +
-					"running daemon: pass --token and the documents to edit with --doc.",
+				Usage: "editors saving over the sync protocol on a schedule: acknowledged saves/s, ack latency from the due time, server memory per connection",
+				Description: "Each editor saves a one-block change of its own block every --interval, on a fixed schedule (open loop:\n" +
+					"a save that is late is sent as soon as the one before is answered and its latency counts from when it\n" +
+					"was due, so a server that falls behind shows it). --editors-per-doc editors share each document of\n" +
+					"--blocks blocks; --readers-per-doc connections follow each.\n" +
+					"Without --server it starts a sync server in this process on loopback over a temporary data directory\n" +
+					"(memory figures then include the clients' side). With --server it loads a running daemon: pass --token,\n" +
+					"and --pid to read the daemon's resident memory from /proc (otherwise from its /metrics); it creates\n" +
+					"the documents, or edits those given with --doc.",
 				ArgsUsage: " ",
 				Flags: []cli.Flag{
-					&cli.IntFlag{Name: "editors", Value: 100, Usage: "editing connections, one document each"},
+					&cli.IntFlag{Name: "editors", Value: 100, Usage: "editing connections"},
+					&cli.IntFlag{Name: "editors-per-doc", Value: 1, Usage: "editors sharing each document (each edits its own block)"},
 					&cli.IntFlag{Name: "readers-per-doc", Value: 2, Usage: "subscribed readers per document"},
+					&cli.IntFlag{Name: "blocks", Value: 200, Usage: "blocks of each document the bench creates"},
 					&cli.DurationFlag{Name: "interval", Value: 1200 * time.Millisecond, Usage: "time between an editor's saves"},
 					&cli.DurationFlag{Name: "duration", Value: 30 * time.Second, Usage: "measured phase"},
-					&cli.IntFlag{Name: "idle", Value: 0, Usage: "idle connections opened afterwards to measure memory per connection"},
-					&cli.StringSliceFlag{Name: "doc", Usage: "with --server: a document to edit (repeat)"},
+					&cli.IntFlag{Name: "idle", Value: 0, Usage: "idle connections opened afterwards to measure memory per idle connection"},
+					&cli.StringSliceFlag{Name: "doc", Usage: "with --server: edit this existing document instead of creating them (repeat)"},
+					&cli.IntFlag{Name: "pid", Usage: "with --server: the daemon's process id, to read its resident memory from /proc/PID/status"},
 					&cli.StringFlag{Name: "subprotocol", Value: "folio.v1.msgpack"},
 					formatFlag("text", "text", "json"),
 				},
@@ -286,9 +294,12 @@ func cmdBenchSync(c *cli.Context) error {
 		return err
 	}
 	o := loadgen.Options{
-		Editors: c.Int("editors"), ReadersPerDoc: c.Int("readers-per-doc"), Interval: c.Duration("interval"),
-		Duration: c.Duration("duration"), IdleConns: c.Int("idle"), Subprotocol: c.String("subprotocol"),
-		Log: c.App.ErrWriter,
+		Editors: c.Int("editors"), EditorsPerDoc: c.Int("editors-per-doc"), ReadersPerDoc: c.Int("readers-per-doc"),
+		Interval: c.Duration("interval"), Duration: c.Duration("duration"), IdleConns: c.Int("idle"),
+		Subprotocol: c.String("subprotocol"), Log: c.App.ErrWriter,
+	}
+	if o.Editors <= 0 || o.EditorsPerDoc <= 0 || c.Int("blocks") <= 0 {
+		return usagef("--editors, --editors-per-doc and --blocks must be positive")
 	}
 	if c.Int("readers-per-doc") == 0 {
 		o.ReadersPerDoc = -1 // loadgen: negative means none
@@ -296,32 +307,63 @@ func cmdBenchSync(c *cli.Context) error {
 	var rep loadgen.Report
 	if server := serverURL(c); server != "" {
 		o.URL = strings.TrimRight(strings.Replace(strings.Replace(server, "https://", "wss://", 1), "http://", "ws://", 1), "/") + "/v1/sync"
-		o.Token, o.Docs = c.String("token"), c.StringSlice("doc")
-		if len(o.Docs) == 0 {
-			return usagef("folio bench sync --server needs the documents to edit: --doc ID (repeat)")
+		o.Token = c.String("token")
+		if pid := c.Int("pid"); pid > 0 {
+			o.Memory = func() (uint64, error) { return loadgen.ProcessRSS(pid) }
+		} else {
+			// The daemon's own resident memory, from its /metrics (the
+			// process collector).
+			metricsURL := strings.TrimRight(server, "/") + "/metrics"
+			o.Memory = func() (uint64, error) { return scrapeRSS(c.Context, metricsURL) }
 		}
-		// The daemon's own resident memory, from its /metrics (the process
-		// collector), so that idle-connection memory is the server's alone.
-		metricsURL := strings.TrimRight(server, "/") + "/metrics"
-		o.Memory = func() (uint64, error) { return scrapeRSS(c.Context, metricsURL) }
+		if o.Docs = c.StringSlice("doc"); len(o.Docs) == 0 {
+			if o.Docs, o.Blocks, err = benchDocs(c, o.Editors, o.EditorsPerDoc, c.Int("blocks")); err != nil {
+				return err
+			}
+		}
 		rep, err = loadgen.Run(c.Context, o)
 	} else {
-		rep, err = loadgen.RunLocal(c.Context, loadgen.LocalOptions{Options: o})
+		rep, err = loadgen.RunLocal(c.Context, loadgen.LocalOptions{Options: o, Blocks: c.Int("blocks")})
 	}
 	if err != nil {
 		return err
 	}
 	if format == "json" {
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 		return printJSON(c.App.Writer, map[string]any{
-			"editors": rep.Editors, "readers": rep.Readers, "seconds": rep.Duration.Seconds(),
+			"docs": rep.Docs, "blocks": rep.Blocks, "editors": rep.Editors, "editorsPerDoc": rep.EditorsPerDoc,
+			"readers": rep.Readers, "intervalSeconds": rep.Interval.Seconds(), "seconds": rep.Duration.Seconds(),
+			"offered": rep.Offered, "offeredPerSecond": rep.OfferedPerSec,
 			"acked": rep.Acked, "ackedPerSecond": rep.AckedPerSec, "conflicts": rep.Conflicts, "errors": rep.Errors,
-			"ackP50Millis": float64(rep.AckP50.Microseconds()) / 1000, "ackP99Millis": float64(rep.AckP99.Microseconds()) / 1000,
-			"ackMaxMillis": float64(rep.AckMax.Microseconds()) / 1000, "events": rep.Events,
-			"idleConns": rep.IdleConns, "bytesPerIdleConn": rep.BytesPerIdleConn,
+			"ackP50Millis": ms(rep.AckP50), "ackP90Millis": ms(rep.AckP90), "ackP99Millis": ms(rep.AckP99),
+			"ackP999Millis": ms(rep.AckP999), "ackMaxMillis": ms(rep.AckMax), "events": rep.Events,
+			"bytesPerActiveConn": rep.BytesPerActiveConn, "idleConns": rep.IdleConns, "bytesPerIdleConn": rep.BytesPerIdleConn,
 		})
 	}
 	_, err = fmt.Fprint(c.App.Writer, rep.String())
 	return err
+}
+
+// benchDocs creates the documents a bench against a daemon edits: one of
+// blocks paragraphs per perDoc editors.
+func benchDocs(c *cli.Context, editors, perDoc, blocks int) ([]string, []string, error) {
+	b, err := openBackend(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer b.Close()
+	body, ids := loadgen.MakeDoc(blocks)
+	n := (editors + perDoc - 1) / perDoc
+	docs := make([]string, n)
+	for i := range docs {
+		v, err := b.CreateDoc(c.Context, repo.CreateParams{Attrs: flowdoc.Attributes{Title: fmt.Sprintf("Sync bench %d", i)}, Body: body})
+		if err != nil {
+			return nil, nil, fmt.Errorf("create bench document %d of %d: %w", i+1, n, err)
+		}
+		docs[i] = v.Doc
+	}
+	fmt.Fprintf(c.App.ErrWriter, "bench: created %d documents of %d blocks\n", n, blocks)
+	return docs, ids, nil
 }
 
 // scrapeRSS reads process_resident_memory_bytes from a Prometheus text

@@ -121,13 +121,14 @@ func cmdServe(c *cli.Context) error {
 		return err
 	}
 	cfg := server.Config{Logger: log, Version: version,
-		CheckpointIdle: fc.Checkpoint.Idle, CheckpointMax: fc.Checkpoint.Max,
 		MaxFrame: fc.Limits.FrameBytes, MessagesPerSecond: float64(fc.Limits.MessagesPerSecond),
 		MaxSubscriptions: fc.Limits.Subscriptions, AllowedOrigins: fc.Server.AllowedOrigins,
 		MaxConns: capOf(fc.Server.MaxConnections), MaxConnsPerAddr: capOf(fc.Server.MaxConnectionsPerAddress),
 		ReadHeaderTimeout: fc.Server.ReadHeaderTimeout, ReadTimeout: fc.Server.ReadTimeout, IdleTimeout: fc.Server.IdleTimeout}
 	ro := repoOptions(fc)
 	ro.KV = storeOptions(fc, log)
+	ro.CheckpointIdle, ro.CheckpointMax = fc.Checkpoint.Idle, fc.Checkpoint.Max
+	ro.Logger = log.With("part", "repo")
 	r, err := openStore(c.Context, dir, ro)
 	if errors.Is(err, kv.ErrNotInitialized) {
 		// The first run creates the store.

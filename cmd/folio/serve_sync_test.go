@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -110,5 +112,58 @@ func TestSIGTERMWithEditors(t *testing.T) {
 		if len(log) != 1 || log[0].Reason != "leave" {
 			t.Errorf("%s: head %+v, want a leave checkpoint", doc, log)
 		}
+	}
+}
+
+// TestHTTPSaveCrashRecovery: a draft saved over HTTP and never sealed
+// (the daemon is killed with SIGKILL) is sealed as a "recovery" checkpoint
+// when an editor next opens the document, exactly as a WebSocket editor's
+// unsealed save would be.
+func TestHTTPSaveCrashRecovery(t *testing.T) {
+	isolateEnv(t)
+	dir := filepath.Join(t.TempDir(), "data")
+	d := startDaemon(t, dir, "")
+	if r := runCLI("--server", d.url, "--token", d.token, "doc", "new", "--id", "hd", "--title", "Crash"); r.code != 0 {
+		t.Fatalf("doc new: %+v", r)
+	}
+	req, err := http.NewRequest("POST", d.url+"/v1/docs/hd/draft", strings.NewReader(
+		`{"baseSeq":1,"changes":[{"op":"upsert","block":{"id":"h1","type":"paragraph","richText":[{"text":"typed over HTTP"}]}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"unsealed":true`) {
+		t.Fatalf("save: %d %s", resp.StatusCode, body)
+	}
+	if err := d.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-d.done
+
+	d = startDaemon(t, dir, d.token)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(d.url, "http")+"/v1/sync", client.Options{Token: d.token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	snap, err := c.Open(ctx, "hd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Recovered == nil || snap.Recovered.Reason != "recovery" || snap.Recovered.Kind != "recovery" || snap.Unsealed ||
+		snap.Head != snap.Recovered.Label {
+		t.Fatalf("open after the crash: recovered %+v, unsealed %v, head %s", snap.Recovered, snap.Unsealed, snap.Head)
+	}
+	if n := len(snap.Body.Blocks); n == 0 || snap.Body.Blocks[n-1].RichText[0].Text != "typed over HTTP" {
+		t.Fatalf("recovered body %+v", snap.Body.Blocks)
 	}
 }

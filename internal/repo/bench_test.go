@@ -2,7 +2,13 @@ package repo
 
 import (
 	"fmt"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/stream"
 
 	"github.com/foliodev/folio/objstore"
 )
@@ -156,5 +162,113 @@ func BenchmarkSaveDraft100k(b *testing.B) {
 		if err == nil {
 			b.Fatal("a 100k-change save was accepted")
 		}
+	}
+}
+
+// benchSaveBlock measures a one-block save (one changed block, synced) on
+// an n-block document: the pair BenchmarkSaveBlock50 and
+// BenchmarkSaveBlock1000 shows whether a save costs in proportion to the
+// change or to the document.
+func benchSaveBlock(b *testing.B, n int) {
+	r := newRepo(b)
+	doc := create(b, r, n)
+	seq := uint64(1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		blk := para(fmt.Sprintf("b%d", (i*37)%n), fmt.Sprintf("keystrokes %d in a paragraph of about the usual length", i))
+		res, err := r.SaveDraft(ctx, SaveParams{Doc: doc, BaseSeq: seq, Changes: []DraftChange{{Op: ChangeUpsert, Block: &blk}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		seq = res.Seq
+	}
+}
+
+func BenchmarkSaveBlock50(b *testing.B)   { benchSaveBlock(b, 50) }
+func BenchmarkSaveBlock1000(b *testing.B) { benchSaveBlock(b, 1000) }
+
+// BenchmarkTableOptions compares sstable compressions and block sizes on
+// what a busy daemon does: saves in place on 50 documents of 200 blocks,
+// a checkpoint every 20 saves, a replay of each document's recent events
+// after every save and a draft read every 10, with a small block cache
+// and the memtable flushed every 256 saves (as a daemon taking a few
+// thousand saves a second flushes it every few seconds), so that
+// compactions and cache misses run as they do there. It reports the
+// process's CPU time per save (compactions included) and the store's size.
+//
+//	go test ./internal/repo -run '^$' -bench TableOptions -benchtime 3000x
+func BenchmarkTableOptions(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		comp  pebble.Compression
+		block int
+	}{
+		{"zstd-64k", pebble.ZstdCompression, 64 << 10},
+		{"zstd-16k", pebble.ZstdCompression, 16 << 10},
+		{"snappy-32k", pebble.SnappyCompression, 32 << 10},
+		{"snappy-16k", pebble.SnappyCompression, 16 << 10},
+		{"snappy-4k", pebble.SnappyCompression, 4 << 10},
+		{"none-16k", pebble.NoCompression, 16 << 10},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			dir := b.TempDir()
+			if err := Init(dir); err != nil {
+				b.Fatal(err)
+			}
+			r, err := Open(dir, Options{KV: kv.Options{CacheSize: 4 << 20, Compression: tc.comp, BlockSize: tc.block}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			const docs = 50
+			ids := make([]string, docs)
+			seqs := make([]uint64, docs)
+			for i := range ids {
+				ids[i], seqs[i] = create(b, r, 200), 1
+			}
+			cpu := func() time.Duration {
+				var ru syscall.Rusage
+				syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+				return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+			}
+			b.ResetTimer()
+			start := cpu()
+			for i := 0; i < b.N; i++ {
+				d := i % docs
+				blk := para(fmt.Sprintf("b%d", (i*37)%200), fmt.Sprintf("save %d: a paragraph of about the usual length, with words that repeat across the document and its history", i))
+				res, err := r.SaveDraft(ctx, SaveParams{Doc: ids[d], Actor: "ana", BaseSeq: seqs[d], Changes: []DraftChange{{Op: ChangeUpsert, Block: &blk}}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				seqs[d] = res.Seq
+				if i%20 == 19 {
+					if _, _, err := r.Seal(ctx, ids[d], objstore.ReasonIdle, "ana"); err != nil {
+						b.Fatal(err)
+					}
+				}
+				other := ids[(i*7)%docs]
+				last, _ := stream.Last(r.db.DB, Stream(other))
+				if _, err := stream.Read(r.db.DB, Stream(other), max(last, 16)-16, 16); err != nil {
+					b.Fatal(err)
+				}
+				if i%10 == 0 {
+					if _, err := r.Draft(ctx, ids[(i*13)%docs]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if i%256 == 255 {
+					if err := r.db.Flush(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(cpu()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+			if err := r.db.Flush(); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(r.db.Metrics().DiskSpaceUsage())/(1<<20), "store-MiB")
+		})
 	}
 }

@@ -186,7 +186,7 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 	}
 	dr.Base, dr.BaseLabel, dr.BaseFP, dr.BaseAttrs = vid, label, v.Fingerprint, spec.attrs
 	dr.Unsealed, dr.UnsealedSince = false, 0
-	if err := setRec(b, draftKey(d.ID), dr); err != nil {
+	if err := putDraftHeader(b, d.ID, dr); err != nil {
 		b.Close()
 		return VersionInfo{}, err
 	}
@@ -210,6 +210,8 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 		return VersionInfo{}, fmt.Errorf("commit %s %s: %w", d.ID, label, err)
 	}
 	r.setHead(d.ID, vid, v)
+	r.keepDraft(d.ID, dr)
+	r.cp.sealed(d.ID)
 	r.hub.Notify(Stream(d.ID))
 	return info, nil
 }
@@ -385,7 +387,8 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 		return VersionInfo{}, err
 	}
 	d := &docRec{ID: p.ID, Owner: p.Owner, Title: p.Attrs.Title, Created: now}
-	dr := &draftRec{Seq: 1, Attrs: p.Attrs, AttrsSeq: 1, Fingerprint: fingerprintOf(entries), LastChange: now, Boot: r.boot}
+	dr := &draftRec{Seq: 1, Attrs: p.Attrs, AttrsSeq: 1, Fingerprint: fingerprintOf(entries), LastChange: now, Boot: r.boot,
+		unstored: true}
 	for _, s := range slots {
 		s.Seq = 1
 		dr.Blocks = append(dr.Blocks, s.draftBlock)
@@ -448,6 +451,7 @@ func (r *Repo) checkpointLocked(doc, reason, actor, message string) (VersionInfo
 		return VersionInfo{}, false, err
 	}
 	if !dr.Unsealed {
+		r.keepDraft(doc, dr)
 		info, err := r.versionInfo(doc, d.Seq)
 		return info, false, err
 	}
@@ -594,8 +598,13 @@ func (r *Repo) commitBody(doc string, d *docRec, dr *draftRec, body flowdoc.Docu
 	}
 	now := r.now().UnixMilli()
 	fp := dr.Fingerprint
+	oldBlocks, oldTombs := dr.Blocks, slices.Clone(dr.Tombs)
 	de := r.advanceDraft(dr, slots, attrs, now, spec.actor, "")
 	de.Unsealed = false // sealed by the version written in this same batch
+	if err := putDraftDiff(b, doc, oldBlocks, oldTombs, dr); err != nil {
+		b.Close()
+		return VersionInfo{}, err
+	}
 	if err := ev.add(b, EventDraftUpdated, now, de); err != nil {
 		b.Close()
 		return VersionInfo{}, err
@@ -691,16 +700,8 @@ func (r *Repo) advanceDraft(dr *draftRec, slots []slot, attrs flowdoc.Attributes
 		de.Attrs = &a
 		dr.AttrsSeq = seq
 	}
-	dr.Seq, dr.Blocks, dr.Attrs = seq, blocks, attrs
-	dr.Fingerprint = fingerprintOf(draftEntries(dr))
-	dr.LastChange, dr.Boot = now, r.boot
-	dr.Unsealed = dr.Fingerprint != dr.BaseFP || !attrsEqual(dr.Attrs, dr.BaseAttrs)
-	if dr.Unsealed && dr.UnsealedSince == 0 {
-		dr.UnsealedSince = now
-	}
-	if !dr.Unsealed {
-		dr.UnsealedSince = 0
-	}
+	dr.Seq, dr.Blocks, dr.Attrs, dr.idx = seq, blocks, attrs, nil
+	dr.stamp(now, r.boot)
 	de.Fingerprint, de.Unsealed = dr.Fingerprint, dr.Unsealed
 	return de
 }

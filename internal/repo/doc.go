@@ -14,7 +14,10 @@
 //     (checking, sanitizing, validating, encoding, hashing new blocks) is
 //     done before the lock and the store's write pass are taken; under
 //     them a save costs in proportion to its changes plus one pass over
-//     the draft's block list.
+//     the draft's block list (the fingerprint's, for a save that edits
+//     blocks in place), and writes the keys of its changes: a draft is a
+//     header and one key per block (draftstore.go), kept decoded in
+//     memory between changes.
 //   - Every request is checked in one place (check.go) before any work:
 //     the request limits (changes per save, blocks, runs: TooMany), the
 //     free-text fields (sizes, no control characters) and the checkpoint
@@ -23,6 +26,14 @@
 //     same checks and so give the same answer.
 //   - A stale baseline is a conflict (ErrConflict / *ConflictError), never
 //     a merge; an idempotency key that was seen returns the first result.
+//
+// Checkpoint policy (checkpoint.go): a draft left unsealed is sealed as an
+// "idle" checkpoint CheckpointIdle after the last save that changed it, or
+// as "max_duration" CheckpointMax after it became unsealed, on the
+// repository's Clock (FakeClock in tests). Every SaveDraft feeds it,
+// whatever the transport; transports only report editor boundaries (a
+// leave is Seal with reason "leave"; an open is OpenDraft, which seals a
+// draft left unsealed by an earlier process as "recovery").
 //
 // Packages above repo keep their records consistent with document changes
 // through two seams, without repo importing them:
@@ -40,7 +51,9 @@
 // Keys (under kv.PrefixTable unless noted):
 //
 //	t/doc/<id>                       document record (owner's user id, created, head)
-//	t/draft/<id>                     the draft: blocks with per-block seqs
+//	t/draft/<id>                     the draft's header (draftstore.go)
+//	t/dblk/<id>\x00<order key>       one block of the draft, in body order
+//	t/dtomb/<id>\x00<block>          tombstone: seq of the block's delete
 //	t/vlog/<id>\x00<seq8>            log entry of version seq (projection)
 //	t/vlabel/<id>\x00<label>         seq of a label
 //	t/bidx/<id>\x00<block>\x00<seq8> content hash of block at version seq

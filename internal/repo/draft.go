@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -27,7 +30,7 @@ func (r *Repo) Draft(ctx context.Context, doc string) (Draft, error) {
 	if _, err := r.loadDoc(doc); err != nil {
 		return Draft{}, err
 	}
-	dr, err := r.loadDraft(doc)
+	dr, err := r.readDraftSnapshot(doc)
 	if err != nil {
 		return Draft{}, err
 	}
@@ -75,6 +78,7 @@ func (r *Repo) OpenDraft(ctx context.Context, doc, actor string) (Draft, *Versio
 		}
 	}
 	d, err := r.draftOf(doc, dr)
+	r.keepDraft(doc, dr)
 	return d, sealed, err
 }
 
@@ -112,39 +116,57 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	if err != nil {
 		return SaveResult{}, err
 	}
+	// dr goes back to the cache when this returns unless it was changed
+	// and the change did not commit (keep is false then).
+	keep := true
+	defer func() {
+		if keep {
+			r.keepDraft(p.Doc, dr)
+		}
+	}()
 	if p.BaseSeq > dr.Seq {
 		return SaveResult{}, errs.E(errs.Invalid, "baseSeq %d is ahead of the draft (seq %d); reopen the document", p.BaseSeq, dr.Seq)
 	}
-	var slots []slot
-	var touched []string
-	switch {
-	case prep.body != nil:
-		slots = slotsAgainst(dr, prep.body)
-		touched = touchedBySlots(dr, slots)
-	case len(prep.changes) > 0:
-		slots, touched, err = applyChanges(dr, prep.changes)
-		if errors.Is(err, ErrConflict) {
-			return SaveResult{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: err.Error(),
-				Blocks: r.staleBlocks(dr, touched, p.BaseSeq)}
-		}
-		if err != nil {
-			return SaveResult{}, err
-		}
-		if ps := r.checkLimits(slots); len(ps) > 0 {
-			return SaveResult{}, invalid(ps)
-		}
-	default:
-		slots = draftSlots(dr)
-	}
-	if conflict := r.staleBlocks(dr, touched, p.BaseSeq); len(conflict) > 0 {
-		return SaveResult{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "blocks changed since baseSeq", Blocks: conflict}
-	}
 	attrs := dr.Attrs
 	if p.Attrs != nil {
-		if dr.AttrsSeq > p.BaseSeq && !attrsEqual(*p.Attrs, dr.Attrs) {
-			return SaveResult{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "attributes changed since baseSeq"}
-		}
 		attrs = *p.Attrs
+	}
+	inPlace := prep.body == nil && changesInPlace(dr, prep.changes)
+	var slots []slot
+	if !inPlace {
+		var touched []string
+		switch {
+		case prep.body != nil:
+			slots = slotsAgainst(dr, prep.body)
+			touched = touchedBySlots(dr, slots)
+		case len(prep.changes) > 0:
+			slots, touched, err = applyChanges(dr, prep.changes)
+			if errors.Is(err, ErrConflict) {
+				return SaveResult{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: err.Error(),
+					Blocks: r.staleBlocks(dr, touched, p.BaseSeq)}
+			}
+			if err != nil {
+				return SaveResult{}, err
+			}
+			if ps := r.checkLimits(slots); len(ps) > 0 {
+				return SaveResult{}, invalid(ps)
+			}
+		default:
+			slots = draftSlots(dr)
+		}
+		if conflict := r.staleBlocks(dr, touched, p.BaseSeq); len(conflict) > 0 {
+			return SaveResult{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "blocks changed since baseSeq", Blocks: conflict}
+		}
+	} else {
+		if conflict := r.staleInPlace(dr, prep.changes, p.BaseSeq); len(conflict) > 0 {
+			return SaveResult{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "blocks changed since baseSeq", Blocks: conflict}
+		}
+		if ps := r.checkLimitsInPlace(dr, prep.changes); len(ps) > 0 {
+			return SaveResult{}, invalid(ps)
+		}
+	}
+	if p.Attrs != nil && dr.AttrsSeq > p.BaseSeq && !attrsEqual(*p.Attrs, dr.Attrs) {
+		return SaveResult{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "attributes changed since baseSeq"}
 	}
 	b := r.db.NewBatch()
 	owned := true // b is closed here unless writeVersion took it
@@ -153,26 +175,44 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 			b.Close()
 		}
 	}()
-	entries, err := r.putSlots(b, slots)
-	if err != nil {
-		return SaveResult{}, err
-	}
 	res := SaveResult{Seq: dr.Seq, Fingerprint: dr.Fingerprint, Unsealed: dr.Unsealed}
-	changedBody := fingerprintOf(entries) != dr.Fingerprint || !attrsEqual(attrs, dr.Attrs)
+	var changedBody bool
+	var entries []objstore.BlockEntry
+	if inPlace {
+		changedBody = changesContent(dr, prep.changes) || !attrsEqual(attrs, dr.Attrs)
+	} else {
+		if entries, err = r.putSlots(b, slots); err != nil {
+			return SaveResult{}, err
+		}
+		changedBody = fingerprintOf(entries) != dr.Fingerprint || !attrsEqual(attrs, dr.Attrs)
+	}
 	ev, err := r.events(p.Doc)
 	if err != nil {
 		return SaveResult{}, err
 	}
-	now := r.now().UnixMilli()
+	at := r.now()
+	now := at.UnixMilli()
 	var changed []string
 	bodyChanged := false
 	if changedBody {
+		keep = false // dr changes now: it is kept again only once committed
 		fp := dr.Fingerprint
-		de := r.advanceDraft(dr, slots, attrs, now, p.Actor, p.Session)
-		changed, bodyChanged = eventBlockIDs(de), dr.Fingerprint != fp
-		if err := setRec(b, draftKey(p.Doc), dr); err != nil {
-			return SaveResult{}, err
+		var de DraftEvent
+		if inPlace {
+			if de, err = r.advanceInPlace(b, p.Doc, dr, prep.changes, attrs, now, p.Actor, p.Session); err != nil {
+				return SaveResult{}, err
+			}
+			if err := putDraftHeader(b, p.Doc, dr); err != nil {
+				return SaveResult{}, err
+			}
+		} else {
+			oldBlocks, oldTombs := dr.Blocks, slices.Clone(dr.Tombs)
+			de = r.advanceDraft(dr, slots, attrs, now, p.Actor, p.Session)
+			if err := putDraftDiff(b, p.Doc, oldBlocks, oldTombs, dr); err != nil {
+				return SaveResult{}, err
+			}
 		}
+		changed, bodyChanged = eventBlockIDs(de), dr.Fingerprint != fp
 		if err := ev.add(b, EventDraftUpdated, now, de); err != nil {
 			return SaveResult{}, err
 		}
@@ -185,7 +225,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		return SaveResult{}, err // the caller is gone: store nothing it cannot be told of
 	}
 	if p.Seal != "" && dr.Unsealed {
-		owned = false
+		owned, keep = false, false // writeVersion keeps dr once it committed
 		info, err := r.writeVersion(d, dr, versionSpec{kind: objstore.KindCheckpoint, reason: p.Seal, actor: p.Actor,
 			message: p.Message, baseFP: dr.BaseFP, entries: draftEntries(dr), fp: dr.Fingerprint, attrs: dr.Attrs,
 			changed: changed, bodyChanged: bodyChanged}, b, ev)
@@ -200,13 +240,18 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	}
 	if r.changeHook() != nil {
 		if err := r.callHook(b, ev, &Change{Doc: p.Doc, Actor: p.Actor, Kind: ChangeDraft, Changed: changed,
-			BodyChanged: bodyChanged, Blocks: draftEntries(dr), Time: now}); err != nil {
+			BodyChanged: bodyChanged, Time: now}); err != nil {
 			return SaveResult{}, err
 		}
+	}
+	if r.beforeSave != nil {
+		r.beforeSave(b)
 	}
 	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return SaveResult{}, fmt.Errorf("save draft %s: %w", p.Doc, err)
 	}
+	keep = true
+	r.cp.saved(p.Doc, p.Actor, at, dr.Unsealed, time.UnixMilli(dr.UnsealedSince))
 	r.hub.Notify(Stream(p.Doc))
 	return res, nil
 }
@@ -295,7 +340,7 @@ func (r *Repo) prepareSave(ctx context.Context, p SaveParams) (*savePrep, error)
 			if c.Block == nil {
 				return nil, errs.E(errs.Invalid, "changes[%d]: upsert needs a block", i)
 			}
-			one, err := flowdoc.Normalize(flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion, Blocks: []flowdoc.Block{*c.Block}}, r.limits)
+			one, size, err := flowdoc.NormalizeSize(flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion, Blocks: []flowdoc.Block{*c.Block}}, r.limits)
 			var ve *flowdoc.ValidationError
 			if errors.As(err, &ve) {
 				for _, pr := range ve.Problems {
@@ -311,7 +356,7 @@ func (r *Repo) prepareSave(ctx context.Context, p SaveParams) (*savePrep, error)
 			} else if err != nil {
 				return nil, errs.E(errs.Invalid, "changes[%d]: %w", i, err)
 			}
-			prep.changes[i].nb = encodeBlock(one.Blocks[0])
+			prep.changes[i].nb = encodeSized(one.Blocks[0], size-emptyBodySize)
 		case ChangeDelete, ChangeMove:
 			if c.BlockID == "" {
 				return nil, errs.E(errs.Invalid, "changes[%d]: %s needs blockId", i, c.Op)
@@ -367,7 +412,7 @@ func touchedBySlots(dr *draftRec, slots []slot) []string {
 func (r *Repo) checkLimits(slots []slot) []flowdoc.Problem {
 	var ps []flowdoc.Problem
 	seen := make(map[string]bool, len(slots))
-	count, size := 0, len(`{"schemaVersion":1,"blocks":[]}`)
+	count, size := 0, emptyBodySize
 	for i, s := range slots {
 		for _, id := range append([]string{s.ID}, s.Nested...) {
 			if seen[id] {
@@ -536,4 +581,177 @@ func (r *Repo) staleBlocks(dr *draftRec, touched []string, baseSeq uint64) []Con
 		}
 	}
 	return out
+}
+
+// Saves in place. Most saves (an editor's keystrokes) replace the
+// content of blocks the draft has, where they are. Such a save is checked,
+// applied and written in proportion to its changes, with the draft's
+// index (draftIndex): no pass over the draft's blocks but the fingerprint.
+
+// draftIndex indexes a draft's blocks for saves in place.
+type draftIndex struct {
+	pos   map[string]int // top-level block id -> index in Blocks
+	count int            // blocks, nested ones included
+	size  int            // what checkLimits sums for the body's canonical JSON
+}
+
+// index returns dr's index, building it when the block list changed.
+func (dr *draftRec) index() *draftIndex {
+	if dr.idx != nil {
+		return dr.idx
+	}
+	x := &draftIndex{pos: make(map[string]int, len(dr.Blocks)), size: emptyBodySize}
+	for i := range dr.Blocks {
+		b := &dr.Blocks[i]
+		x.pos[b.ID] = i
+		x.count += b.Count
+		x.size += b.Size
+		if i > 0 {
+			x.size++
+		}
+	}
+	dr.idx = x
+	return x
+}
+
+// changesInPlace reports whether every change upserts a block the draft
+// has, where it is, once, with content that nests no block (so the ids of
+// the body cannot collide).
+func changesInPlace(dr *draftRec, changes []preparedChange) bool {
+	if len(changes) == 0 || len(changes) > 64 || dr.unstored {
+		return false // (an unstored draft has no order keys yet)
+	}
+	x := dr.index()
+	for i, c := range changes {
+		if c.Op != ChangeUpsert || c.After != nil || c.nb == nil || len(c.nb.nested) > 0 {
+			return false
+		}
+		if _, ok := x.pos[c.nb.blk.ID]; !ok {
+			return false
+		}
+		for _, o := range changes[:i] {
+			if o.nb.blk.ID == c.nb.blk.ID {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// staleInPlace is staleBlocks for a save in place.
+func (r *Repo) staleInPlace(dr *draftRec, changes []preparedChange, baseSeq uint64) []ConflictBlock {
+	var out []ConflictBlock
+	for _, c := range changes {
+		id := c.nb.blk.ID
+		if db := dr.Blocks[dr.idx.pos[id]]; db.Seq > baseSeq {
+			cb := ConflictBlock{ID: id, Seq: db.Seq}
+			if b, err := r.block(db.Content, id); err == nil {
+				cb.Block = &b
+			}
+			out = append(out, cb)
+		}
+	}
+	return out
+}
+
+// checkLimitsInPlace is checkLimits for a save in place: the ids do not
+// change, so only the block count and the size can break a limit.
+func (r *Repo) checkLimitsInPlace(dr *draftRec, changes []preparedChange) []flowdoc.Problem {
+	count, size := dr.idx.count, dr.idx.size
+	for _, c := range changes {
+		old := &dr.Blocks[dr.idx.pos[c.nb.blk.ID]]
+		count += c.nb.count - old.Count
+		size += c.nb.size - old.Size
+	}
+	var ps []flowdoc.Problem
+	if r.limits.MaxBlocks > 0 && count > r.limits.MaxBlocks {
+		ps = append(ps, flowdoc.Problem{Path: "blocks", Rule: fmt.Sprintf("document has %d blocks, the limit is %d", count, r.limits.MaxBlocks)})
+	}
+	if r.limits.MaxBytes > 0 && size > r.limits.MaxBytes {
+		ps = append(ps, flowdoc.Problem{Path: "$", Rule: fmt.Sprintf("document is %d bytes, the limit is %d", size, r.limits.MaxBytes)})
+	}
+	return ps
+}
+
+// changesContent reports whether a save in place changes any block.
+func changesContent(dr *draftRec, changes []preparedChange) bool {
+	for _, c := range changes {
+		if dr.Blocks[dr.idx.pos[c.nb.blk.ID]].Content != c.nb.content.ID {
+			return true
+		}
+	}
+	return false
+}
+
+// advanceInPlace is advanceDraft for a save in place: it applies the
+// changes to dr as one new draft seq, adds the new content objects and
+// the changed block entries to b, and returns the event. The block list
+// and the tombstones stay as they are.
+func (r *Repo) advanceInPlace(b *pebble.Batch, doc string, dr *draftRec, changes []preparedChange, attrs flowdoc.Attributes, now int64, actor, session string) (DraftEvent, error) {
+	seq := dr.Seq + 1
+	x := dr.idx
+	de := DraftEvent{Seq: seq, Actor: actor, Session: session}
+	at := make([]int, 0, len(changes))
+	for _, c := range changes {
+		if i := x.pos[c.nb.blk.ID]; dr.Blocks[i].Content != c.nb.content.ID {
+			at = append(at, i)
+		}
+	}
+	slices.Sort(at) // the event lists blocks in body order, as advanceDraft does
+	var buf []byte
+	for _, i := range at {
+		blk := &dr.Blocks[i]
+		var nb *newBlock
+		for _, c := range changes {
+			if c.nb.blk.ID == blk.ID {
+				nb = c.nb
+			}
+		}
+		if err := r.objs.PutEncoded(b, nb.content); err != nil {
+			return DraftEvent{}, err
+		}
+		x.count += nb.count - blk.Count
+		x.size += nb.size - blk.Size
+		blk.Content, blk.Size, blk.Count, blk.Nested, blk.Seq = nb.content.ID, nb.size, nb.count, nil, seq
+		buf = appendDraftBlock(buf[:0], blk)
+		if err := b.Set(dblkKey(doc, blk.key), buf, nil); err != nil {
+			return DraftEvent{}, err
+		}
+		// nb is this save's own copy, encoded into the event in this
+		// batch and never changed: no clone.
+		de.Blocks = append(de.Blocks, EventBlock{ID: blk.ID, Block: &nb.blk})
+	}
+	if !attrsEqual(attrs, dr.Attrs) {
+		a := attrs
+		de.Attrs = &a
+		dr.AttrsSeq = seq
+	}
+	dr.Seq, dr.Attrs = seq, attrs
+	dr.stamp(now, r.boot)
+	de.Fingerprint, de.Unsealed = dr.Fingerprint, dr.Unsealed
+	return de, nil
+}
+
+// stamp brings dr's fingerprint, time, session and sealed state up to
+// date after its blocks or attributes changed at now.
+func (dr *draftRec) stamp(now int64, boot string) {
+	dr.Fingerprint = draftFingerprint(dr.Blocks)
+	dr.LastChange, dr.Boot = now, boot
+	dr.Unsealed = dr.Fingerprint != dr.BaseFP || !attrsEqual(dr.Attrs, dr.BaseAttrs)
+	if dr.Unsealed && dr.UnsealedSince == 0 {
+		dr.UnsealedSince = now
+	}
+	if !dr.Unsealed {
+		dr.UnsealedSince = 0
+	}
+}
+
+// draftFingerprint is fingerprintOf the draft's blocks, without the
+// intermediate lists.
+func draftFingerprint(blocks []draftBlock) flowdoc.Fingerprint {
+	f := flowdoc.NewBodyHasher()
+	for i := range blocks {
+		f.Add(blocks[i].ID, blocks[i].Content)
+	}
+	return f.Sum()
 }

@@ -285,7 +285,7 @@ func (r *Repo) fsckDoc(ctx context.Context, doc string, rep *FsckReport, add fun
 		add("", doc, "block index has %d valid entries, the versions imply %d", got, n)
 	}
 	// Draft.
-	dr, err := r.loadDraft(doc)
+	dr, err := r.readDraftSnapshot(doc)
 	if err != nil {
 		add("", doc, "draft: %v", err)
 		return

@@ -2,6 +2,7 @@ package repo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -195,9 +196,29 @@ func (r *Repo) gcRoots(ctx context.Context, prune time.Duration, extra []objstor
 		if err := kv.Unmarshal(it.Value(), &dr); err != nil {
 			return nil, fmt.Errorf("gc: decode draft %s: %w", it.Key(), err)
 		}
-		for _, b := range dr.Blocks {
+		for _, b := range dr.Blocks { // layout 1: the blocks are in the record
 			roots = append(roots, b.Content)
 		}
 	}
-	return roots, it.Error()
+	if err := it.Error(); err != nil {
+		return nil, err
+	}
+	// Layout 2: one key per draft block (draftstore.go).
+	p = kv.TableKey("dblk")
+	bit, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	if err != nil {
+		return nil, err
+	}
+	defer bit.Close()
+	for bit.First(); bit.Valid(); bit.Next() {
+		if err := ctxErr(ctx); err != nil {
+			return nil, err
+		}
+		var blk draftBlock
+		if n, err := decodeDraftBlock(bit.Value(), &blk); err != nil || n != len(bit.Value()) {
+			return nil, fmt.Errorf("gc: decode draft block %x: %w", bit.Key(), errors.Join(err, errDraftCodec))
+		}
+		roots = append(roots, blk.Content)
+	}
+	return roots, bit.Error()
 }

@@ -31,8 +31,10 @@ type Change struct {
 	// SuggestionID names the suggestion an accept_suggestion change
 	// applies.
 	SuggestionID string
-	// Blocks is the body after the change, as (block id, content id).
-	// The hook must not modify it.
+	// Blocks is the body after the change, as (block id, content id),
+	// for a change that sealed a version; nil for a draft save, which
+	// costs in proportion to its changes (Changed names those). The hook
+	// must not modify it.
 	Blocks []objstore.BlockEntry
 	// Time is the change's time, Unix ms.
 	Time int64
@@ -126,7 +128,7 @@ func (r *Repo) Locked(ctx context.Context, doc string, fn func(tx *DocTx) error)
 	if err != nil {
 		return err
 	}
-	dr, err := r.loadDraft(doc)
+	dr, err := r.readDraftHeader(doc)
 	if err != nil {
 		return err
 	}

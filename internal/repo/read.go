@@ -24,7 +24,7 @@ func (r *Repo) GetDoc(ctx context.Context, doc string) (DocInfo, error) {
 	if err != nil {
 		return DocInfo{}, err
 	}
-	dr, err := r.loadDraft(doc)
+	dr, err := r.readDraftHeader(doc)
 	if err != nil {
 		return DocInfo{}, err
 	}
@@ -57,7 +57,7 @@ func (r *Repo) ListDocs(ctx context.Context, owner string) ([]DocInfo, error) {
 		if owner != "" && d.Owner != owner {
 			continue
 		}
-		dr, err := r.loadDraft(d.ID)
+		dr, err := r.readDraftHeader(d.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -124,11 +124,12 @@ func (r *Repo) indexInto(ctx context.Context, b *pebble.Batch, doc string, head 
 		return err
 	}
 	hv := chain[0]
-	var prevDraft draftRec
+	var prevDraft draftRec // its header is enough: the seq
 	hadDraft, err := getRec(r.db.DB, draftKey(doc), &prevDraft)
 	if err != nil {
 		return err
 	}
+	r.drafts.forget(doc)
 	dr := draftRec{Seq: 1, Attrs: hv.Attrs, AttrsSeq: 1, Fingerprint: hv.Fingerprint, Base: head,
 		BaseLabel: hv.Label, BaseFP: hv.Fingerprint, BaseAttrs: hv.Attrs, Boot: r.boot,
 		LastChange: hv.Time}
@@ -144,5 +145,11 @@ func (r *Repo) indexInto(ctx context.Context, b *pebble.Batch, doc string, head 
 		size, count, nested := blockMeta(body.Blocks[i])
 		dr.Blocks = append(dr.Blocks, draftBlock{ID: e.ID, Content: e.Content, Seq: dr.Seq, Size: size, Count: count, Nested: nested})
 	}
-	return setRec(b, draftKey(doc), dr)
+	// The draft is written whole: first the keys of the one it replaces go.
+	for _, p := range [][]byte{dblkPrefix(doc), dtombPrefix(doc)} {
+		if err := b.DeleteRange(p, kv.PrefixEnd(p), nil); err != nil {
+			return err
+		}
+	}
+	return putDraftAll(b, doc, &dr)
 }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,10 +28,25 @@ type Options struct {
 	// cells of one request (zero: DefaultMaxRuns). See RequestLimits.
 	MaxChanges int
 	MaxRuns    int
-	Now        func() time.Time // zero: time.Now
-	Hub        *stream.Hub      // woken after every commit; zero: a private hub
-	Cache      int              // decoded block contents kept in memory; zero: 100,000
-	KV         kv.Options       // how the store is opened (Open only)
+	// Clock is the source of time and of the checkpoint timers; zero:
+	// the wall clock (Now, when set, reads it).
+	Clock Clock
+	Now   func() time.Time // zero: time.Now; ignored when Clock is set
+	// CheckpointIdle seals a draft as an "idle" checkpoint this long after
+	// the last save that changed it (zero: DefaultCheckpointIdle);
+	// CheckpointMax seals one unsealed for this long as "max_duration"
+	// (zero: DefaultCheckpointMax). Negative turns the rule off. Every
+	// save counts, whatever the transport.
+	CheckpointIdle time.Duration
+	CheckpointMax  time.Duration
+	// Logger receives what the checkpoint policy could not do; nil: discard.
+	Logger *slog.Logger
+	Hub    *stream.Hub // woken after every commit; zero: a private hub
+	Cache  int         // decoded block contents kept in memory; zero: 100,000
+	// DraftCache bounds the draft block entries writers keep in memory
+	// between changes (about 200 bytes each); zero: 524,288.
+	DraftCache int
+	KV         kv.Options // how the store is opened (Open only)
 	// EventRetention is how many events each document stream keeps; an
 	// editor whose cursor is older must resync. Zero: 1,024.
 	EventRetention uint64
@@ -50,6 +65,7 @@ type Repo struct {
 	boot   string // this Repo's session; a draft saved by another is from an earlier session
 	keep   uint64 // events kept per document stream
 	owned  bool   // Close closes db
+	cp     *checkpointer
 
 	locks docLocks   // one lock per document: changes to it are serialized
 	gcMu  sync.Mutex // one collection at a time
@@ -62,6 +78,10 @@ type Repo struct {
 	heads   map[string]headVersion // last head read or written per document
 
 	hook atomic.Pointer[hookBox] // the ChangeHook (SetHook); nil box: none
+
+	drafts draftCache // drafts between changes (loadDraft, keepDraft)
+
+	beforeSave func(*pebble.Batch) // tests: sees a draft save's batch before it commits
 }
 
 // headVersion is a decoded version and its id.
@@ -125,11 +145,14 @@ func New(db *kv.DB, o Options) *Repo {
 		refs:   refs.New(db),
 		hub:    o.Hub,
 		limits: o.Limits,
-		now:    o.Now,
 		boot:   newID(16),
 		cache:  map[objstore.ID]flowdoc.Block{},
 		heads:  map[string]headVersion{},
 		cacheN: o.Cache,
+		drafts: draftCache{drafts: map[string]*draftRec{}, max: o.DraftCache},
+	}
+	if r.drafts.max <= 0 {
+		r.drafts.max = 1 << 19
 	}
 	if r.hub == nil {
 		r.hub = stream.NewHub()
@@ -147,8 +170,25 @@ func New(db *kv.DB, o Options) *Repo {
 	if r.req.MaxRuns <= 0 {
 		r.req.MaxRuns = DefaultMaxRuns
 	}
-	if r.now == nil {
-		r.now = time.Now
+	clock := o.Clock
+	switch {
+	case clock != nil:
+	case o.Now != nil:
+		clock = nowClock{o.Now}
+	default:
+		clock = RealClock{}
+	}
+	r.now = clock.Now
+	r.cp = &checkpointer{r: r, clock: clock, idle: o.CheckpointIdle, max: o.CheckpointMax,
+		log: o.Logger, docs: map[string]*pendingSeal{}}
+	if r.cp.idle == 0 {
+		r.cp.idle = DefaultCheckpointIdle
+	}
+	if r.cp.max == 0 {
+		r.cp.max = DefaultCheckpointMax
+	}
+	if r.cp.log == nil {
+		r.cp.log = slog.New(slog.DiscardHandler)
 	}
 	if r.cacheN <= 0 {
 		r.cacheN = 100000
@@ -160,8 +200,11 @@ func New(db *kv.DB, o Options) *Repo {
 	return r
 }
 
-// Close closes the store if Open opened it.
+// Close stops the checkpoint timers, waits for a checkpoint they are
+// sealing, and closes the store if Open opened it. Drafts left unsealed
+// are sealed as "recovery" checkpoints when next opened.
 func (r *Repo) Close() error {
+	r.cp.close()
 	if r.owned {
 		return r.db.Close()
 	}
@@ -283,6 +326,7 @@ type draftBlock struct {
 	Size    int         `msgpack:"z"`           // bytes of the block's canonical JSON
 	Count   int         `msgpack:"n"`           // blocks it holds, itself included
 	Nested  []string    `msgpack:"x,omitempty"` // ids of blocks nested inside it
+	key     []byte      // its order key (layout 2, see draftstore.go); nil: none yet
 }
 
 // slot is a block of a draft being changed: its state in the draft, and
@@ -306,8 +350,16 @@ type newBlock struct {
 
 // encodeBlock encodes and hashes a sanitized and validated block.
 func encodeBlock(b flowdoc.Block) *newBlock {
-	nb := &newBlock{blk: b, content: objstore.Encode(objstore.KindContent, flowdoc.EncodeContent(b))}
-	nb.size, nb.count, nb.nested = blockMeta(b)
+	size, _, _ := blockMeta(b)
+	return encodeSized(b, size)
+}
+
+// encodeSized is encodeBlock of a block whose canonical JSON size is
+// known (validating it measured it): each new block is sanitized,
+// validated, encoded to JSON and to msgpack, and hashed once.
+func encodeSized(b flowdoc.Block, size int) *newBlock {
+	nb := &newBlock{blk: b, content: objstore.Encode(objstore.KindContent, flowdoc.EncodeContent(b)), size: size}
+	nb.count, nb.nested = nestedOf(b)
 	return nb
 }
 
@@ -320,7 +372,18 @@ func (s *slot) give(nb *newBlock) {
 // blockMeta returns what the draft keeps about a block to check document
 // limits and id uniqueness without reading every block.
 func blockMeta(b flowdoc.Block) (size, count int, nested []string) {
-	data, _ := json.Marshal(b) // plain data: cannot fail
+	size = len(flowdoc.CanonicalJSON(flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion, Blocks: []flowdoc.Block{b}})) - emptyBodySize
+	count, nested = nestedOf(b)
+	return size, count, nested
+}
+
+// emptyBodySize is the length of an empty body's canonical JSON: a
+// body's is that plus each block's and a comma between blocks.
+var emptyBodySize = len(`{"schemaVersion":1,"blocks":[]}`)
+
+// nestedOf returns the blocks b holds, itself included, and the ids of
+// those nested in it.
+func nestedOf(b flowdoc.Block) (count int, nested []string) {
 	var walk func(bs []flowdoc.Block)
 	walk = func(bs []flowdoc.Block) {
 		for _, c := range bs {
@@ -335,7 +398,7 @@ func blockMeta(b flowdoc.Block) (size, count int, nested []string) {
 	for _, col := range b.Cols {
 		walk(col.Blocks)
 	}
-	return len(data), 1 + len(nested), nested
+	return 1 + len(nested), nested
 }
 
 // tomb remembers a block deleted from the draft, so that a stale save that
@@ -348,10 +411,16 @@ type tomb struct {
 // maxTombs bounds the tombstones a draft keeps.
 const maxTombs = 1024
 
+// draftRec is a document's draft. Stored (draftstore.go), it is a header
+// with Layout 2 and N, and Blocks and Tombs under keys of their own; in
+// memory Blocks holds the body in order and Tombs the tombstones, oldest
+// first.
 type draftRec struct {
 	Seq           uint64              `msgpack:"seq"`
-	Blocks        draftBlocks         `msgpack:"blocks"`
-	Tombs         []tomb              `msgpack:"tombs,omitempty"`
+	Layout        int                 `msgpack:"layout,omitempty"` // 0: layout 1, blocks in the record
+	N             int                 `msgpack:"n,omitempty"`      // layout 2: the block entries stored
+	Blocks        draftBlocks         `msgpack:"blocks,omitempty"` // layout 1 only, when stored
+	Tombs         []tomb              `msgpack:"tombs,omitempty"`  // layout 1 only, when stored
 	Attrs         flowdoc.Attributes  `msgpack:"attrs"`
 	AttrsSeq      uint64              `msgpack:"attrsSeq"`
 	Fingerprint   flowdoc.Fingerprint `msgpack:"fp"`
@@ -363,6 +432,13 @@ type draftRec struct {
 	UnsealedSince int64               `msgpack:"unsealedSince,omitempty"`
 	LastChange    int64               `msgpack:"lastChange,omitempty"`
 	Boot          string              `msgpack:"boot,omitempty"`
+
+	// unstored: the blocks and tombstones are not stored as keys yet (a
+	// new draft, or one read from layout 1); the next write writes all.
+	unstored bool
+	// idx indexes Blocks for saves that change blocks in place; nil until
+	// one builds it, and dropped by any change of the block list.
+	idx *draftIndex
 }
 
 // logRec is the log entry of one version (a projection of the version).
@@ -426,16 +502,39 @@ func (r *Repo) loadDoc(doc string) (*docRec, error) {
 	return &d, nil
 }
 
+// loadDraft returns doc's draft for a change, under the document lock:
+// the one the last change left in memory, or the stored one. The caller
+// owns it and gives it back with keepDraft after its change committed.
 func (r *Repo) loadDraft(doc string) (*draftRec, error) {
-	var d draftRec
-	ok, err := getRec(r.db.DB, draftKey(doc), &d)
+	if dr := r.drafts.take(doc); dr != nil {
+		return dr, nil
+	}
+	return readDraft(r.db.DB, doc)
+}
+
+// keepDraft keeps dr, the draft a committed change left, for the next.
+func (r *Repo) keepDraft(doc string, dr *draftRec) { r.drafts.keep(doc, dr) }
+
+// readDraftSnapshot reads doc's draft outside the document lock, from one
+// snapshot of the store.
+func (r *Repo) readDraftSnapshot(doc string) (*draftRec, error) {
+	snap := r.db.NewSnapshot()
+	defer snap.Close()
+	return readDraft(snap, doc)
+}
+
+// readDraftHeader reads doc's draft header alone: what the draft says
+// about itself (seq, fingerprint, base, unsealed), not its blocks.
+func (r *Repo) readDraftHeader(doc string) (*draftRec, error) {
+	var dr draftRec
+	ok, err := getRec(r.db.DB, draftKey(doc), &dr)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, fmt.Errorf("document %s has no draft record: run folio fsck", doc)
 	}
-	return &d, nil
+	return &dr, nil
 }
 
 // --- content ------------------------------------------------------------

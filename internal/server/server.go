@@ -46,10 +46,6 @@ type Config struct {
 	// MaxBody bounds a request body (default 2 × the document size limit
 	// + 1 MiB); a larger one is answered 413 too_large.
 	MaxBody int64
-	// CheckpointIdle and CheckpointMax are the sync server's checkpoint
-	// rules (defaults 30 s and 10 min).
-	CheckpointIdle time.Duration
-	CheckpointMax  time.Duration
 	// MaxFrame, MessagesPerSecond and MaxSubscriptions are the sync
 	// server's per-connection limits (zero: its defaults).
 	MaxFrame          int64
@@ -157,12 +153,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
-	}
-	if cfg.CheckpointIdle == 0 {
-		cfg.CheckpointIdle = 30 * time.Second
-	}
-	if cfg.CheckpointMax == 0 {
-		cfg.CheckpointMax = 10 * time.Minute
 	}
 	if cfg.MaxConns == 0 {
 		cfg.MaxConns = DefaultMaxConns

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/foliodev/folio/internal/auth"
+	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 )
 
@@ -49,7 +50,8 @@ type SyncDeps struct {
 
 // MountSync is the default SyncFactory: the WebSocket sync server of
 // package syncproto over the server's repository, authentication and
-// access rules, with the configured limits and checkpoint rules.
+// access rules, with the configured limits. The checkpoint rules are the
+// repository's (repo.Options).
 // Revoking a token (auth.Store.OnRevoke, wired in New) closes its
 // connections through RevokeToken.
 func MountSync(d SyncDeps) (SyncService, error) {
@@ -60,6 +62,7 @@ func MountSync(d SyncDeps) (SyncService, error) {
 	}
 	cfg := s.Config()
 	r := s.Repo()
+	r.OnCheckpoint(func(v repo.VersionInfo) { m.Checkpoint(v.Reason) })
 	return syncproto.New(syncproto.Config{
 		Docs:              r,
 		Events:            syncproto.StoreEvents{Store: r.DB(), Hub: r.Hub()},
@@ -72,8 +75,6 @@ func MountSync(d SyncDeps) (SyncService, error) {
 		MaxFrame:          cfg.MaxFrame,
 		MessagesPerSecond: cfg.MessagesPerSecond,
 		MaxSubscriptions:  cfg.MaxSubscriptions,
-		CheckpointIdle:    cfg.CheckpointIdle,
-		CheckpointMax:     cfg.CheckpointMax,
 		OriginPatterns:    originPatterns(cfg.AllowedOrigins),
 	})
 }

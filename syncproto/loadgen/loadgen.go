@@ -29,26 +29,43 @@ type Options struct {
 	URL string
 	// Token authenticates every connection; it must reach every document.
 	Token string
-	// Docs are the documents to edit; editor i edits Docs[i%len(Docs)]
-	// and writes its own block, so editors sharing a document do not
-	// conflict.
+	// Docs are the documents to edit: EditorsPerDoc editors each. Editor
+	// k of a document edits its own block, so editors do not conflict:
+	// the block at position k·len/EditorsPerDoc of Blocks when Blocks
+	// lists the document's block ids (documents made by MakeDoc), else a
+	// block of its own, "bench-<k>", added by its first save.
 	Docs []string
-	// Editors is the number of editing connections (default len(Docs)).
+	// Blocks are the block ids of every document (nil: see Docs).
+	Blocks []string
+	// Editors is the number of editing connections; zero:
+	// len(Docs)·EditorsPerDoc. Editor i edits Docs[i/EditorsPerDoc].
 	Editors int
-	// ReadersPerDoc connections subscribe to each document (default 2).
+	// EditorsPerDoc editors share each document (default 1).
+	EditorsPerDoc int
+	// ReadersPerDoc connections subscribe to each document (default 2;
+	// negative: none).
 	ReadersPerDoc int
-	// Interval between an editor's saves (default 1.2 s).
+	// Interval between an editor's saves (default 1.2 s). Saves follow a
+	// fixed schedule per editor (open loop): a save that could not be
+	// sent on time is sent as soon as the one before was answered, and
+	// its latency counts from the time it was due, so a server that falls
+	// behind shows it (no coordinated omission); no save is skipped.
 	Interval time.Duration
 	// Duration of the measured phase (default 30 s); a warm-up of one
-	// Interval precedes it.
+	// Interval precedes it. Saves due in it are measured.
 	Duration time.Duration
+	// Drain bounds the wait for the answers to saves still in flight when
+	// the measured phase ends (default 10 s); those never answered count
+	// as errors.
+	Drain time.Duration
 	// IdleConns idle connections (hello, open a document, then silent)
 	// are opened after the run to measure memory per connection
 	// (default 0: not measured).
 	IdleConns int
 	// Memory returns the server's resident memory in bytes; default
 	// SelfRSS, right when the server runs in this process (the clients'
-	// side is then counted too, so the figure is an upper bound).
+	// side is then counted too, so the figures are upper bounds). For a
+	// separate daemon pass ProcessRSS of its pid.
 	Memory func() (uint64, error)
 	// Subprotocol defaults to folio.v1.msgpack.
 	Subprotocol string
@@ -58,28 +75,43 @@ type Options struct {
 
 // Report is the outcome of Run.
 type Report struct {
-	Editors, Readers int
-	Duration         time.Duration
-	Acked            int // saves acknowledged in the measured phase
-	Conflicts        int
-	Errors           int
-	AckedPerSec      float64
-	AckP50, AckP99   time.Duration
-	AckMax           time.Duration
-	Events           int64 // events received by readers and editors
-	IdleConns        int
-	BytesPerIdleConn uint64 // resident memory per idle connection
+	Docs, Blocks, EditorsPerDoc int
+	Editors, Readers            int
+	Interval, Duration          time.Duration
+	Offered                     int     // saves due in the measured phase
+	OfferedPerSec               float64 // what the schedule asks for
+	Acked                       int     // saves due in the measured phase and acknowledged
+	AckedPerSec                 float64 // acknowledgements received in the measured phase, per second
+	Conflicts                   int
+	Errors                      int // refused, failed or never answered
+	// Ack latency of the measured saves, from the time each was due to
+	// its draft.ack.
+	AckP50, AckP90, AckP99, AckP999, AckMax time.Duration
+	Events                                  int64 // events received by readers and editors
+	// BytesPerActiveConn is the growth of the server's resident memory
+	// from before the first connection to the end of the measured phase,
+	// per editor and reader connection (the server's caches grown by the
+	// load included, so an upper bound).
+	BytesPerActiveConn uint64
+	IdleConns          int
+	BytesPerIdleConn   uint64 // resident memory per idle connection
 }
 
 func (r Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "editors %d, readers %d, %s\n", r.Editors, r.Readers, r.Duration.Round(time.Millisecond))
-	fmt.Fprintf(&b, "acknowledged saves: %d (%.1f/s), conflicts %d, errors %d\n", r.Acked, r.AckedPerSec, r.Conflicts, r.Errors)
-	fmt.Fprintf(&b, "ack latency: p50 %s, p99 %s, max %s\n", r.AckP50.Round(10*time.Microsecond),
-		r.AckP99.Round(10*time.Microsecond), r.AckMax.Round(10*time.Microsecond))
+	fmt.Fprintf(&b, "%d documents of %d blocks; %d editors (%d per document, a save every %s), %d readers; measured %s\n",
+		r.Docs, r.Blocks, r.Editors, r.EditorsPerDoc, r.Interval, r.Readers, r.Duration.Round(time.Millisecond))
+	fmt.Fprintf(&b, "saves: %d due (%.1f/s), %d acknowledged (%.1f/s received), conflicts %d, errors %d\n",
+		r.Offered, r.OfferedPerSec, r.Acked, r.AckedPerSec, r.Conflicts, r.Errors)
+	rd := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
+	fmt.Fprintf(&b, "ack latency from the due time: p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n",
+		rd(r.AckP50), rd(r.AckP90), rd(r.AckP99), rd(r.AckP999), rd(r.AckMax))
 	fmt.Fprintf(&b, "events received: %d\n", r.Events)
+	if r.BytesPerActiveConn > 0 {
+		fmt.Fprintf(&b, "server memory per active connection: %.1f KiB (%d connections)\n", float64(r.BytesPerActiveConn)/1024, r.Editors+r.Readers)
+	}
 	if r.IdleConns > 0 {
-		fmt.Fprintf(&b, "memory per idle connection: %.1f KiB (%d connections)\n", float64(r.BytesPerIdleConn)/1024, r.IdleConns)
+		fmt.Fprintf(&b, "server memory per idle connection: %.1f KiB (%d connections)\n", float64(r.BytesPerIdleConn)/1024, r.IdleConns)
 	}
 	return b.String()
 }
@@ -88,8 +120,14 @@ func (o *Options) defaults() error {
 	if o.URL == "" || len(o.Docs) == 0 {
 		return errors.New("loadgen: URL and at least one document are needed")
 	}
+	if o.EditorsPerDoc <= 0 {
+		o.EditorsPerDoc = 1
+	}
 	if o.Editors <= 0 {
-		o.Editors = len(o.Docs)
+		o.Editors = len(o.Docs) * o.EditorsPerDoc
+	}
+	if need := (o.Editors + o.EditorsPerDoc - 1) / o.EditorsPerDoc; need > len(o.Docs) {
+		return fmt.Errorf("loadgen: %d editors at %d per document need %d documents, got %d", o.Editors, o.EditorsPerDoc, need, len(o.Docs))
 	}
 	if o.ReadersPerDoc < 0 {
 		o.ReadersPerDoc = 0
@@ -101,6 +139,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Duration <= 0 {
 		o.Duration = 30 * time.Second
+	}
+	if o.Drain <= 0 {
+		o.Drain = 10 * time.Second
 	}
 	if o.Memory == nil {
 		o.Memory = SelfRSS
@@ -114,11 +155,26 @@ func (o *Options) defaults() error {
 	return nil
 }
 
+// MakeDoc returns a document of n paragraphs of about 100 bytes, with
+// block ids b0000, b0001, …, and those ids.
+func MakeDoc(n int) (flowdoc.Document, []string) {
+	d := flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion}
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("b%04d", i)
+		d.Blocks = append(d.Blocks, flowdoc.Block{ID: ids[i], Type: flowdoc.Paragraph,
+			RichText: []flowdoc.Run{{Text: fmt.Sprintf("Paragraph %d of the load test: a sentence or two of ordinary prose, about a hundred bytes.", i)}}})
+	}
+	return d, ids
+}
+
 // Run runs the load and returns its report.
 func Run(ctx context.Context, o Options) (Report, error) {
 	if err := o.defaults(); err != nil {
 		return Report{}, err
 	}
+	ndocs := (o.Editors + o.EditorsPerDoc - 1) / o.EditorsPerDoc
+	docs := o.Docs[:ndocs]
 	var events atomic.Int64
 	onEvent := func(*syncproto.Event) { events.Add(1) }
 	dial := func(ctx context.Context) (*client.Client, error) {
@@ -130,10 +186,15 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			c.CloseNow()
 		}
 	}()
+	settle()
+	base, err := o.Memory()
+	if err != nil {
+		return Report{}, err
+	}
 
 	// Readers first, so that they see every save.
 	readers := 0
-	for _, doc := range o.Docs {
+	for _, doc := range docs {
 		for j := 0; j < o.ReadersPerDoc; j++ {
 			c, err := dial(ctx)
 			if err != nil {
@@ -155,49 +216,78 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			return Report{}, err
 		}
 		conns = append(conns, c)
-		ed := &editor{c: c, doc: o.Docs[i%len(o.Docs)], block: "bench-" + strconv.Itoa(i)}
+		k := i % o.EditorsPerDoc
+		ed := &editor{c: c, doc: docs[i/o.EditorsPerDoc], block: "bench-" + strconv.Itoa(k)}
+		if len(o.Blocks) > 0 {
+			ed.block = o.Blocks[k*len(o.Blocks)/o.EditorsPerDoc%len(o.Blocks)]
+		}
 		if err := ed.open(ctx); err != nil {
 			return Report{}, err
 		}
 		eds[i] = ed
 	}
-	fmt.Fprintf(o.Log, "bench: %d editors connected; saving every %s for %s\n", len(eds), o.Interval, o.Duration)
+	fmt.Fprintf(o.Log, "bench: %d editors connected; each saves every %s for %s\n", len(eds), o.Interval, o.Duration)
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	warm := time.Now().Add(o.Interval)
+	start := time.Now()
+	warm := start.Add(o.Interval)
 	end := warm.Add(o.Duration)
+	drainCtx, drainCancel := context.WithDeadline(runCtx, end.Add(o.Drain))
+	defer drainCancel()
 	var wg sync.WaitGroup
 	for _, ed := range eds {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ed.loop(runCtx, o.Interval, warm, end)
+			// Spread the editors over the interval, as real ones are.
+			ed.loop(drainCtx, start.Add(rand.N(o.Interval)), o.Interval, warm, end)
 		}()
+	}
+	// The resident memory under load: sampled at the end of the
+	// measured phase, every connection open and busy.
+	var active uint64
+	var activeErr error
+	select {
+	case <-time.After(time.Until(end)):
+		active, activeErr = o.Memory()
+	case <-ctx.Done():
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return Report{}, err
 	}
+	if activeErr != nil {
+		return Report{}, activeErr
+	}
 
-	r := Report{Editors: len(eds), Readers: readers, Duration: o.Duration, Events: events.Load()}
+	r := Report{Docs: len(docs), Blocks: len(o.Blocks), EditorsPerDoc: o.EditorsPerDoc, Editors: len(eds), Readers: readers,
+		Interval: o.Interval, Duration: o.Duration, Events: events.Load()}
 	var lat []time.Duration
+	received := 0
 	for _, ed := range eds {
+		r.Offered += ed.offered
 		r.Acked += ed.acked
+		received += ed.received
 		r.Conflicts += ed.conflicts
 		r.Errors += ed.errors
 		lat = append(lat, ed.lat...)
 	}
-	r.AckedPerSec = float64(r.Acked) / o.Duration.Seconds()
+	r.OfferedPerSec = float64(r.Offered) / o.Duration.Seconds()
+	r.AckedPerSec = float64(received) / o.Duration.Seconds()
 	if len(lat) > 0 {
 		slices.Sort(lat)
-		r.AckP50 = lat[len(lat)*50/100]
-		r.AckP99 = lat[min(len(lat)*99/100, len(lat)-1)]
+		q := func(p float64) time.Duration { return lat[min(int(float64(len(lat))*p), len(lat)-1)] }
+		r.AckP50, r.AckP90, r.AckP99, r.AckP999 = q(0.50), q(0.90), q(0.99), q(0.999)
 		r.AckMax = lat[len(lat)-1]
 	}
+	if n := uint64(len(eds) + readers); active > base && n > 0 {
+		r.BytesPerActiveConn = (active - base) / n
+	}
+	fmt.Fprintf(o.Log, "bench: resident %d KiB before connecting, %d KiB under load\n", base>>10, active>>10)
 
 	if o.IdleConns > 0 {
-		per, err := measureIdle(ctx, o, dial, &conns)
+		per, err := measureIdle(ctx, o, docs, dial, &conns)
 		if err != nil {
 			return r, err
 		}
@@ -214,8 +304,8 @@ type editor struct {
 	seq   uint64
 
 	// Written by the editor's goroutine only; read after it ended.
-	acked, conflicts, errors int
-	lat                      []time.Duration
+	offered, acked, received, conflicts, errors int
+	lat                                         []time.Duration
 }
 
 func (ed *editor) open(ctx context.Context) error {
@@ -227,32 +317,39 @@ func (ed *editor) open(ctx context.Context) error {
 	return nil
 }
 
-func (ed *editor) loop(ctx context.Context, every time.Duration, warm, end time.Time) {
-	// Spread the editors over the interval, as real ones are.
-	select {
-	case <-time.After(rand.N(every)):
-	case <-ctx.Done():
-		return
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for n := 0; ; n++ {
-		now := time.Now()
-		if now.After(end) {
-			return
+// loop saves on a fixed schedule, first at first, then every interval,
+// until a save would be due at or after end; ctx bounds the wait for the
+// last answers.
+func (ed *editor) loop(ctx context.Context, first time.Time, every time.Duration, warm, end time.Time) {
+	timer := time.NewTimer(time.Until(first))
+	defer timer.Stop()
+	for n, due := 0, first; due.Before(end); n, due = n+1, due.Add(every) {
+		if wait := time.Until(due); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return
+			}
+		}
+		measured := !due.Before(warm)
+		if measured {
+			ed.offered++
 		}
 		b := flowdoc.Block{ID: ed.block, Type: flowdoc.Paragraph,
-			RichText: []flowdoc.Run{{Text: "Autosaved paragraph, revision " + strconv.Itoa(n) + ", of the load generator."}}}
-		start := time.Now()
+			RichText: []flowdoc.Run{{Text: "Autosaved paragraph, revision " + strconv.Itoa(n) + ", of the load generator: a sentence or two of ordinary prose."}}}
 		ack, err := ed.c.Save(ctx, ed.doc, ed.seq, repo.DraftChange{Op: "upsert", Block: &b})
-		measured := start.After(warm) && start.Before(end)
+		answered := time.Now()
+		if answered.After(warm) && answered.Before(end) && err == nil {
+			ed.received++
+		}
 		var ce *client.ConflictError
 		switch {
 		case err == nil:
 			ed.seq = ack.Seq
 			if measured {
 				ed.acked++
-				ed.lat = append(ed.lat, time.Since(start))
+				ed.lat = append(ed.lat, answered.Sub(due))
 			}
 		case errors.As(err, &ce):
 			ed.seq = ce.Seq
@@ -260,20 +357,12 @@ func (ed *editor) loop(ctx context.Context, every time.Duration, warm, end time.
 				ed.conflicts++
 			}
 		default:
-			if ctx.Err() != nil {
-				return
-			}
 			if measured {
-				ed.errors++
+				ed.errors++ // refused, failed, or not answered before the drain ended
 			}
-			if ed.c.Err() != nil {
+			if ctx.Err() != nil || ed.c.Err() != nil {
 				return
 			}
-		}
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			return
 		}
 	}
 }
@@ -288,7 +377,7 @@ func settle() {
 
 // measureIdle opens o.IdleConns connections that each open a document and
 // stay silent, and returns the growth of resident memory per connection.
-func measureIdle(ctx context.Context, o Options, dial func(context.Context) (*client.Client, error), conns *[]*client.Client) (uint64, error) {
+func measureIdle(ctx context.Context, o Options, docs []string, dial func(context.Context) (*client.Client, error), conns *[]*client.Client) (uint64, error) {
 	settle()
 	before, err := o.Memory()
 	if err != nil {
@@ -300,7 +389,7 @@ func measureIdle(ctx context.Context, o Options, dial func(context.Context) (*cl
 			return 0, fmt.Errorf("loadgen: idle connection %d: %w", i, err)
 		}
 		*conns = append(*conns, c)
-		if _, err := c.Open(ctx, o.Docs[i%len(o.Docs)]); err != nil {
+		if _, err := c.Open(ctx, docs[i%len(docs)]); err != nil {
 			return 0, err
 		}
 	}

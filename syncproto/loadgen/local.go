@@ -3,8 +3,9 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"time"
 
-	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/synctest"
 )
@@ -15,15 +16,31 @@ type LocalOptions struct {
 	// Dir is the data directory of the server; empty: a temporary one.
 	// It must not be in use by a running daemon.
 	Dir string
-	// EditorsPerDoc editors share each document (default 1).
-	EditorsPerDoc int
+	// Blocks is the size of each document RunLocal creates (MakeDoc;
+	// default 200).
+	Blocks int
+	// SaveDelay makes the server hold every save this long before it
+	// handles it: a server that cannot keep up, to test the generator.
+	SaveDelay time.Duration
+}
+
+// slowDocs holds every save for delay.
+type slowDocs struct {
+	syncproto.Docs
+	delay time.Duration
+}
+
+func (s slowDocs) SaveDraft(ctx context.Context, p repo.SaveParams) (repo.SaveResult, error) {
+	time.Sleep(s.delay)
+	return s.Docs.SaveDraft(ctx, p)
 }
 
 // RunLocal starts a sync server on loopback in this process, over a
-// repository in Dir with checkpoint timers at their defaults, creates
-// the documents and runs the load against it. Options.URL, Token and
-// Docs are set by RunLocal. The memory figure counts the clients' side
-// of each idle connection too (both ends live in this process).
+// repository in Dir with the checkpoint rules at their defaults, creates
+// one document of Blocks blocks per EditorsPerDoc editors and runs the
+// load against it. Options.URL, Token, Docs and Blocks are set by
+// RunLocal. The memory figures count the clients' side of each
+// connection too (both ends live in this process).
 func RunLocal(ctx context.Context, o LocalOptions) (Report, error) {
 	if o.Editors <= 0 {
 		o.Editors = 100
@@ -31,9 +48,15 @@ func RunLocal(ctx context.Context, o LocalOptions) (Report, error) {
 	if o.EditorsPerDoc <= 0 {
 		o.EditorsPerDoc = 1
 	}
+	if o.Blocks <= 0 {
+		o.Blocks = 200
+	}
 	env, err := synctest.Start(synctest.Options{Dir: o.Dir, Configure: func(c *syncproto.Config) {
 		// Editors save every Interval; allow them and the readers a margin.
 		c.MessagesPerSecond, c.Burst = 100, 200
+		if o.SaveDelay > 0 {
+			c.Docs = slowDocs{c.Docs, o.SaveDelay}
+		}
 	}})
 	if err != nil {
 		return Report{}, err
@@ -41,12 +64,11 @@ func RunLocal(ctx context.Context, o LocalOptions) (Report, error) {
 	defer env.Close()
 	env.Auth.Add("bench-token", "bench", false)
 	ndocs := (o.Editors + o.EditorsPerDoc - 1) / o.EditorsPerDoc
-	o.Docs = o.Docs[:0]
+	body, ids := MakeDoc(o.Blocks)
+	o.Docs, o.Options.Blocks = nil, ids
 	for i := 0; i < ndocs; i++ {
 		id := fmt.Sprintf("bench-%d", i)
-		if err := env.CreateDoc(id, "bench", flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion, Blocks: []flowdoc.Block{
-			{ID: "title", Type: flowdoc.Heading, Attrs: &flowdoc.Attrs{Level: 1}, RichText: []flowdoc.Run{{Text: "Load test " + id}}},
-		}}); err != nil {
+		if err := env.CreateDoc(id, "bench", body); err != nil {
 			return Report{}, fmt.Errorf("loadgen: create %s: %w", id, err)
 		}
 		o.Docs = append(o.Docs, id)
