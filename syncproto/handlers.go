@@ -223,10 +223,14 @@ func (c *conn) save(m *Save) {
 	// checked by the content service, as for every other way in.
 	who := c.principal()
 	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	defer cancel()
 	res, err := c.srv.cfg.Docs.SaveDraft(ctx, repo.SaveParams{Doc: m.Doc, Actor: who.User, Session: c.session,
 		BaseSeq: m.BaseSeq, Body: m.Body, Changes: m.Changes, Attrs: m.Attrs})
-	cancel()
 	var ce *repo.ConflictError
+	if err == nil || errors.As(err, &ce) {
+		// The ack (or conflict) of seq S follows every update below S.
+		c.catchUp(ctx, m.Doc)
+	}
 	switch {
 	case err == nil:
 	case errors.As(err, &ce):
@@ -268,12 +272,13 @@ func (c *conn) checkpoint(m *Checkpoint) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	defer cancel()
 	v, created, err := c.srv.cfg.Docs.Checkpoint(ctx, m.Doc, reason, c.principal().User, m.Message)
-	cancel()
 	if err != nil {
 		c.repoError(m.ID, m.Doc, "checkpoint", err)
 		return
 	}
+	c.catchUp(ctx, m.Doc)
 	if created {
 		c.srv.cfg.Metrics.checkpoint(reason)
 		c.srv.sealed(m.Doc)
@@ -291,12 +296,13 @@ func (c *conn) restore(m *Restore) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	defer cancel()
 	v, err := c.srv.cfg.Docs.Restore(ctx, m.Doc, m.Label, c.principal().User)
-	cancel()
 	if err != nil {
 		c.repoError(m.ID, m.Doc, "restore", err)
 		return
 	}
+	c.catchUp(ctx, m.Doc)
 	c.srv.cfg.Metrics.checkpoint(objstore.ReasonRestore)
 	c.srv.sealed(m.Doc)
 	c.send(&RestoreDone{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Version: v})

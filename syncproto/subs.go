@@ -1,6 +1,7 @@
 package syncproto
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"sync"
@@ -36,6 +37,7 @@ type sub struct {
 	pending bool       // kicked while running: read again
 	stopped bool
 	idle    chan struct{} // closed when the running drain exits
+	moved   *sync.Cond    // on mu; broadcast when cursor, running or stopped change
 }
 
 // watcher wakes the subscriptions of one stream.
@@ -108,6 +110,29 @@ func (sb *sub) kick() {
 	go sb.drain()
 }
 
+// catchUp returns once every event of the stream up to cursor to has
+// been queued (or skipped) on the connection, or the subscription ended.
+// The handler calls it before queuing a reply that must follow those
+// events (docs/protocol.md, "Ordering"): the send queue is FIFO, so the
+// reply reaches the client after them. The events are stored, so a
+// drain reading the store finds them; it waits for queue room at most
+// LagTimeout before the connection is closed as a slow consumer, which
+// ends the subscription, so catchUp never waits longer than that.
+func (sb *sub) catchUp(to uint64) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	for sb.cursor < to && !sb.stopped {
+		if sb.running {
+			sb.pending = true
+		} else {
+			sb.running = true
+			sb.idle = make(chan struct{})
+			go sb.drain()
+		}
+		sb.moved.Wait()
+	}
+}
+
 // stop ends the subscription and waits until its drain, if any, exited:
 // nothing of the stream is queued after stop returns.
 func (sb *sub) stop() {
@@ -118,6 +143,7 @@ func (sb *sub) stop() {
 	}
 	sb.stopped = true
 	close(sb.stopCh)
+	sb.moved.Broadcast()
 	var idle chan struct{}
 	if sb.running {
 		idle = sb.idle
@@ -141,6 +167,7 @@ func (sb *sub) drain() {
 				close(sb.stopCh)
 			}
 			close(sb.idle)
+			sb.moved.Broadcast()
 			sb.mu.Unlock()
 			sb.c.srv.unwatch(sb)
 			sb.c.forgetSub(sb)
@@ -149,6 +176,7 @@ func (sb *sub) drain() {
 		if !sb.pending || sb.stopped {
 			sb.running = false
 			close(sb.idle)
+			sb.moved.Broadcast()
 			sb.mu.Unlock()
 			return
 		}
@@ -199,6 +227,7 @@ func (sb *sub) deliver() bool {
 			cursor = e.Seq
 			sb.mu.Lock()
 			sb.cursor = cursor
+			sb.moved.Broadcast()
 			sb.mu.Unlock()
 		}
 		if len(evs) < cfg.ReplayBatch {
@@ -210,6 +239,7 @@ func (sb *sub) deliver() bool {
 // startSub starts delivering stream after cursor.
 func (c *conn) startSub(name string, after uint64) {
 	sb := &sub{c: c, stream: name, cursor: after, stopCh: make(chan struct{})}
+	sb.moved = sync.NewCond(&sb.mu)
 	if strings.HasPrefix(name, "doc:") {
 		sb.skip = c.session
 	}
@@ -232,6 +262,29 @@ func (c *conn) stopSub(name string) bool {
 	}
 	sb.stop()
 	return true
+}
+
+// catchUp makes every event of the document's stream stored now reach
+// this connection's send queue before the caller queues its reply, when
+// the connection follows that stream. So a draft.ack or draft.conflict of
+// seq S follows every draft.updated below S, and a checkpoint.done or
+// restore.done follows its version.created.
+func (c *conn) catchUp(ctx context.Context, doc string) {
+	name := DocStream(doc)
+	c.mu.Lock()
+	sb := c.subs[name]
+	c.mu.Unlock()
+	if sb == nil {
+		return
+	}
+	last, err := c.srv.cfg.Events.Last(ctx, name)
+	if err != nil {
+		// The reply still goes out; the events follow it. A client that
+		// applies the skip rule may then miss one, so say so loudly.
+		c.srv.log.Error("sync: read stream head before a reply failed", "stream", name, "err", err)
+		return
+	}
+	sb.catchUp(last)
 }
 
 // forgetSub drops a subscription that ended itself.
