@@ -224,6 +224,58 @@ func (c *conn) save(m *Save) {
 	who := c.principal()
 	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
 	defer cancel()
+	if m.Key != "" {
+		ks, replied := c.keyedSave(ctx, m, who)
+		if replied {
+			return
+		}
+		var ack *Ack // set when the save is acknowledged
+		defer func() { c.srv.keys.finish(ks, ack, time.Now()) }()
+		c.saveNow(ctx, m, who, start, &ack)
+		return
+	}
+	c.saveNow(ctx, m, who, start, nil)
+}
+
+// keyedSave looks up a keyed save. When it was acknowledged before, its
+// ack is sent again (after the events before it, as any ack) and replied
+// is true; when it is new the caller makes the attempt and finishes ks.
+func (c *conn) keyedSave(ctx context.Context, m *Save, who Principal) (ks *keyedSave, replied bool) {
+	if err := checkSaveKey(m.Key); err != nil {
+		c.replyErr(m.ID, err)
+		return nil, true
+	}
+	id := m.Doc + "\x00" + who.UserID + "\x00" + who.User + "\x00" + m.Key
+	sum := saveSum(m)
+	for {
+		ks, owner, err := c.srv.keys.begin(id, sum, time.Now())
+		if err != nil {
+			c.replyErr(m.ID, err)
+			return nil, true
+		}
+		if owner {
+			return ks, false
+		}
+		select {
+		case <-ks.done:
+		case <-ctx.Done():
+			c.repoError(m.ID, m.Doc, "save", ctx.Err())
+			return nil, true
+		}
+		if ks.ack != nil {
+			c.catchUp(ctx, m.Doc)
+			a := *ks.ack
+			a.Envelope = Envelope{ID: m.ID}
+			c.send(&a)
+			c.srv.cfg.Metrics.save("retry", 0)
+			return nil, true
+		}
+		// The first attempt stored nothing: this one is a new attempt.
+	}
+}
+
+// saveNow applies a save and answers it; *acked is set to the ack sent.
+func (c *conn) saveNow(ctx context.Context, m *Save, who Principal, start time.Time, acked **Ack) {
 	res, err := c.srv.cfg.Docs.SaveDraft(ctx, repo.SaveParams{Doc: m.Doc, Actor: who.User, Session: c.session,
 		BaseSeq: m.BaseSeq, Body: m.Body, Changes: m.Changes, Attrs: m.Attrs})
 	var ce *repo.ConflictError
@@ -255,8 +307,12 @@ func (c *conn) save(m *Save) {
 		od.dirty = true
 	}
 	c.mu.Unlock()
-	c.send(&Ack{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: res.Seq, Fingerprint: res.Fingerprint,
-		Unsealed: res.Unsealed, Changed: res.Changed})
+	ack := &Ack{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: res.Seq, Fingerprint: res.Fingerprint,
+		Unsealed: res.Unsealed, Changed: res.Changed}
+	if acked != nil {
+		*acked = ack
+	}
+	c.send(ack)
 	c.srv.cfg.Metrics.save("ack", time.Since(start))
 	if res.Unsealed {
 		c.srv.saved(m.Doc, who.User)

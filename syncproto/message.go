@@ -137,8 +137,13 @@ type Left struct {
 // Body. Attrs, when set, replace the article attributes.
 type Save struct {
 	Envelope
-	Doc     string              `json:"doc"`
-	BaseSeq uint64              `json:"baseSeq"`
+	Doc     string `json:"doc"`
+	BaseSeq uint64 `json:"baseSeq"`
+	// Key, when set, makes the save idempotent: the same save sent again
+	// with the same key (after a lost ack) is answered with the original
+	// ack. 1-64 bytes of visible ASCII, unique per save of a document
+	// and user (docs/protocol.md, "Lost acks").
+	Key     string              `json:"key,omitempty"`
 	Changes []repo.DraftChange  `json:"changes,omitempty"`
 	Body    *flowdoc.Document   `json:"body,omitempty"`
 	Attrs   *flowdoc.Attributes `json:"attrs,omitempty"`

@@ -71,6 +71,12 @@ type Config struct {
 	CheckpointMax  time.Duration
 	// ReplayBatch is how many events one store read returns (default 128).
 	ReplayBatch int
+	// SaveKeyTTL is how long the ack of a keyed draft.save is remembered
+	// for a retry (default 10 min); SaveKeyBytes bounds the memory of all
+	// remembered acks (default 8 MiB, about 40,000 saves), oldest
+	// forgotten first.
+	SaveKeyTTL   time.Duration
+	SaveKeyBytes int
 	// OriginPatterns are the browser origins allowed besides the request's
 	// own host (coder/websocket AcceptOptions.OriginPatterns).
 	OriginPatterns []string
@@ -124,6 +130,12 @@ func (c *Config) defaults() {
 	}
 	if c.ReplayBatch <= 0 {
 		c.ReplayBatch = 128
+	}
+	if c.SaveKeyTTL <= 0 {
+		c.SaveKeyTTL = 10 * time.Minute
+	}
+	if c.SaveKeyBytes <= 0 {
+		c.SaveKeyBytes = 8 << 20
 	}
 	if c.DecodeEvent == nil {
 		c.DecodeEvent = DecodeEvent
@@ -195,6 +207,8 @@ type Server struct {
 	wmu      sync.Mutex          // guards watchers (and their subs)
 	watchers map[string]*watcher // by stream name
 
+	keys *saveKeys // acks of keyed saves, for retries
+
 	wg sync.WaitGroup // one per connection handler
 }
 
@@ -205,7 +219,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.defaults()
 	return &Server{cfg: cfg, log: cfg.Logger, conns: map[*conn]struct{}{}, rooms: map[string]*room{},
-		watchers: map[string]*watcher{}}, nil
+		watchers: map[string]*watcher{}, keys: newSaveKeys(cfg.SaveKeyTTL, cfg.SaveKeyBytes)}, nil
 }
 
 // Limits returns the limits announced to clients.
