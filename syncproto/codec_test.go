@@ -38,7 +38,7 @@ func sampleMessages() []syncproto.Message {
 			Fingerprint: fp, Head: "v1.r1", Stream: "doc:d1", Cursor: 97, Recovered: &v},
 		&syncproto.Leave{Envelope: syncproto.Envelope{ID: "3"}, Doc: "d1"},
 		&syncproto.Left{Envelope: syncproto.Envelope{ID: "3"}, Doc: "d1", Version: &v},
-		&syncproto.Save{Envelope: syncproto.Envelope{ID: "4"}, Doc: "d1", BaseSeq: 41, Changes: []repo.DraftChange{
+		&syncproto.Save{Envelope: syncproto.Envelope{ID: "4"}, Doc: "d1", BaseSeq: 41, Key: "e3f9a1-17", Changes: []repo.DraftChange{
 			{Op: "upsert", Block: &b, After: ptr("p0")}, {Op: "delete", BlockID: "p7"}, {Op: "move", BlockID: "p3", After: ptr("")}}},
 		&syncproto.Save{Envelope: syncproto.Envelope{ID: "5"}, Doc: "d1", BaseSeq: 42,
 			Body: &flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{b}}, Attrs: &flowdoc.Attributes{Title: "Notes", Tags: []string{"go"}}},
