@@ -5,10 +5,13 @@
 // http.Handler). docs/protocol.md is the specification; this package
 // must stay true to it.
 //
-// The server adapts the repository through small consumer-side
+// The server reaches the rest of Folio through small consumer-side
 // interfaces: Docs (drafts, checkpoints, restore), Events (persisted
 // streams "doc:<id>", "run:<id>"), Authenticator and Access. It never
-// writes a body itself; every change goes through Docs.
+// writes a body itself; every change goes through Docs. The wire types
+// (Change, VersionInfo, DraftUpdated, ...) are the package's own: it
+// imports neither the repository nor the store (TestProtocolImportsNoStorage),
+// and internal/server/syncrepo adapts the repository to Docs and Events.
 //
 // Invariants:
 //   - A reply carries the id of the request it answers; events carry the
@@ -20,6 +23,10 @@
 //     CloseSlowConsumer and the client resumes from its last cursor.
 //   - A draft.ack is sent only after Docs.SaveDraft returned, that is after
 //     the save is durable.
+//   - Replies and events share one FIFO send queue, and a reply about a
+//     document (draft.ack, draft.conflict, checkpoint.done, restore.done)
+//     is queued only after every event of its stream stored before it
+//     (sub.catchUp): an ack of seq S follows every draft.updated below S.
 //   - A bad frame gets an error reply with a stable Code; the connection
 //     stays usable. Decoding a frame is bounded (package bounded): every
 //     declared length is checked against the frame's remaining bytes

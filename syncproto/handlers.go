@@ -8,9 +8,6 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/internal/errs"
-	"github.com/foliodev/folio/internal/repo"
-	"github.com/foliodev/folio/internal/stream"
-	"github.com/foliodev/folio/objstore"
 )
 
 // requestTimeout bounds one request's call into the repository.
@@ -101,20 +98,17 @@ func (c *conn) handle(m Message) {
 	}
 }
 
-// DocStream returns the stream name of a document.
-func DocStream(doc string) string { return "doc:" + doc }
-
 // checkDoc validates a document id and the caller's access to it. A
 // document the caller may not see is answered as missing.
 func (c *conn) checkDoc(id, doc string) bool {
-	if !repo.ValidDocID(doc) {
+	if !ValidDocID(doc) {
 		c.replyError(id, CodeInvalid, fmt.Sprintf("document id %q is not 1-64 characters of A-Z a-z 0-9 _ -", doc))
 		return false
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
 	defer cancel()
 	if !c.srv.cfg.Access.CanAccess(ctx, c.principal(), doc) {
-		c.replyErr(id, &repo.NotFoundError{What: "document", Name: doc})
+		c.replyErr(id, docNotFound(doc))
 		return false
 	}
 	return true
@@ -173,7 +167,7 @@ func (c *conn) openDoc(m *Open) {
 		return
 	}
 	if recovered != nil {
-		c.srv.cfg.Metrics.checkpoint(objstore.ReasonRecovery)
+		c.srv.cfg.Metrics.checkpoint(ReasonRecovery)
 	}
 	c.send(&Snapshot{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: d.Seq, Body: d.Body, Attrs: d.Attrs,
 		Fingerprint: d.Fingerprint, Head: d.Head, Unsealed: d.Unsealed, UnsealedSince: d.UnsealedSince,
@@ -197,7 +191,7 @@ func (c *conn) leave(m *Leave) {
 		return
 	}
 	c.stopSub(DocStream(m.Doc))
-	var v *repo.VersionInfo
+	var v *VersionInfo
 	if od.dirty {
 		ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
 		var err error
@@ -276,9 +270,9 @@ func (c *conn) keyedSave(ctx context.Context, m *Save, who Principal) (ks *keyed
 
 // saveNow applies a save and answers it; *acked is set to the ack sent.
 func (c *conn) saveNow(ctx context.Context, m *Save, who Principal, start time.Time, acked **Ack) {
-	res, err := c.srv.cfg.Docs.SaveDraft(ctx, repo.SaveParams{Doc: m.Doc, Actor: who.User, Session: c.session,
+	res, err := c.srv.cfg.Docs.SaveDraft(ctx, SaveParams{Doc: m.Doc, Actor: who.User, Session: c.session,
 		BaseSeq: m.BaseSeq, Body: m.Body, Changes: m.Changes, Attrs: m.Attrs})
-	var ce *repo.ConflictError
+	var ce *ConflictError
 	if err == nil || errors.As(err, &ce) {
 		// The ack (or conflict) of seq S follows every update below S.
 		c.catchUp(ctx, m.Doc)
@@ -289,7 +283,7 @@ func (c *conn) saveNow(ctx context.Context, m *Save, who Principal, start time.T
 		c.srv.cfg.Metrics.save("conflict", 0)
 		blocks := ce.Blocks
 		if blocks == nil {
-			blocks = []repo.ConflictBlock{}
+			blocks = []ConflictBlock{}
 		}
 		c.send(&Conflict{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: ce.Seq, Reason: ce.Reason, Blocks: blocks})
 		return
@@ -322,7 +316,7 @@ func (c *conn) saveNow(ctx context.Context, m *Save, who Principal, start time.T
 func (c *conn) checkpoint(m *Checkpoint) {
 	reason := m.Reason
 	if reason == "" {
-		reason = objstore.ReasonManual
+		reason = ReasonManual
 	}
 	if !c.checkDoc(m.ID, m.Doc) {
 		return
@@ -359,7 +353,7 @@ func (c *conn) restore(m *Restore) {
 		return
 	}
 	c.catchUp(ctx, m.Doc)
-	c.srv.cfg.Metrics.checkpoint(objstore.ReasonRestore)
+	c.srv.cfg.Metrics.checkpoint(ReasonRestore)
 	c.srv.sealed(m.Doc)
 	c.send(&RestoreDone{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Version: v})
 }
@@ -461,18 +455,13 @@ func (c *conn) unsubscribe(m *Unsubscribe) {
 
 // eventFrame encodes a stream event; ok is false for an event this
 // connection does not get (its own draft.updated).
-func (c *conn) eventFrame(s *sub, e stream.Event) (frame, bool) {
-	data, err := c.srv.cfg.DecodeEvent(e)
-	if err != nil {
-		c.srv.log.Error("sync: decode stored event", "stream", s.stream, "seq", e.Seq, "type", e.Type, "err", err)
-		data = nil
-	}
-	if du, ok := data.(*DraftUpdated); ok && s.skip != "" && du.Session == s.skip {
+func (c *conn) eventFrame(s *sub, e StreamEvent) (frame, bool) {
+	if du, ok := e.Data.(*DraftUpdated); ok && s.skip != "" && du.Session == s.skip {
 		return frame{}, false
 	}
-	b, ok := c.encode(&Event{Envelope: Envelope{Type: e.Type}, Stream: s.stream, Cursor: e.Seq, Time: e.Time, Data: data})
+	b, ok := c.encode(&Event{Envelope: Envelope{Type: e.Type}, Stream: s.stream, Cursor: e.Cursor, Time: e.Time, Data: e.Data})
 	if !ok {
 		return frame{}, false
 	}
-	return frame{data: b, stream: s.stream, cursor: e.Seq}, true
+	return frame{data: b, stream: s.stream, cursor: e.Cursor}, true
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
-	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
 	"github.com/foliodev/folio/syncproto/synctest"
@@ -20,9 +19,9 @@ func para(id, text string) flowdoc.Block {
 	return flowdoc.Block{ID: id, Type: flowdoc.Paragraph, RichText: []flowdoc.Run{{Text: text}}}
 }
 
-func upsert(id, text string) repo.DraftChange {
+func upsert(id, text string) syncproto.Change {
 	b := para(id, text)
-	return repo.DraftChange{Op: "upsert", Block: &b}
+	return syncproto.Change{Op: "upsert", Block: &b}
 }
 
 func blockText(b flowdoc.Block) string {

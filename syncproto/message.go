@@ -2,8 +2,6 @@ package syncproto
 
 import (
 	"github.com/foliodev/folio/flowdoc"
-	"github.com/foliodev/folio/internal/repo"
-	"github.com/foliodev/folio/objstore"
 )
 
 // Message types. Requests are sent by clients, replies and events by the
@@ -115,7 +113,7 @@ type Snapshot struct {
 	Cursor uint64 `json:"cursor"`
 	// Recovered is the recovery checkpoint sealed before the snapshot when
 	// an earlier session left the draft unsealed.
-	Recovered *repo.VersionInfo `json:"recovered,omitempty"`
+	Recovered *VersionInfo `json:"recovered,omitempty"`
 }
 
 // Leave stops editing a document: its stream subscription ends and, when
@@ -129,8 +127,8 @@ type Leave struct {
 // Left answers Leave.
 type Left struct {
 	Envelope
-	Doc     string            `json:"doc"`
-	Version *repo.VersionInfo `json:"version,omitempty"` // the leave checkpoint, when one was sealed
+	Doc     string       `json:"doc"`
+	Version *VersionInfo `json:"version,omitempty"` // the leave checkpoint, when one was sealed
 }
 
 // Save is a draft save: block-level Changes against BaseSeq, or a full
@@ -144,7 +142,7 @@ type Save struct {
 	// ack. 1-64 bytes of visible ASCII, unique per save of a document
 	// and user (docs/protocol.md, "Lost acks").
 	Key     string              `json:"key,omitempty"`
-	Changes []repo.DraftChange  `json:"changes,omitempty"`
+	Changes []Change            `json:"changes,omitempty"`
 	Body    *flowdoc.Document   `json:"body,omitempty"`
 	Attrs   *flowdoc.Attributes `json:"attrs,omitempty"`
 }
@@ -163,10 +161,10 @@ type Ack struct {
 // Nothing of the save was stored.
 type Conflict struct {
 	Envelope
-	Doc    string               `json:"doc"`
-	Seq    uint64               `json:"seq"` // the draft's current seq
-	Reason string               `json:"reason"`
-	Blocks []repo.ConflictBlock `json:"blocks"`
+	Doc    string          `json:"doc"`
+	Seq    uint64          `json:"seq"` // the draft's current seq
+	Reason string          `json:"reason"`
+	Blocks []ConflictBlock `json:"blocks"`
 }
 
 // Checkpoint asks the server to seal the draft now (a boundary the client
@@ -182,9 +180,9 @@ type Checkpoint struct {
 // nothing unsealed; Version is then the current head.
 type CheckpointDone struct {
 	Envelope
-	Doc     string           `json:"doc"`
-	Created bool             `json:"created"`
-	Version repo.VersionInfo `json:"version"`
+	Doc     string      `json:"doc"`
+	Created bool        `json:"created"`
+	Version VersionInfo `json:"version"`
 }
 
 // Restore appends a new version with the content of version Label.
@@ -197,8 +195,8 @@ type Restore struct {
 // RestoreDone answers Restore.
 type RestoreDone struct {
 	Envelope
-	Doc     string           `json:"doc"`
-	Version repo.VersionInfo `json:"version"`
+	Doc     string      `json:"doc"`
+	Version VersionInfo `json:"version"`
 }
 
 // Subscribe starts delivery of a persisted stream. With After set, every
@@ -292,7 +290,7 @@ type DraftUpdated struct {
 	Session     string              `json:"session,omitempty"` // the saving connection; absent for other writers
 	Fingerprint flowdoc.Fingerprint `json:"fingerprint"`
 	Unsealed    bool                `json:"unsealed"`
-	Blocks      []repo.EventBlock   `json:"blocks,omitempty"`
+	Blocks      []EventBlock        `json:"blocks,omitempty"`
 	Order       []string            `json:"order,omitempty"`
 	Attrs       *flowdoc.Attributes `json:"attrs,omitempty"`
 }
@@ -304,7 +302,7 @@ type VersionCreated struct {
 	Seq          uint64              `json:"seq"` // the version's number in the document's log
 	Kind         string              `json:"kind"`
 	Reason       string              `json:"reason,omitempty"`
-	Hash         objstore.ID         `json:"hash"`
+	Hash         Hash                `json:"hash"`
 	Author       string              `json:"author"`
 	Time         int64               `json:"time"` // Unix ms
 	Fingerprint  flowdoc.Fingerprint `json:"fingerprint"`

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/foliodev/folio/objstore"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -110,8 +109,8 @@ func closeLabel(code websocket.StatusCode) string {
 // reasonLabel is a checkpoint reason, or "other".
 func reasonLabel(reason string) string {
 	switch reason {
-	case objstore.ReasonIdle, objstore.ReasonMaxDuration, objstore.ReasonAI, objstore.ReasonRestore,
-		objstore.ReasonPublish, objstore.ReasonLeave, objstore.ReasonManual, objstore.ReasonRecovery:
+	case ReasonIdle, ReasonMaxDuration, ReasonAI, ReasonRestore,
+		ReasonPublish, ReasonLeave, ReasonManual, ReasonRecovery:
 		return reason
 	}
 	return "other"

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
-	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
 )
@@ -75,7 +74,7 @@ func envInt(name string, def int) int {
 type ackedSave struct {
 	seq     uint64
 	key     string
-	changes []repo.DraftChange
+	changes []syncproto.Change
 	changed int // len(ack.changed)
 	base    uint64
 }
@@ -264,9 +263,9 @@ func modelEditor(ctx context.Context, url, proto string, ed *client.Editor, rng 
 	n := 0
 	for done := 0; done < quota; done++ {
 		for range 1 + rng.IntN(2) {
-			err := ed.Edit(func(d flowdoc.Document) []repo.DraftChange {
+			err := ed.Edit(func(d flowdoc.Document) []syncproto.Change {
 				if ch, ok := randomChange(d, rng, who, &n); ok {
-					return []repo.DraftChange{ch}
+					return []syncproto.Change{ch}
 				}
 				return nil
 			})
@@ -317,12 +316,12 @@ func flushAll(ctx context.Context, ed *client.Editor, who int) error {
 // randomChange picks a change that applies to doc: mostly a token
 // appended to a block (half of those on the first three, so that editors
 // contend), sometimes an insert, move or delete.
-func randomChange(doc flowdoc.Document, rng *rand.Rand, who int, n *int) (repo.DraftChange, bool) {
+func randomChange(doc flowdoc.Document, rng *rand.Rand, who int, n *int) (syncproto.Change, bool) {
 	bs := doc.Blocks
 	if len(bs) == 0 {
 		*n++
 		b := para(fmt.Sprintf("e%dn%d", who, *n), fmt.Sprintf("t%d.%d", who, *n))
-		return repo.DraftChange{Op: "upsert", Block: &b}, true
+		return syncproto.Change{Op: "upsert", Block: &b}, true
 	}
 	pick := func() flowdoc.Block {
 		if rng.IntN(2) == 0 {
@@ -342,26 +341,26 @@ func randomChange(doc flowdoc.Document, rng *rand.Rand, who int, n *int) (repo.D
 	case r < 13:
 		b := pick()
 		nb := withTokens(b.ID, append(tokens(b), fmt.Sprintf("t%d.%d", who, *n)))
-		return repo.DraftChange{Op: "upsert", Block: &nb}, true
+		return syncproto.Change{Op: "upsert", Block: &nb}, true
 	case r < 16:
 		b := para(fmt.Sprintf("e%dn%d", who, *n), fmt.Sprintf("t%d.%d", who, *n))
 		var after *string
 		if rng.IntN(3) > 0 {
 			after = anchor()
 		}
-		return repo.DraftChange{Op: "upsert", Block: &b, After: after}, true
+		return syncproto.Change{Op: "upsert", Block: &b, After: after}, true
 	case r < 18:
 		b := pick()
 		after := anchor()
 		if *after == b.ID {
-			return repo.DraftChange{}, false
+			return syncproto.Change{}, false
 		}
-		return repo.DraftChange{Op: "move", BlockID: b.ID, After: after}, true
+		return syncproto.Change{Op: "move", BlockID: b.ID, After: after}, true
 	default:
 		if len(bs) < 4 {
-			return repo.DraftChange{}, false
+			return syncproto.Change{}, false
 		}
-		return repo.DraftChange{Op: "delete", BlockID: bs[rng.IntN(len(bs))].ID}, true
+		return syncproto.Change{Op: "delete", BlockID: bs[rng.IntN(len(bs))].ID}, true
 	}
 }
 
@@ -372,7 +371,7 @@ type modelDoc struct {
 	blocks map[string][]string
 }
 
-func (m *modelDoc) apply(changes []repo.DraftChange) error {
+func (m *modelDoc) apply(changes []syncproto.Change) error {
 	at := func(after *string) (int, error) {
 		if after == nil {
 			return len(m.order), nil
@@ -447,7 +446,7 @@ func docString(d flowdoc.Document) string {
 	return sb.String()
 }
 
-func changesString(cs []repo.DraftChange) string {
+func changesString(cs []syncproto.Change) string {
 	var sb strings.Builder
 	for _, c := range cs {
 		switch c.Op {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
-	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
 )
@@ -22,7 +21,7 @@ type slowEvents struct {
 	max time.Duration
 }
 
-func (s slowEvents) Read(ctx context.Context, name string, after uint64, limit int) ([]stream.Event, error) {
+func (s slowEvents) Read(ctx context.Context, name string, after uint64, limit int) ([]syncproto.StreamEvent, error) {
 	time.Sleep(rand.N(s.max))
 	return s.Events.Read(ctx, name, after, limit)
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/foliodev/folio/internal/errs"
-	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
 )
@@ -22,7 +21,7 @@ func TestKeyedSaveRetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	save := &syncproto.Save{Doc: "d1", BaseSeq: snap.Seq, Key: "k-0001", Changes: []repo.DraftChange{upsert("p1", "one by alice")}}
+	save := &syncproto.Save{Doc: "d1", BaseSeq: snap.Seq, Key: "k-0001", Changes: []syncproto.Change{upsert("p1", "one by alice")}}
 	ack, err := a.SaveMessage(ctx, save)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +41,7 @@ func TestKeyedSaveRetry(t *testing.T) {
 	if _, err := a2.Open(ctx, "d1"); err != nil {
 		t.Fatal(err)
 	}
-	retry := &syncproto.Save{Doc: "d1", BaseSeq: snap.Seq, Key: "k-0001", Changes: []repo.DraftChange{upsert("p1", "one by alice")}}
+	retry := &syncproto.Save{Doc: "d1", BaseSeq: snap.Seq, Key: "k-0001", Changes: []syncproto.Change{upsert("p1", "one by alice")}}
 	again, err := a2.SaveMessage(ctx, retry)
 	if err != nil {
 		t.Fatalf("retry of an acknowledged save: %v, want its ack", err)
@@ -56,7 +55,7 @@ func TestKeyedSaveRetry(t *testing.T) {
 	}
 
 	// The same key for another save is refused; nothing is stored.
-	other := &syncproto.Save{Doc: "d1", BaseSeq: d.Seq, Key: "k-0001", Changes: []repo.DraftChange{upsert("p2", "x")}}
+	other := &syncproto.Save{Doc: "d1", BaseSeq: d.Seq, Key: "k-0001", Changes: []syncproto.Change{upsert("p2", "x")}}
 	_, err = a2.SaveMessage(ctx, other)
 	var re *syncproto.RemoteError
 	if !errors.As(err, &re) || !errors.Is(err, errs.Invalid) {
@@ -69,7 +68,7 @@ func TestKeyedSaveRetry(t *testing.T) {
 		t.Fatalf("unkeyed resend: %v, want draft.conflict", err)
 	}
 	// A key that is not visible ASCII is refused.
-	_, err = a2.SaveMessage(ctx, &syncproto.Save{Doc: "d1", BaseSeq: d.Seq, Key: "a key", Changes: []repo.DraftChange{upsert("p2", "x")}})
+	_, err = a2.SaveMessage(ctx, &syncproto.Save{Doc: "d1", BaseSeq: d.Seq, Key: "a key", Changes: []syncproto.Change{upsert("p2", "x")}})
 	if !errors.Is(err, errs.Invalid) {
 		t.Fatalf("key with a space: %v, want invalid", err)
 	}

@@ -14,12 +14,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/foliodev/folio/internal/bounded"
-	"github.com/foliodev/folio/internal/kv"
-	"github.com/foliodev/folio/internal/repo"
-	"github.com/foliodev/folio/internal/stream"
-	"github.com/foliodev/folio/objstore"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Config configures a Server. Docs, Events, Auth and Access are required;
@@ -80,9 +74,6 @@ type Config struct {
 	// OriginPatterns are the browser origins allowed besides the request's
 	// own host (coder/websocket AcceptOptions.OriginPatterns).
 	OriginPatterns []string
-	// DecodeEvent turns a stored event's data into what is sent as its
-	// data (default DecodeEvent).
-	DecodeEvent func(e stream.Event) (any, error)
 }
 
 func (c *Config) defaults() {
@@ -137,60 +128,7 @@ func (c *Config) defaults() {
 	if c.SaveKeyBytes <= 0 {
 		c.SaveKeyBytes = 8 << 20
 	}
-	if c.DecodeEvent == nil {
-		c.DecodeEvent = DecodeEvent
-	}
 }
-
-// DecodeEvent is the default Config.DecodeEvent. It turns the repository's
-// stored payloads into the wire form: draft.updated (repo.DraftEvent) into
-// a DraftUpdated, version.created (repo.VersionEvent) into a
-// VersionCreated; any other event's data is validated and passed through
-// as it was stored (its JSON form transcoded from it), never decoded into
-// interface values.
-func DecodeEvent(e stream.Event) (any, error) {
-	if len(e.Data) == 0 {
-		return nil, nil
-	}
-	doc := strings.TrimPrefix(e.Stream, "doc:")
-	switch e.Type {
-	case TypeDraftUpdated:
-		var v repo.DraftEvent
-		if err := kv.Unmarshal(e.Data, &v); err != nil {
-			return nil, err
-		}
-		return &DraftUpdated{Doc: doc, Seq: v.Seq, Actor: v.Actor, Session: v.Session, Fingerprint: v.Fingerprint,
-			Unsealed: v.Unsealed, Blocks: v.Blocks, Order: v.Order, Attrs: v.Attrs}, nil
-	case TypeVersionCreated:
-		var v repo.VersionEvent
-		if err := kv.Unmarshal(e.Data, &v); err != nil {
-			return nil, err
-		}
-		return &VersionCreated{Doc: doc, Label: v.Label, Seq: v.Seq, Kind: v.Kind, Reason: v.Reason, Hash: v.Hash,
-			Author: v.Author, Time: e.Time, Fingerprint: v.Fingerprint, RestoredFrom: v.RestoredFrom}, nil
-	case TypeOwnerChanged:
-		var v repo.OwnerEvent
-		if err := kv.Unmarshal(e.Data, &v); err != nil {
-			return nil, err
-		}
-		return &OwnerChanged{Doc: doc, From: v.From, FromName: v.FromName, To: v.To, ToName: v.ToName,
-			Actor: v.Actor, Time: e.Time}, nil
-	}
-	if err := bounded.Validate(e.Data); err != nil {
-		return nil, err
-	}
-	return rawData{e.Data}, nil
-}
-
-// rawData is the data of a stored event whose type the server does not
-// know (a task's events, for instance), passed through without decoding
-// it into Go values: its msgpack bytes verbatim on folio.v1.msgpack
-// (msgpack.RawMessage encodes itself), transcoded to JSON on
-// folio.v1.json. It is validated (bounded.Validate) before it is wrapped.
-type rawData struct{ msgpack.RawMessage }
-
-// MarshalJSON writes the data as JSON.
-func (r rawData) MarshalJSON() ([]byte, error) { return bounded.AppendJSON(nil, r.RawMessage) }
 
 // Server serves the sync protocol. It is an http.Handler for /v1/sync.
 type Server struct {
@@ -509,10 +447,10 @@ func (s *Server) saved(doc, actor string) {
 		if r.idle != nil {
 			r.idle.Stop()
 		}
-		r.idle = time.AfterFunc(s.cfg.CheckpointIdle, func() { s.timerCheckpoint(r, objstore.ReasonIdle) })
+		r.idle = time.AfterFunc(s.cfg.CheckpointIdle, func() { s.timerCheckpoint(r, ReasonIdle) })
 	}
 	if s.cfg.CheckpointMax > 0 && r.max == nil {
-		r.max = time.AfterFunc(s.cfg.CheckpointMax, func() { s.timerCheckpoint(r, objstore.ReasonMaxDuration) })
+		r.max = time.AfterFunc(s.cfg.CheckpointMax, func() { s.timerCheckpoint(r, ReasonMaxDuration) })
 	}
 }
 
@@ -551,14 +489,14 @@ func (s *Server) timerCheckpoint(r *room, reason string) {
 }
 
 // leaveCheckpoint seals a leave checkpoint of doc for actor.
-func (s *Server) leaveCheckpoint(ctx context.Context, doc, actor string) (*repo.VersionInfo, error) {
-	v, created, err := s.cfg.Docs.Seal(ctx, doc, objstore.ReasonLeave, actor)
+func (s *Server) leaveCheckpoint(ctx context.Context, doc, actor string) (*VersionInfo, error) {
+	v, created, err := s.cfg.Docs.Seal(ctx, doc, ReasonLeave, actor)
 	if err != nil {
 		return nil, err
 	}
 	if !created {
 		return nil, nil
 	}
-	s.cfg.Metrics.checkpoint(objstore.ReasonLeave)
+	s.cfg.Metrics.checkpoint(ReasonLeave)
 	return &v, nil
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/foliodev/folio/flowdoc"
-	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/server/syncrepo"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
 )
@@ -410,7 +410,7 @@ func TestRequestErrors(t *testing.T) {
 	}
 	// Invalid document: a block without an id. Nothing is stored.
 	_, err = a.SaveMessage(ctx, &syncproto.Save{Doc: "d1", BaseSeq: snap.Seq,
-		Changes: []repo.DraftChange{upsert("p9", "fine"), {Op: "upsert", Block: &flowdoc.Block{Type: flowdoc.Paragraph}}}})
+		Changes: []syncproto.Change{upsert("p9", "fine"), {Op: "upsert", Block: &flowdoc.Block{Type: flowdoc.Paragraph}}}})
 	var re *syncproto.RemoteError
 	if !errors.As(err, &re) || re.Code != syncproto.CodeInvalid || len(re.Problems) == 0 || re.Problems[0].Path == "" {
 		t.Fatalf("invalid save: %+v", err)
@@ -418,7 +418,7 @@ func TestRequestErrors(t *testing.T) {
 	if d, _ := e.Repo.Draft(ctx, "d1"); d.Seq != snap.Seq || len(d.Body.Blocks) != 3 {
 		t.Fatalf("an invalid save changed the draft: seq %d, %d blocks", d.Seq, len(d.Body.Blocks))
 	}
-	if _, err := a.SaveMessage(ctx, &syncproto.Save{Doc: "d1", BaseSeq: snap.Seq, Changes: []repo.DraftChange{{Op: "explode", BlockID: "p1"}}}); code(err) != syncproto.CodeInvalid {
+	if _, err := a.SaveMessage(ctx, &syncproto.Save{Doc: "d1", BaseSeq: snap.Seq, Changes: []syncproto.Change{{Op: "explode", BlockID: "p1"}}}); code(err) != syncproto.CodeInvalid {
 		t.Errorf("unknown op: %v", err)
 	}
 	if _, err := a.Subscribe(ctx, "doc:d2", nil); code(err) != syncproto.CodeNotFound {
@@ -507,7 +507,7 @@ func TestResyncWhileOpen(t *testing.T) {
 	if err := e.Trim("doc:d1", snap.Cursor+2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Repo.SaveDraft(ctx, repo.SaveParams{Doc: "d1", Actor: "alice", BaseSeq: snap.Seq, Changes: []repo.DraftChange{upsert("p1", "elsewhere")}}); err != nil {
+	if _, err := (syncrepo.Docs{Content: e.Repo}).SaveDraft(ctx, syncproto.SaveParams{Doc: "d1", Actor: "alice", BaseSeq: snap.Seq, Changes: []syncproto.Change{upsert("p1", "elsewhere")}}); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"strings"
 	"sync"
-
-	"github.com/foliodev/folio/internal/stream"
 )
 
 // Stream delivery.
@@ -195,7 +193,7 @@ func (sb *sub) deliver() bool {
 	sb.mu.Unlock()
 	for {
 		evs, err := cfg.Events.Read(c.ctx, sb.stream, cursor, cfg.ReplayBatch)
-		if errors.Is(err, stream.ErrTrimmed) {
+		if errors.Is(err, ErrTrimmed) {
 			first, _ := cfg.Events.FirstRetained(c.ctx, sb.stream)
 			last, _ := cfg.Events.Last(c.ctx, sb.stream)
 			c.send(&Resync{Stream: sb.stream, After: cursor, First: first, Last: last})
@@ -209,7 +207,7 @@ func (sb *sub) deliver() bool {
 			return false
 		}
 		for _, e := range evs {
-			if e.Seq <= cursor {
+			if e.Cursor <= cursor {
 				continue // never twice
 			}
 			f, ok := c.eventFrame(sb, e)
@@ -224,7 +222,7 @@ func (sb *sub) deliver() bool {
 					return false
 				}
 			}
-			cursor = e.Seq
+			cursor = e.Cursor
 			sb.mu.Lock()
 			sb.cursor = cursor
 			sb.moved.Broadcast()

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/foliodev/folio/internal/auth"
+	"github.com/foliodev/folio/internal/server/syncrepo"
 	"github.com/foliodev/folio/syncproto"
 )
 
@@ -61,8 +62,8 @@ func MountSync(d SyncDeps) (SyncService, error) {
 	cfg := s.Config()
 	r := s.Repo()
 	return syncproto.New(syncproto.Config{
-		Docs:              r,
-		Events:            syncproto.StoreEvents{Store: r.DB(), Hub: r.Hub()},
+		Docs:              syncrepo.Docs{Content: r},
+		Events:            syncrepo.Events{Store: r.DB(), Hub: r.Hub(), Logger: s.Logger().With("part", "sync")},
 		Auth:              syncAuth{s},
 		Access:            syncAuth{s},
 		Attrs:             syncAttrs{s},

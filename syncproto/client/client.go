@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 )
 
@@ -323,7 +322,7 @@ func (c *Client) Leave(ctx context.Context, doc string) (*syncproto.Left, error)
 
 // Save saves block-level changes against baseSeq. A conflict is a
 // *ConflictError.
-func (c *Client) Save(ctx context.Context, doc string, baseSeq uint64, changes ...repo.DraftChange) (*syncproto.Ack, error) {
+func (c *Client) Save(ctx context.Context, doc string, baseSeq uint64, changes ...syncproto.Change) (*syncproto.Ack, error) {
 	return c.SaveMessage(ctx, &syncproto.Save{Doc: doc, BaseSeq: baseSeq, Changes: changes})
 }
 

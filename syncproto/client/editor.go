@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/foliodev/folio/flowdoc"
-	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 )
 
@@ -40,7 +39,7 @@ type Editor struct {
 	c        *Client
 	srv      copyState                // the server copy
 	inflight *syncproto.Save          // sent, not answered; nil: none
-	pending  []repo.DraftChange       // local changes not yet sent, in order
+	pending  []syncproto.Change       // local changes not yet sent, in order
 	keyN     uint64                   // keys sent so far
 	local    *copyState               // srv + inflight + pending; nil: recompute
 	opening  bool                     // an open is waiting for its snapshot
@@ -110,7 +109,7 @@ var errStale = errors.New("client: change does not apply to the document")
 // "draft.save"): an upsert replaces the block in place, or moves it after
 // after when after is set, or inserts it (at the end without after); a
 // delete removes it; a move places it after after ("" = the start).
-func (s *copyState) apply(c repo.DraftChange, seq uint64, order bool) error {
+func (s *copyState) apply(c syncproto.Change, seq uint64, order bool) error {
 	place := func(id string, after *string) error {
 		at := len(s.order)
 		if after != nil {
@@ -313,8 +312,8 @@ func (e *Editor) rebaseLocked(touched map[string]*flowdoc.Block) {
 
 // resolveOps passes each change of a block in touched (its server
 // version, nil when deleted) to the Resolver.
-func (e *Editor) resolveOps(ops []repo.DraftChange, touched map[string]*flowdoc.Block) []repo.DraftChange {
-	var out []repo.DraftChange
+func (e *Editor) resolveOps(ops []syncproto.Change, touched map[string]*flowdoc.Block) []syncproto.Change {
+	var out []syncproto.Change
 	for _, c := range ops {
 		id := c.BlockID
 		if c.Op == "upsert" {
@@ -334,10 +333,10 @@ func (e *Editor) resolveOps(ops []repo.DraftChange, touched map[string]*flowdoc.
 				if srvBlock == nil {
 					continue // deleted on both sides
 				}
-				c = repo.DraftChange{Op: "delete", BlockID: id}
+				c = syncproto.Change{Op: "delete", BlockID: id}
 			} else {
 				nb := *b
-				c = repo.DraftChange{Op: "upsert", Block: &nb, After: c.After}
+				c = syncproto.Change{Op: "upsert", Block: &nb, After: c.After}
 			}
 		}
 		out = append(out, c)
@@ -377,14 +376,14 @@ func (e *Editor) fixPendingLocked() {
 // They must apply to the local copy (Document); they are sent by Flush.
 // Changes computed from a Document read earlier may rest on content an
 // update has changed since: use Edit for those.
-func (e *Editor) Change(changes ...repo.DraftChange) error {
-	return e.Edit(func(flowdoc.Document) []repo.DraftChange { return changes })
+func (e *Editor) Change(changes ...syncproto.Change) error {
+	return e.Edit(func(flowdoc.Document) []syncproto.Change { return changes })
 }
 
 // Edit is Change with changes made from the local copy: fn gets the
 // copy and returns the changes, with no update applied in between (fn
 // runs under the editor's lock and must not call its methods).
-func (e *Editor) Edit(fn func(flowdoc.Document) []repo.DraftChange) error {
+func (e *Editor) Edit(fn func(flowdoc.Document) []syncproto.Change) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	st := e.localLocked().clone()
@@ -553,7 +552,7 @@ func (e *Editor) onConflict(s *syncproto.Save, cf *syncproto.Conflict) {
 			}
 		}
 	}
-	var back []repo.DraftChange
+	var back []syncproto.Change
 	for _, c := range s.Changes {
 		if c.Op == "upsert" {
 			if sb, ok := touched[c.Block.ID]; ok && sb != nil && sameBlock(sb, c.Block) {

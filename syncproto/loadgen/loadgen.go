@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
-	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
 )
@@ -244,7 +243,7 @@ func (ed *editor) loop(ctx context.Context, every time.Duration, warm, end time.
 		b := flowdoc.Block{ID: ed.block, Type: flowdoc.Paragraph,
 			RichText: []flowdoc.Run{{Text: "Autosaved paragraph, revision " + strconv.Itoa(n) + ", of the load generator."}}}
 		start := time.Now()
-		ack, err := ed.c.Save(ctx, ed.doc, ed.seq, repo.DraftChange{Op: "upsert", Block: &b})
+		ack, err := ed.c.Save(ctx, ed.doc, ed.seq, syncproto.Change{Op: "upsert", Block: &b})
 		measured := start.After(warm) && start.Before(end)
 		var ce *client.ConflictError
 		switch {
