@@ -144,6 +144,7 @@ type Server struct {
 
 	wmu      sync.Mutex          // guards watchers (and their subs)
 	watchers map[string]*watcher // by stream name
+	wwg      sync.WaitGroup      // one per watcher goroutine: stop waits for them
 
 	keys *saveKeys // acks of keyed saves, for retries
 
@@ -379,6 +380,9 @@ func (s *Server) stop(ctx context.Context, stopConn func(*conn)) error {
 		s.mu.Unlock()
 		<-done
 	}
+	// Every subscription has ended, so every watcher is stopping; a round
+	// in progress must finish before the store may close.
+	s.wwg.Wait()
 	s.mu.Lock()
 	for _, r := range s.rooms {
 		r.stopTimers()
