@@ -30,7 +30,7 @@ func sampleMessages() []syncproto.Message {
 	return []syncproto.Message{
 		&syncproto.Hello{Envelope: syncproto.Envelope{ID: "1"}, Token: "tok", Client: "editor/1.4"},
 		&syncproto.Welcome{Envelope: syncproto.Envelope{ID: "1"}, User: "alice", Session: "s1", Protocol: syncproto.SubprotocolJSON,
-			Limits: syncproto.Limits{MaxFrame: 1 << 20, MessagesPerSecond: 20, Burst: 40, MaxSubscriptions: 32, SendQueue: 256}},
+			Limits: syncproto.DefaultLimits()},
 		&syncproto.Open{Envelope: syncproto.Envelope{ID: "2"}, Doc: "d1"},
 		&syncproto.Snapshot{Envelope: syncproto.Envelope{ID: "2"}, Doc: "d1", Seq: 41,
 			Body: flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{b}}, Attrs: flowdoc.Attributes{Title: "Notes"},

@@ -213,6 +213,10 @@ func (c *conn) save(m *Save) {
 		c.replyError(m.ID, CodeNotOpen, fmt.Sprintf("open document %q before saving to it", m.Doc))
 		return
 	}
+	if m.BaseSeq == 0 {
+		c.replyErr(m.ID, errs.E(errs.Invalid, "draft.save needs baseSeq, the seq of the copy the save is based on (snapshot.seq, then each draft.ack's); no draft is at seq 0"))
+		return
+	}
 	// Everything else about the save (limits, fields, ops, blocks) is
 	// checked by the content service, as for every other way in.
 	who := c.principal()

@@ -1,7 +1,11 @@
 package syncproto
 
 import (
+	"bytes"
+	"encoding/json"
+
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Message types. Requests are sent by clients, replies and events by the
@@ -252,10 +256,11 @@ type Pong struct {
 	Time int64 `json:"time"` // server time, Unix ms
 }
 
-// Error answers a request that failed. ID is the failed request's id
-// (empty when the frame could not be read far enough to find it). Code
-// and Kind are the HTTP API's (package errs): the same error has the same
-// code and kind on both.
+// Error answers a request that failed. ID is the failed request's id,
+// always present on the wire: "" when the frame could not be read far
+// enough to find it, or the error answers no request (a subscription that
+// ended). Code and Kind are the HTTP API's (package errs): the same error
+// has the same code and kind on both.
 type Error struct {
 	Envelope
 	Code         Code              `json:"code"`
@@ -264,6 +269,37 @@ type Error struct {
 	Problems     []flowdoc.Problem `json:"problems,omitempty"`     // invalid documents
 	RetryAfterMs int64             `json:"retryAfterMs,omitempty"` // rate_limited
 }
+
+// errorWire is Error as encoded: the same fields with id always present.
+type errorWire struct {
+	Type         string            `json:"type"`
+	ID           string            `json:"id"`
+	Code         Code              `json:"code"`
+	Kind         string            `json:"kind"`
+	Message      string            `json:"message"`
+	Problems     []flowdoc.Problem `json:"problems,omitempty"`
+	RetryAfterMs int64             `json:"retryAfterMs,omitempty"`
+}
+
+func (e *Error) wire() errorWire {
+	return errorWire{Type: e.Type, ID: e.ID, Code: e.Code, Kind: e.Kind, Message: e.Message, Problems: e.Problems,
+		RetryAfterMs: e.RetryAfterMs}
+}
+
+// MarshalJSON writes the error with its id even when empty.
+func (e *Error) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e.wire()); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// EncodeMsgpack writes the error with its id even when empty (the codec's
+// encoder uses the json tags).
+func (e *Error) EncodeMsgpack(enc *msgpack.Encoder) error { return enc.Encode(e.wire()) }
 
 // Event is one persisted stream event. Its Type is the event's type
 // (draft.updated, version.created, ...).

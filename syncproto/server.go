@@ -33,11 +33,13 @@ type Config struct {
 	// a larger one closes the connection with CloseTooLarge.
 	MaxFrame int64
 	// MessagesPerSecond and Burst shape each connection's token bucket
-	// (default 20/s, burst 40). Messages over it get rate_limited.
+	// (default 50/s, burst twice the rate). Messages over it get
+	// rate_limited. The defaults are the daemon's ([limits] in
+	// docs/config.md).
 	MessagesPerSecond float64
 	Burst             int
 	// MaxSubscriptions bounds the streams a connection follows, open
-	// documents included (default 32).
+	// documents included (default 64).
 	MaxSubscriptions int
 	// SendQueue bounds the frames waiting to be written per connection
 	// (default 256) and SendQueueBytes their size (default 4 MiB).
@@ -84,13 +86,13 @@ func (c *Config) defaults() {
 		c.MaxFrame = 1 << 20
 	}
 	if c.MessagesPerSecond <= 0 {
-		c.MessagesPerSecond = 20
+		c.MessagesPerSecond = 50
 	}
 	if c.Burst <= 0 {
-		c.Burst = 40
+		c.Burst = max(1, int(2*c.MessagesPerSecond))
 	}
 	if c.MaxSubscriptions <= 0 {
-		c.MaxSubscriptions = 32
+		c.MaxSubscriptions = 64
 	}
 	if c.SendQueue <= 0 {
 		c.SendQueue = 256
@@ -151,6 +153,14 @@ type Server struct {
 	wg sync.WaitGroup // one per connection handler
 }
 
+// DefaultConfig returns a Config with every default set (and no Docs,
+// Events, Auth or Access): what docs/protocol.md "Limits" lists.
+func DefaultConfig() Config {
+	var c Config
+	c.defaults()
+	return c
+}
+
 // New returns a Server; it owns no goroutine until connections arrive.
 func New(cfg Config) (*Server, error) {
 	if cfg.Docs == nil || cfg.Events == nil || cfg.Auth == nil || cfg.Access == nil {
@@ -162,9 +172,17 @@ func New(cfg Config) (*Server, error) {
 }
 
 // Limits returns the limits announced to clients.
-func (s *Server) Limits() Limits {
-	return Limits{MaxFrame: s.cfg.MaxFrame, MessagesPerSecond: s.cfg.MessagesPerSecond, Burst: s.cfg.Burst,
-		MaxSubscriptions: s.cfg.MaxSubscriptions, SendQueue: s.cfg.SendQueue}
+func (s *Server) Limits() Limits { return s.cfg.limits() }
+
+func (c *Config) limits() Limits {
+	return Limits{MaxFrame: c.MaxFrame, MessagesPerSecond: c.MessagesPerSecond, Burst: c.Burst,
+		MaxSubscriptions: c.MaxSubscriptions, SendQueue: c.SendQueue}
+}
+
+// DefaultLimits are the limits a server with the default Config announces.
+func DefaultLimits() Limits {
+	c := DefaultConfig()
+	return c.limits()
 }
 
 // ServeHTTP upgrades the request and serves the connection until it
