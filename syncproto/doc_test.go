@@ -90,14 +90,14 @@ func TestProtocolDocDefaults(t *testing.T) {
 		rows[m[1]] = m[2]
 	}
 	want := map[string]string{
-		"`maxFrame`: largest frame a client may send": bytesText(sc.MaxFrame),
-		"`messagesPerSecond` / `burst`: token bucket over all requests": fmt.Sprintf("%g/s, burst %d", sc.MessagesPerSecond, sc.Burst),
-		"`maxSubscriptions`: subscriptions plus open documents":          fmt.Sprint(sc.MaxSubscriptions),
+		"`maxFrame`: largest frame a client may send":                                                          bytesText(sc.MaxFrame),
+		"`messagesPerSecond` / `burst`: token bucket over all requests":                                        fmt.Sprintf("%g/s, burst %d", sc.MessagesPerSecond, sc.Burst),
+		"`maxSubscriptions`: subscriptions plus open documents":                                                fmt.Sprint(sc.MaxSubscriptions),
 		"`sendQueue`: frames waiting to be written (also " + bytesText(int64(sc.SendQueueBytes)) + " of them)": fmt.Sprint(sc.SendQueue),
 		"hello timeout": durText(sc.HelloTimeout),
 		"lag timeout: how long stream delivery waits for room in a full queue": durText(sc.LagTimeout),
-		"write timeout of one frame":                                           durText(sc.WriteTimeout),
-		"ping interval: WebSocket pings; no pong within it":                    durText(sc.PingInterval),
+		"write timeout of one frame":                        durText(sc.WriteTimeout),
+		"ping interval: WebSocket pings; no pong within it": durText(sc.PingInterval),
 	}
 	for row, def := range want {
 		got, ok := rows[row]
