@@ -17,10 +17,13 @@
 //   - A reply carries the id of the request it answers; events carry the
 //     stream and its cursor (the event's sequence number in that stream).
 //   - Events of one stream reach a connection in cursor order, each once.
-//     They are read from the store, never buffered per connection beyond
-//     the bounded send queue, so a slow reader cannot grow server memory:
-//     when the queue stays full the connection is closed with
-//     CloseSlowConsumer and the client resumes from its last cursor.
+//     A new event is read from the store once and encoded once per codec
+//     for every caught-up subscription (subs.go); a replaying or lagging
+//     subscription reads the store itself. Nothing is buffered per
+//     connection beyond the bounded send queue, so a slow reader cannot
+//     grow server memory: when the queue stays full the connection is
+//     closed with CloseSlowConsumer and the client resumes from its last
+//     cursor.
 //   - A draft.ack is sent only after Docs.SaveDraft returned, that is after
 //     the save is durable.
 //   - Replies and events share one FIFO send queue, and a reply about a
