@@ -28,8 +28,9 @@ import (
 // same OnEvent) and call Reopen: the save whose answer was lost is sent
 // again with its key, exactly as before, and the local changes follow.
 //
-// The Editor edits blocks; attributes are kept up to date from events
-// but changed only through Client.SaveMessage.
+// The Editor keeps and edits blocks only; the algorithm's rules for
+// attributes (docs/protocol.md) are left to the caller, who saves them
+// with Client.SaveMessage.
 type Editor struct {
 	doc     string
 	resolve Resolver
