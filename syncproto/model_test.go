@@ -131,7 +131,8 @@ func runModel(t *testing.T, seed uint64, saves int) {
 	var mu sync.Mutex
 	var acked []ackedSave
 	eds := make([]*client.Editor, editors)
-	var wg sync.WaitGroup
+	var wg, done sync.WaitGroup
+	quit := make(chan struct{})
 	errc := make(chan error, editors)
 	for i := range editors {
 		proto := codecs[i%2]
@@ -148,17 +149,30 @@ func runModel(t *testing.T, seed uint64, saves int) {
 			quota++
 		}
 		wg.Add(1)
+		done.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := modelEditor(ctx, e.URL, proto, ed, er, i, quota); err != nil {
+			var once sync.Once
+			finished := func() { once.Do(done.Done) }
+			defer finished()
+			if err := modelEditor(ctx, e.URL, proto, ed, er, i, quota, finished, quit); err != nil {
 				errc <- fmt.Errorf("editor %d (%s): %w", i, proto, err)
 			}
 		}()
 	}
-	wg.Wait()
-	close(errc)
-	for err := range errc {
+	done.Wait()
+	defer func() {
+		close(quit)
+		wg.Wait()
+		close(errc)
+		for err := range errc {
+			t.Error(err)
+		}
+	}()
+	select {
+	case err := <-errc:
 		t.Fatal(err)
+	default:
 	}
 
 	d, err := e.Repo.Draft(ctx, "m")
@@ -220,7 +234,8 @@ func runModel(t *testing.T, seed uint64, saves int) {
 
 // modelEditor makes quota saves with one editor. Its connection stays
 // open until ctx ends, so that the editor keeps following the others.
-func modelEditor(ctx context.Context, url, proto string, ed *client.Editor, rng *rand.Rand, who, quota int) error {
+func modelEditor(ctx context.Context, url, proto string, ed *client.Editor, rng *rand.Rand, who, quota int,
+	finished func(), quit <-chan struct{}) error {
 	dialOpen := func() (*client.Client, error) {
 		on := ed.HandleEvent
 		if os.Getenv("FOLIO_MODEL_DEBUG") != "" {
@@ -241,7 +256,7 @@ func modelEditor(ctx context.Context, url, proto string, ed *client.Editor, rng 
 				ed.HandleEvent(ev)
 			}
 		}
-		c, err := client.Dial(ctx, url, client.Options{Token: "ta", Subprotocol: proto, OnEvent: on})
+		c, err := client.Dial(ctx, url, client.Options{Token: "ta", Subprotocol: proto, OnEvent: on, OnResync: ed.HandleResync})
 		if err != nil {
 			return nil, err
 		}
@@ -287,11 +302,32 @@ func modelEditor(ctx context.Context, url, proto string, ed *client.Editor, rng 
 				return fmt.Errorf("reopen: %w", err)
 			}
 		}
+		if ed.NeedsReopen() {
+			if err := ed.Reopen(ctx, c); err != nil {
+				return fmt.Errorf("reopen after resync: %w", err)
+			}
+		}
 		if err := flushAll(ctx, ed, who); err != nil {
 			return err
 		}
 	}
-	return flushAll(ctx, ed, who)
+	if err := flushAll(ctx, ed, who); err != nil {
+		return err
+	}
+	// Follow the others until the run ends, reopening after a resync.
+	finished()
+	for {
+		select {
+		case <-quit:
+			return nil
+		case <-time.After(5 * time.Millisecond):
+		}
+		if ed.NeedsReopen() {
+			if err := ed.Reopen(ctx, c); err != nil {
+				return fmt.Errorf("reopen after resync: %w", err)
+			}
+		}
+	}
 }
 
 // flushAll flushes until nothing is pending, resolving conflicts.

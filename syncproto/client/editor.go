@@ -44,6 +44,7 @@ type Editor struct {
 	keyN     uint64                   // keys sent so far
 	local    *copyState               // srv + inflight + pending; nil: recompute
 	opening  bool                     // an open is waiting for its snapshot
+	resync   bool                     // the subscription ended with resync: Reopen
 	early    []syncproto.DraftUpdated // updates that arrived before the snapshot was taken in
 	acked    func(*syncproto.Ack, *syncproto.Save)
 }
@@ -199,6 +200,7 @@ func (e *Editor) Open(ctx context.Context, c *Client) (*syncproto.Snapshot, erro
 	if err != nil {
 		return nil, err
 	}
+	e.resync = false
 	e.c = c
 	e.srv = copyState{seq: snap.Seq, blocks: map[string]flowdoc.Block{}, blockSeq: map[string]uint64{}, orderSeq: snap.Seq}
 	for _, b := range snap.Body.Blocks {
@@ -275,6 +277,28 @@ func (e *Editor) HandleEvent(ev *syncproto.Event) {
 		return
 	}
 	e.updateLocked(du)
+}
+
+// HandleResync takes a resync of the document's stream: the server ended
+// the subscription because this connection fell behind the stream's
+// retention, so updates were missed. Give it every resync (OnResync);
+// others are ignored. The caller then calls Reopen (the same connection
+// will do): NeedsReopen reports it.
+func (e *Editor) HandleResync(r *syncproto.Resync) {
+	if r.Stream != syncproto.DocStream(e.doc) {
+		return
+	}
+	e.mu.Lock()
+	e.resync = true
+	e.mu.Unlock()
+}
+
+// NeedsReopen reports that updates were missed (a resync): until Reopen,
+// the server copy is stale and saves will conflict.
+func (e *Editor) NeedsReopen() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.resync
 }
 
 // updateLocked applies a draft.updated to the server copy and rebases
