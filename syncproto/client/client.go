@@ -248,8 +248,17 @@ func (c *Client) write(ctx context.Context, m syncproto.Message) error {
 		typ = websocket.MessageBinary
 	}
 	if err := c.ws.Write(ctx, typ, b); err != nil {
-		if e := c.Err(); e != nil {
-			return e
+		// A failed write means the connection is gone; the read loop is
+		// about to learn why (a close frame the server sent first, such
+		// as 4001 for a bad token). Report that rather than the write's
+		// own error.
+		t := time.NewTimer(2 * time.Second)
+		defer t.Stop()
+		select {
+		case <-c.done:
+			return c.closeErr
+		case <-ctx.Done():
+		case <-t.C:
 		}
 		return fmt.Errorf("client: send %s: %w", m.Env().Type, err)
 	}
