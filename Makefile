@@ -38,7 +38,9 @@ bench: build
 	./bench/git_vs_folio.sh
 	./bench/packs.sh
 	$(GO) run ./bench/taskbench -n 10000
-	$(GO) test ./assistant -run '^$$' -bench 'RequestToSuggestion|Accept' -benchtime 200x -count 1 | tee bench/last-assistant.txt
+	{ $(GO) test ./assistant -run '^$$' -bench 'RequestToSuggestion|Accept' -benchtime 200x -count 1 && \
+	  $(GO) test ./internal/server -run '^$$' -bench 'SyncAssist' -benchtime 200x -count 1 && \
+	  $(GO) test ./internal/llm/localedit -run '^$$' -bench 'Edit(Chinese|English)' -benchtime 100x -count 3; } | tee bench/last-assistant.txt
 	$(GO) run ./bench/publicread -folio bin/folio -articles 200 -duration 10s | tee bench/last-publicread.txt
 
 # go vet, gofmt, staticcheck (pinned by the tool directive in go.mod, built

@@ -128,7 +128,7 @@ func (jsonCodec) Decode(p []byte, allowEvents bool) (Message, error) {
 		return &Event{Envelope: je.Envelope, Stream: je.Stream, Cursor: je.Cursor, Time: je.Time,
 			Data: nil, raw: je.Data, codec: JSONCodec}, nil
 	}
-	strict := env.Type == TypeSave
+	strict := strictDecode(env.Type)
 	if err := jsonDecode(p, m, strict); err != nil {
 		return nil, decodeFailure(env, err, strict && jsonDecode(p, m, false) == nil,
 			"in folio.v1.json a body and its blocks use the keys schemaVersion, blocks, id, type, attrs, richText, …")
@@ -149,13 +149,14 @@ func jsonDecode(p []byte, v any, strict bool) error {
 // message did not. A draft.save is decoded strictly: a field the save does
 // not have (a body or block written with the other codec's keys, a typo)
 // would otherwise be dropped, and a body without its blocks saved as an
-// empty one. unknownField says the frame decodes once unknown fields are
+// empty one. So is an assist.request (strictDecode), whose misspelt
+// preset would otherwise run without it. unknownField says the frame decodes once unknown fields are
 // allowed: it is refused as invalid, naming the field and, in keys, the
 // codec's names for documents, and nothing is stored.
 func decodeFailure(env Envelope, err error, unknownField bool, keys string) error {
 	if unknownField {
 		return &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: errs.E(errs.Invalid,
-			"%s: %v: a save carries only the fields docs/protocol.md lists (%s); nothing was stored", env.Type, err, keys)}
+			"%s: %v: a %s carries only the fields docs/protocol.md lists (%s); nothing was stored", env.Type, err, env.Type, keys)}
 	}
 	return &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: fmt.Errorf("%s: %v", env.Type, err)}
 }
@@ -266,7 +267,7 @@ func (msgpackCodec) Decode(p []byte, allowEvents bool) (Message, error) {
 		return &Event{Envelope: me.Envelope, Stream: me.Stream, Cursor: me.Cursor, Time: me.Time,
 			raw: me.Data, codec: MsgpackCodec}, nil
 	}
-	strict := env.Type == TypeSave
+	strict := strictDecode(env.Type)
 	if err := msgpackDecode(p, m, strict); err != nil {
 		return nil, decodeFailure(env, err, strict && msgpackDecode(p, m, false) == nil,
 			"in folio.v1.msgpack a body and its blocks use the canonical keys v, b, id, t, a, r, …")

@@ -80,7 +80,7 @@ func sampleEvents() []syncproto.Message {
 // TestCodecRoundTrip: every message decodes to itself in both codecs.
 func TestCodecRoundTrip(t *testing.T) {
 	for _, codec := range []syncproto.Codec{syncproto.JSONCodec, syncproto.MsgpackCodec} {
-		for _, m := range sampleMessages() {
+		for _, m := range append(sampleMessages(), assistSamples()...) {
 			m.Env().Type = syncproto.TypeOf(m)
 			p, err := codec.Encode(m)
 			if err != nil {
@@ -127,7 +127,7 @@ func TestEventDataBothCodecs(t *testing.T) {
 // of docs/protocol.md are taken from testdata/messages.golden).
 func TestGoldenJSON(t *testing.T) {
 	var out []byte
-	for _, m := range append(sampleMessages(), sampleEvents()...) {
+	for _, m := range append(append(append(sampleMessages(), sampleEvents()...), assistSamples()...), assistEvents()...) {
 		m.Env().Type = syncproto.TypeOf(m)
 		p, err := syncproto.JSONCodec.Encode(m)
 		if err != nil {
@@ -168,7 +168,7 @@ var hostileFrame = []byte{0x82, 0xa1, 0x78, 0xdd, 0xff, 0xff, 0xff, 0xff, 0xa4, 
 
 func decodeTarget() boundedtest.Target {
 	var seeds [][]byte
-	for _, m := range append(sampleMessages(), sampleEvents()...) {
+	for _, m := range append(append(append(sampleMessages(), sampleEvents()...), assistSamples()...), assistEvents()...) {
 		m.Env().Type = syncproto.TypeOf(m)
 		for _, c := range []syncproto.Codec{syncproto.JSONCodec, syncproto.MsgpackCodec} {
 			p, _ := c.Encode(m)

@@ -7,11 +7,14 @@
 //
 // The server reaches the rest of Folio through small consumer-side
 // interfaces: Docs (drafts, checkpoints, restore), Events (persisted
-// streams "doc:<id>", "run:<id>"), Authenticator and Access. It never
-// writes a body itself; every change goes through Docs. The wire types
-// (Change, VersionInfo, DraftUpdated, ...) are the package's own: it
-// imports neither the repository nor the store (TestProtocolImportsNoStorage),
-// and internal/server/syncrepo adapts the repository to Docs and Events.
+// streams "doc:<id>", "run:<id>"), Authenticator and Access, and the
+// assistants through Attrs and Assistant (attrs.go, assist.go). It never
+// writes a body itself; every change goes through Docs or, for an
+// accepted suggestion, the assistant's CommitChange. The wire types
+// (Change, VersionInfo, DraftUpdated, the assistant's, ...) are the
+// package's own: it imports neither the repository, the store nor an
+// assistant (TestProtocolImportsNoStorage), and internal/server/syncrepo
+// adapts the repository to Docs and Events.
 //
 // Invariants:
 //   - A reply carries the id of the request it answers; events carry the

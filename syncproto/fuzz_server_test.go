@@ -49,7 +49,7 @@ func TestMangledFrames(t *testing.T) {
 			return p
 		}
 		var seeds [][]byte
-		for _, m := range append(sampleMessages(), sampleEvents()...) {
+		for _, m := range append(append(sampleMessages(), sampleEvents()...), assistSamples()...) {
 			seeds = append(seeds, enc(m))
 		}
 		open := enc(&syncproto.Open{Envelope: syncproto.Envelope{ID: "o"}, Doc: "d1"})

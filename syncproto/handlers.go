@@ -94,6 +94,9 @@ func (c *conn) handle(m Message) {
 	case *AttrsSuggest:
 		c.suggestAttrs(m)
 	default:
+		if c.handleAssist(m) {
+			return
+		}
 		c.replyError(m.Env().ID, CodeUnknownType, fmt.Sprintf("%q is not a message a client sends", m.Env().Type))
 	}
 }

@@ -411,7 +411,7 @@ func newMessage(typ string) (Message, bool) {
 	case TypeAttrsSuggestion:
 		return &AttrsSuggestion{}, true
 	}
-	return nil, false
+	return newAssistMessage(typ)
 }
 
 // IsRequest reports whether typ is a message a client may send.
@@ -421,7 +421,7 @@ func IsRequest(typ string) bool {
 		TypeSubscribe, TypeUnsubscribe, TypePing, TypeAttrsSuggest:
 		return true
 	}
-	return false
+	return isAssistRequest(typ)
 }
 
 // TypeOf returns the wire type of a message struct (an *Event keeps the
@@ -474,6 +474,9 @@ func TypeOf(m Message) string {
 		return TypeAttrsSuggest
 	case *AttrsSuggestion:
 		return TypeAttrsSuggestion
+	}
+	if t, ok := assistTypeOf(m); ok {
+		return t
 	}
 	return m.Env().Type
 }

@@ -22,7 +22,7 @@ func TestSaveWithUnknownKeysRefused(t *testing.T) {
 	cases := []struct {
 		name, proto string
 		save        map[string]any
-		field       string
+		field       string // the unknown key named; the other codec's keys of a block, when it is one of those
 	}{
 		{"msgpack body with JSON keys", syncproto.SubprotocolMsgpack,
 			map[string]any{"body": map[string]any{"schemaVersion": 1, "blocks": []any{jsonBlock}}}, "schemaVersion|blocks"},
@@ -86,7 +86,8 @@ func TestSaveWithUnknownKeysRefused(t *testing.T) {
 			if !ok {
 				t.Fatalf("the save was accepted")
 			}
-			// A Go map encodes in any order: the first unknown key is named.
+			// A Go map's keys go out in any order, so the first unknown
+			// key the decoder meets is any of the block's foreign keys.
 			named := false
 			for _, f := range strings.Split(c.field, "|") {
 				named = named || strings.Contains(em.Message, `unknown field "`+f+`"`)

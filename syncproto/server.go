@@ -25,6 +25,9 @@ type Config struct {
 	Access Access
 	// Attrs answers attrs.suggest; nil answers attributes_disabled.
 	Attrs Attrs
+	// Assistant answers the writing assistant's requests (assist.go);
+	// nil answers them assistant_disabled.
+	Assistant Assistant
 
 	Logger  *slog.Logger // default: discard
 	Metrics *Metrics     // nil: no metrics

@@ -327,10 +327,12 @@ func TestAssistDirectMode(t *testing.T) {
 	}
 }
 
-// With every switch of the writing assistant off, the history scenario
-// works as ever — new, save, checkpoint, log, show, diff, restore,
-// history, export — directly and through a daemon, while every assist
-// request answers assistant_disabled with its exit code (9).
+// With every AI switch off — the writing assistant and each of its
+// entries, personas, the attributes and the reading assistants — the
+// history scenario works as ever — new, save, checkpoint, log, show, diff,
+// restore, history, export, publish — directly and through a daemon,
+// while every assist request answers assistant_disabled and attrs suggest
+// attributes_disabled, with their exit code (9).
 func TestHistoryWithAssistantOff(t *testing.T) {
 	isolateEnv(t)
 	tmp := t.TempDir()
@@ -343,6 +345,15 @@ selection = false
 section = false
 writing_presets = false
 editing_presets = false
+
+[persona]
+enabled = false
+
+[attributes]
+enabled = false
+
+[reading]
+enabled = false
 `)
 	body1 := writeFile(t, tmp, "b1.json", assistBody)
 	body2 := writeFile(t, tmp, "b2.json", strings.Replace(assistBody, "made a decision", "decided", 1))
@@ -380,6 +391,12 @@ editing_presets = false
 			t.Fatalf("export git: %d commits", strings.Count(r.stdout, "commit refs/heads/main"))
 		}
 		do(0, "fsck")
+		if r := do(0, "publish", "h1"); !strings.Contains(r.stdout, "v2.r1") {
+			t.Fatalf("publish: %+v", r)
+		}
+		if r := do(exitLimited, "attrs", "suggest", "h1"); !strings.Contains(r.stderr, "[attributes] enabled = false") {
+			t.Fatalf("attrs suggest: %+v", r)
+		}
 		if r := do(0, "explain", "h1"); !strings.Contains(r.stdout, "made by hand: restore") {
 			t.Fatalf("explain: %+v", r)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/llm"
 	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/stream"
@@ -33,6 +34,12 @@ type assistOpts struct {
 	noStart   bool // leave the runner stopped: runs stay queued
 	maxStream time.Duration
 	switches  *config.Assistant
+	realSync  bool // mount the WebSocket sync server (default: a fake)
+	// writing, when set, wraps the writing category's provider, and every
+	// category runs without quota limits (benchmarks).
+	writing func(llm.Provider) llm.Provider
+	// messagesPerSecond, when set, is the sync connections' rate limit.
+	messagesPerSecond float64
 }
 
 func newAssistEnv(t testing.TB, o assistOpts) *assistEnv {
@@ -53,6 +60,25 @@ func newAssistEnv(t testing.TB, o assistOpts) *assistEnv {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if o.writing != nil {
+			routes := map[quota.Category]assistant.Route{}
+			for _, c := range quota.Categories {
+				rs, err := fc.AICategory(string(c))
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := assistant.NewProvider(rs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c == quota.Writing {
+					p = o.writing(p)
+				}
+				routes[c] = assistant.Route{Provider: p, Policy: quota.NewPolicy(r.DB(), c, quota.Limits{}, nil),
+					Source: string(rs.Source), MaxOutputTokens: rs.MaxOutputTokens, Settings: rs}
+			}
+			gw = assistant.New(routes, ledger, nil)
+		}
 		svc, err := assistant.NewService(context.Background(), assistant.Options{Repo: r, Runner: runner, Gateway: gw,
 			Ledger: ledger, Switches: fc.Assistant})
 		if err != nil {
@@ -69,6 +95,12 @@ func newAssistEnv(t testing.TB, o assistOpts) *assistEnv {
 			runner.Close(ctx)
 		})
 		cfg.Assistant, cfg.MaxStream = svc, o.maxStream
+		if o.realSync {
+			cfg.NewSync = nil
+		}
+		if o.messagesPerSecond > 0 {
+			cfg.MessagesPerSecond = o.messagesPerSecond
+		}
 		ae.runner, ae.svc = runner, svc
 	})
 	ae.a, ae.b = ae.addAuthor("author-a"), ae.addAuthor("author-b")

@@ -49,7 +49,11 @@
 // bytes); the publication check runs on every request before it.
 // The attributes assistant (attrs.go) is served over HTTP and, through
 // syncAttrs, over the socket, by one function (SuggestAttrs); the reading
-// assistant (reading.go) streams Server-Sent Events.
+// assistant (reading.go) streams Server-Sent Events. The writing
+// assistant's endpoints (assist.go) are served over the socket too, by
+// syncAssist (assist_sync.go), with the same service calls and the same
+// rule of who reaches a run, suggestion or session; it also decides who
+// may follow a run's stream "run:<id>".
 //
 // Lifecycle: New wires the handlers; Serve runs on a listener; Shutdown
 // stops accepting, lets requests in flight finish (a draft save that began

@@ -67,6 +67,7 @@ func MountSync(d SyncDeps) (SyncService, error) {
 		Auth:              syncAuth{s},
 		Access:            syncAuth{s},
 		Attrs:             syncAttrs{s},
+		Assistant:         syncAssist{s},
 		Logger:            s.Logger().With("part", "sync"),
 		Metrics:           m,
 		MaxFrame:          cfg.MaxFrame,
@@ -109,6 +110,12 @@ func (a syncAuth) CanAccess(ctx context.Context, p syncproto.Principal, doc stri
 	return a.s.CanAccess(ctx, authPrincipal(p), doc)
 }
 
-// CanReadStream answers streams other than documents': none exist yet
-// (run streams come with the assistant), so none is readable.
-func (a syncAuth) CanReadStream(context.Context, syncproto.Principal, string) bool { return false }
+// CanReadStream answers streams other than documents': a run's stream
+// "run:<id>" is readable by whoever may read the run (its requester, or
+// an admin, while they reach its document); task streams are not offered.
+func (a syncAuth) CanReadStream(ctx context.Context, p syncproto.Principal, name string) bool {
+	if id, ok := runStreamID(name); ok {
+		return syncAssist(a).canReadRun(ctx, p, id)
+	}
+	return false
+}

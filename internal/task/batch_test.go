@@ -185,13 +185,15 @@ func TestCompleteIsAtomicWithTheEffect(t *testing.T) {
 	h := newHarness(t, Options{})
 	cancelFirst := make(chan struct{})
 	release := make(chan struct{})
-	var completeErr error
+	// The handler hands Complete's answer over: the task's state is
+	// committed inside Complete, before the handler goes on.
+	completeErrs := make(chan error, 2)
 	h.r.Register("k", func(ctx context.Context, tk *Task) error {
 		if string(tk.Payload) == "cancel" {
 			close(cancelFirst)
 			<-release
 		}
-		completeErr = h.r.Complete(ctx, tk, func(b *pebble.Batch) error {
+		completeErrs <- h.r.Complete(ctx, tk, func(b *pebble.Batch) error {
 			return b.Set(businessKey(tk.ID.String()), tk.Payload, nil)
 		})
 		// Whatever the handler returns after a successful Complete is ignored.
@@ -202,7 +204,7 @@ func TestCompleteIsAtomicWithTheEffect(t *testing.T) {
 
 	ok := h.enqueue(Spec{Kind: "k", Payload: []byte("ok")})
 	done := h.waitState(ok.ID, Succeeded)
-	if completeErr != nil || done.LastError != "" {
+	if completeErr := <-completeErrs; completeErr != nil || done.LastError != "" {
 		t.Fatalf("Complete = %v, last error %q", completeErr, done.LastError)
 	}
 	if v, err := kv.Get(h.db, businessKey(ok.ID.String())); err != nil || string(v) != "ok" {
@@ -219,7 +221,7 @@ func TestCompleteIsAtomicWithTheEffect(t *testing.T) {
 	}
 	close(release)
 	h.waitState(c.ID, Cancelled)
-	if !errors.Is(completeErr, ErrCancelRequested) {
+	if completeErr := <-completeErrs; !errors.Is(completeErr, ErrCancelRequested) {
 		t.Fatalf("Complete after a cancel = %v, want ErrCancelRequested", completeErr)
 	}
 	if ok, _ := kv.Has(h.db, businessKey(c.ID.String())); ok {
