@@ -551,6 +551,9 @@ func (c *conn) handleAssist(m Message) bool {
 		what, obj = "accept suggestion", m.Suggestion
 		var acc SuggestionAcceptDone
 		if acc, err = as.AcceptSuggestion(ctx, p, m.Suggestion, m.ConfirmDelete); err == nil {
+			// Like a save's ack, the reply follows the accept's
+			// draft.updated and version.created (docs/protocol.md "Ordering").
+			c.catchUp(ctx, acc.Suggestion.Doc)
 			reply = &acc
 		}
 	case *SuggestionReject:

@@ -8,6 +8,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/foliodev/folio/internal/bounded/boundedtest"
 	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/server/syncrepo"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/syncproto"
 )
@@ -38,12 +39,12 @@ func storedEventTarget() boundedtest.Target {
 	var decoders []boundedtest.Decoder
 	for _, typ := range []string{syncproto.TypeDraftUpdated, syncproto.TypeVersionCreated, "succeeded"} {
 		decoders = append(decoders, boundedtest.Decoder{Name: typ, Fn: func(p []byte) {
-			syncproto.DecodeEvent(stream.Event{Stream: "doc:d1", Type: typ, Data: p})
+			syncrepo.Data(stream.Event{Stream: "doc:d1", Type: typ, Data: p})
 		}})
 	}
 	return boundedtest.Target{Name: "FuzzStoredEvent", Seeds: seeds, Decoders: decoders, Check: func(t *testing.T, p []byte) {
 		for _, d := range decoders {
-			data, err := syncproto.DecodeEvent(stream.Event{Stream: "doc:d1", Type: d.Name, Data: p})
+			data, err := syncrepo.Data(stream.Event{Stream: "doc:d1", Type: d.Name, Data: p})
 			if err != nil {
 				continue
 			}
@@ -69,7 +70,7 @@ func TestStoredEventPassThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := syncproto.DecodeEvent(stream.Event{Stream: "run:r1", Type: "retry_scheduled", Data: stored})
+	data, err := syncrepo.Data(stream.Event{Stream: "run:r1", Type: "retry_scheduled", Data: stored})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestStoredEventPassThrough(t *testing.T) {
 		}
 	}
 	// Stored data that is not one well-formed value is an error, not a frame.
-	if _, err := syncproto.DecodeEvent(stream.Event{Type: "x", Data: stored[:len(stored)-1]}); err == nil {
+	if _, err := syncrepo.Data(stream.Event{Type: "x", Data: stored[:len(stored)-1]}); err == nil {
 		t.Fatal("truncated stored data was accepted")
 	}
 }

@@ -205,8 +205,9 @@ func TestRecoveryOnOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, _ := first.Repo.Draft(ctx, "d1")
+	b := para("p1", "unsaved work")
 	if _, err := first.Repo.SaveDraft(ctx, repo.SaveParams{Doc: "d1", Actor: "alice", BaseSeq: d.Seq,
-		Changes: []repo.DraftChange{upsert("p1", "unsaved work")}}); err != nil {
+		Changes: []repo.DraftChange{{Op: repo.ChangeUpsert, Block: &b}}}); err != nil {
 		t.Fatal(err)
 	}
 	first.Close()

@@ -11,7 +11,6 @@ import (
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/bounded"
 	"github.com/foliodev/folio/internal/errs"
-	"github.com/foliodev/folio/internal/repo"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -105,7 +104,7 @@ func (jsonCodec) Decode(p []byte, allowEvents bool) (Message, error) {
 	// error (code invalid) naming the paths.
 	var ve *flowdoc.ValidationError
 	if err := flowdoc.CheckJSON(p); errors.As(err, &ve) && !notJSON(ve) {
-		return nil, &DecodeError{Code: CodeBadMessage, ID: peekJSONID(p), Err: repo.InvalidRequest(ve)}
+		return nil, &DecodeError{Code: CodeBadMessage, ID: peekJSONID(p), Err: invalidRequest(ve)}
 	}
 	if !utf8.Valid(p) {
 		return nil, &DecodeError{Code: CodeBadMessage, Err: errors.New("frame is not valid UTF-8 JSON")}
@@ -285,7 +284,7 @@ func peekMsgpackID(p []byte) string {
 }
 
 // DecodeData decodes the data of an event received by a client into v
-// (for example *DraftUpdated or *repo.VersionInfo).
+// (for example *DraftUpdated or *VersionInfo).
 func (e *Event) DecodeData(v any) error {
 	switch {
 	case e.raw == nil && e.Data == nil:

@@ -12,7 +12,6 @@ import (
 
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/bounded/boundedtest"
-	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 )
 
@@ -25,26 +24,26 @@ func sampleMessages() []syncproto.Message {
 	b := para("p1", "Hello, 世界 👋")
 	body := flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{b}}
 	fp := flowdoc.FingerprintOf(body)
-	v := repo.VersionInfo{Doc: "d1", Label: "v1.r1", Seq: 2, Kind: "checkpoint", Reason: "idle", Author: "alice", Time: 1767225600000,
+	v := syncproto.VersionInfo{Doc: "d1", Label: "v1.r1", Seq: 2, Kind: "checkpoint", Reason: "idle", Author: "alice", Time: 1767225600000,
 		Fingerprint: fp, Blocks: 1}
 	v.Hash[0], v.Hash[31] = 0x9a, 0x41
 	return []syncproto.Message{
 		&syncproto.Hello{Envelope: syncproto.Envelope{ID: "1"}, Token: "tok", Client: "editor/1.4"},
 		&syncproto.Welcome{Envelope: syncproto.Envelope{ID: "1"}, User: "alice", Session: "s1", Protocol: syncproto.SubprotocolJSON,
-			Limits: syncproto.Limits{MaxFrame: 1 << 20, MessagesPerSecond: 20, Burst: 40, MaxSubscriptions: 32, SendQueue: 256}},
+			Limits: syncproto.DefaultLimits()},
 		&syncproto.Open{Envelope: syncproto.Envelope{ID: "2"}, Doc: "d1"},
 		&syncproto.Snapshot{Envelope: syncproto.Envelope{ID: "2"}, Doc: "d1", Seq: 41,
 			Body: flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{b}}, Attrs: flowdoc.Attributes{Title: "Notes"},
 			Fingerprint: fp, Head: "v1.r1", Stream: "doc:d1", Cursor: 97, Recovered: &v},
 		&syncproto.Leave{Envelope: syncproto.Envelope{ID: "3"}, Doc: "d1"},
 		&syncproto.Left{Envelope: syncproto.Envelope{ID: "3"}, Doc: "d1", Version: &v},
-		&syncproto.Save{Envelope: syncproto.Envelope{ID: "4"}, Doc: "d1", BaseSeq: 41, Changes: []repo.DraftChange{
+		&syncproto.Save{Envelope: syncproto.Envelope{ID: "4"}, Doc: "d1", BaseSeq: 41, Key: "e3f9a1-17", Changes: []syncproto.Change{
 			{Op: "upsert", Block: &b, After: ptr("p0")}, {Op: "delete", BlockID: "p7"}, {Op: "move", BlockID: "p3", After: ptr("")}}},
 		&syncproto.Save{Envelope: syncproto.Envelope{ID: "5"}, Doc: "d1", BaseSeq: 42,
 			Body: &flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{b}}, Attrs: &flowdoc.Attributes{Title: "Notes", Tags: []string{"go"}}},
 		&syncproto.Ack{Envelope: syncproto.Envelope{ID: "4"}, Doc: "d1", Seq: 42, Fingerprint: fp, Unsealed: true, Changed: []string{"p1"}},
 		&syncproto.Conflict{Envelope: syncproto.Envelope{ID: "4"}, Doc: "d1", Seq: 43, Reason: "blocks changed since seq 41",
-			Blocks: []repo.ConflictBlock{{ID: "p1", Block: &b, Seq: 43}, {ID: "p7", Seq: 42}}},
+			Blocks: []syncproto.ConflictBlock{{ID: "p1", Block: &b, Seq: 43}, {ID: "p7", Seq: 42}}},
 		&syncproto.Checkpoint{Envelope: syncproto.Envelope{ID: "6"}, Doc: "d1", Reason: "publish", Message: "before publishing"},
 		&syncproto.CheckpointDone{Envelope: syncproto.Envelope{ID: "6"}, Doc: "d1", Created: true, Version: v},
 		&syncproto.Restore{Envelope: syncproto.Envelope{ID: "7"}, Doc: "d1", Label: "v1.r0"},
@@ -71,7 +70,7 @@ func sampleEvents() []syncproto.Message {
 	return []syncproto.Message{
 		&syncproto.Event{Envelope: syncproto.Envelope{Type: syncproto.TypeDraftUpdated}, Stream: "doc:d1", Cursor: 98, Time: 1767225601200,
 			Data: &syncproto.DraftUpdated{Doc: "d1", Seq: 42, Session: "s7", Actor: "alice", Fingerprint: flowdoc.FingerprintOf(body),
-				Unsealed: true, Blocks: []repo.EventBlock{{ID: "p1", Block: &b}, {ID: "p2"}}, Order: []string{"p1", "p3"}}},
+				Unsealed: true, Blocks: []syncproto.EventBlock{{ID: "p1", Block: &b}, {ID: "p2"}}, Order: []string{"p1", "p3"}}},
 		&syncproto.Event{Envelope: syncproto.Envelope{Type: syncproto.TypeVersionCreated}, Stream: "doc:d1", Cursor: 99, Time: 1767225630000, Data: &v},
 		&syncproto.Event{Envelope: syncproto.Envelope{Type: syncproto.TypeOwnerChanged}, Stream: "doc:d1", Cursor: 100, Time: 1767225660000,
 			Data: &syncproto.OwnerChanged{Doc: "d1", From: "u4vd2r7qkw3m5yfxa", To: "u7tq2c5w3bnyk6mjd", ToName: "author-b", Actor: "admin", Time: 1767225660000}},
@@ -102,7 +101,7 @@ func TestCodecRoundTrip(t *testing.T) {
 func TestEventDataBothCodecs(t *testing.T) {
 	b := para("p1", "x")
 	du := &syncproto.DraftUpdated{Doc: "d1", Seq: 5, Session: "s2", Actor: "bob", Unsealed: true,
-		Blocks: []repo.EventBlock{{ID: "p1", Block: &b}, {ID: "p2"}}, Order: []string{"p1"}}
+		Blocks: []syncproto.EventBlock{{ID: "p1", Block: &b}, {ID: "p2"}}, Order: []string{"p1"}}
 	for _, codec := range []syncproto.Codec{syncproto.JSONCodec, syncproto.MsgpackCodec} {
 		ev := &syncproto.Event{Envelope: syncproto.Envelope{Type: syncproto.TypeDraftUpdated}, Stream: "doc:d1", Cursor: 9, Time: 1, Data: du}
 		p, err := codec.Encode(ev)

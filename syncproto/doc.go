@@ -5,24 +5,34 @@
 // http.Handler). docs/protocol.md is the specification; this package
 // must stay true to it.
 //
-// The server adapts the repository through small consumer-side
+// The server reaches the rest of Folio through small consumer-side
 // interfaces: Docs (drafts, checkpoints, restore), Events (persisted
 // streams "doc:<id>", "run:<id>"), Authenticator and Access, and the
-// assistants through Attrs and Assistant (attrs.go, assist.go: their wire
-// types are their own, so that this package imports no assistant). It
-// never writes a body itself; every change goes through Docs or, for an
-// accepted suggestion, the assistant's CommitChange.
+// assistants through Attrs and Assistant (attrs.go, assist.go). It never
+// writes a body itself; every change goes through Docs or, for an
+// accepted suggestion, the assistant's CommitChange. The wire types
+// (Change, VersionInfo, DraftUpdated, the assistant's, ...) are the
+// package's own: it imports neither the repository, the store nor an
+// assistant (TestProtocolImportsNoStorage), and internal/server/syncrepo
+// adapts the repository to Docs and Events.
 //
 // Invariants:
 //   - A reply carries the id of the request it answers; events carry the
 //     stream and its cursor (the event's sequence number in that stream).
 //   - Events of one stream reach a connection in cursor order, each once.
-//     They are read from the store, never buffered per connection beyond
-//     the bounded send queue, so a slow reader cannot grow server memory:
-//     when the queue stays full the connection is closed with
-//     CloseSlowConsumer and the client resumes from its last cursor.
+//     A new event is read from the store once and encoded once per codec
+//     for every caught-up subscription (subs.go); a replaying or lagging
+//     subscription reads the store itself. Nothing is buffered per
+//     connection beyond the bounded send queue, so a slow reader cannot
+//     grow server memory: when the queue stays full the connection is
+//     closed with CloseSlowConsumer and the client resumes from its last
+//     cursor.
 //   - A draft.ack is sent only after Docs.SaveDraft returned, that is after
 //     the save is durable.
+//   - Replies and events share one FIFO send queue, and a reply about a
+//     document (draft.ack, draft.conflict, checkpoint.done, restore.done)
+//     is queued only after every event of its stream stored before it
+//     (sub.catchUp): an ack of seq S follows every draft.updated below S.
 //   - A bad frame gets an error reply with a stable Code; the connection
 //     stays usable. Decoding a frame is bounded (package bounded): every
 //     declared length is checked against the frame's remaining bytes

@@ -1,14 +1,18 @@
 package syncproto_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
+	"github.com/foliodev/folio/internal/config"
+	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 )
 
@@ -62,4 +66,87 @@ func TestProtocolDocExamples(t *testing.T) {
 			t.Errorf("close code %d is not in the table of docs/protocol.md", code)
 		}
 	}
+}
+
+// TestProtocolDocDefaults keeps every default docs/protocol.md states
+// true to the code: the limits table against syncproto.DefaultConfig and
+// the daemon's configuration defaults (which the daemon passes on), the
+// checkpoint rules, the per-request limits and the save keys' bounds.
+func TestProtocolDocDefaults(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "protocol.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	sc, dc := syncproto.DefaultConfig(), config.Default()
+
+	// The daemon's defaults are the package's.
+	if dc.Limits.FrameBytes != sc.MaxFrame || float64(dc.Limits.MessagesPerSecond) != sc.MessagesPerSecond ||
+		dc.Limits.Subscriptions != sc.MaxSubscriptions || dc.Checkpoint.Idle != repo.DefaultCheckpointIdle || dc.Checkpoint.Max != repo.DefaultCheckpointMax {
+		t.Errorf("the daemon's defaults %+v %+v differ from syncproto's %+v", dc.Limits, dc.Checkpoint, sc)
+	}
+	// The limits table: its default column, row by row.
+	rows := map[string]string{}
+	for _, m := range regexp.MustCompile("(?m)^\\| (.+?) \\| (.+?) \\| .+ \\|$").FindAllStringSubmatch(doc, -1) {
+		rows[m[1]] = m[2]
+	}
+	want := map[string]string{
+		"`maxFrame`: largest frame a client may send":                                                          bytesText(sc.MaxFrame),
+		"`messagesPerSecond` / `burst`: token bucket over all requests":                                        fmt.Sprintf("%g/s, burst %d", sc.MessagesPerSecond, sc.Burst),
+		"`maxSubscriptions`: subscriptions plus open documents":                                                fmt.Sprint(sc.MaxSubscriptions),
+		"`sendQueue`: frames waiting to be written (also " + bytesText(int64(sc.SendQueueBytes)) + " of them)": fmt.Sprint(sc.SendQueue),
+		"hello timeout": durText(sc.HelloTimeout),
+		"lag timeout: how long stream delivery waits for room in a full queue": durText(sc.LagTimeout),
+		"write timeout of one frame":                        durText(sc.WriteTimeout),
+		"ping interval: WebSocket pings; no pong within it": durText(sc.PingInterval),
+	}
+	for row, def := range want {
+		got, ok := rows[row]
+		if !ok {
+			t.Errorf("docs/protocol.md Limits has no row %q (default %s)", row, def)
+		} else if got != def {
+			t.Errorf("docs/protocol.md Limits: %s is %q, the code's default is %q", row, got, def)
+		}
+	}
+	// The welcome example announces the default limits.
+	lim, _ := json.Marshal(syncproto.DefaultLimits())
+	if !strings.Contains(doc, `"limits":`+string(lim)) {
+		t.Errorf("the welcome example does not announce the default limits %s", lim)
+	}
+	// Sentences that state defaults.
+	for _, s := range []string{
+		fmt.Sprintf("| `idle` | %s (`checkpoint.idle`)", durText(repo.DefaultCheckpointIdle)),
+		fmt.Sprintf("the draft has been unsealed for %s (`checkpoint.max`)", durText(repo.DefaultCheckpointMax)),
+		fmt.Sprintf("at most `save_max_changes` changes (%s)", thousands(dc.Limits.SaveMaxChanges)),
+		fmt.Sprintf("`doc_max_blocks` blocks (%s)", thousands(dc.Limits.DocMaxBlocks)),
+		fmt.Sprintf("(%s). Field sizes", thousands(dc.Limits.RequestMaxRuns)),
+		fmt.Sprintf("memory for %s (`SaveKeyTTL`), at most %s of them (`SaveKeyBytes`", durText(sc.SaveKeyTTL), bytesText(int64(sc.SaveKeyBytes))),
+		fmt.Sprintf("within **%s** of the upgrade", durText(sc.HelloTimeout)),
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(doc), " "), s) {
+			t.Errorf("docs/protocol.md does not say %q", s)
+		}
+	}
+}
+
+func durText(d time.Duration) string {
+	if d >= time.Minute && d%time.Minute == 0 {
+		return fmt.Sprintf("%d min", d/time.Minute)
+	}
+	return fmt.Sprintf("%d s", d/time.Second)
+}
+
+func bytesText(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprint(n)
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -8,9 +8,6 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/internal/errs"
-	"github.com/foliodev/folio/internal/repo"
-	"github.com/foliodev/folio/internal/stream"
-	"github.com/foliodev/folio/objstore"
 )
 
 // requestTimeout bounds one request's call into the repository.
@@ -104,20 +101,17 @@ func (c *conn) handle(m Message) {
 	}
 }
 
-// DocStream returns the stream name of a document.
-func DocStream(doc string) string { return "doc:" + doc }
-
 // checkDoc validates a document id and the caller's access to it. A
 // document the caller may not see is answered as missing.
 func (c *conn) checkDoc(id, doc string) bool {
-	if !repo.ValidDocID(doc) {
+	if !ValidDocID(doc) {
 		c.replyError(id, CodeInvalid, fmt.Sprintf("document id %q is not 1-64 characters of A-Z a-z 0-9 _ -", doc))
 		return false
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
 	defer cancel()
 	if !c.srv.cfg.Access.CanAccess(ctx, c.principal(), doc) {
-		c.replyErr(id, &repo.NotFoundError{What: "document", Name: doc})
+		c.replyErr(id, docNotFound(doc))
 		return false
 	}
 	return true
@@ -176,7 +170,7 @@ func (c *conn) openDoc(m *Open) {
 		return
 	}
 	if recovered != nil {
-		c.srv.cfg.Metrics.checkpoint(objstore.ReasonRecovery)
+		c.srv.cfg.Metrics.checkpoint(ReasonRecovery)
 	}
 	c.send(&Snapshot{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: d.Seq, Body: d.Body, Attrs: d.Attrs,
 		Fingerprint: d.Fingerprint, Head: d.Head, Unsealed: d.Unsealed, UnsealedSince: d.UnsealedSince,
@@ -199,7 +193,7 @@ func (c *conn) leave(m *Leave) {
 		return
 	}
 	c.stopSub(DocStream(m.Doc))
-	var v *repo.VersionInfo
+	var v *VersionInfo
 	if od.dirty {
 		ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
 		var err error
@@ -219,21 +213,81 @@ func (c *conn) save(m *Save) {
 		c.replyError(m.ID, CodeNotOpen, fmt.Sprintf("open document %q before saving to it", m.Doc))
 		return
 	}
+	if m.BaseSeq == 0 {
+		c.replyErr(m.ID, errs.E(errs.Invalid, "draft.save needs baseSeq, the seq of the copy the save is based on (snapshot.seq, then each draft.ack's); no draft is at seq 0"))
+		return
+	}
 	// Everything else about the save (limits, fields, ops, blocks) is
 	// checked by the content service, as for every other way in.
 	who := c.principal()
 	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
-	res, err := c.srv.cfg.Docs.SaveDraft(ctx, repo.SaveParams{Doc: m.Doc, Actor: who.User, Session: c.session,
+	defer cancel()
+	if m.Key != "" {
+		ks, replied := c.keyedSave(ctx, m, who)
+		if replied {
+			return
+		}
+		var ack *Ack // set when the save is acknowledged
+		defer func() { c.srv.keys.finish(ks, ack, time.Now()) }()
+		c.saveNow(ctx, m, who, start, &ack)
+		return
+	}
+	c.saveNow(ctx, m, who, start, nil)
+}
+
+// keyedSave looks up a keyed save. When it was acknowledged before, its
+// ack is sent again (after the events before it, as any ack) and replied
+// is true; when it is new the caller makes the attempt and finishes ks.
+func (c *conn) keyedSave(ctx context.Context, m *Save, who Principal) (ks *keyedSave, replied bool) {
+	if err := checkSaveKey(m.Key); err != nil {
+		c.replyErr(m.ID, err)
+		return nil, true
+	}
+	id := m.Doc + "\x00" + who.UserID + "\x00" + who.User + "\x00" + m.Key
+	sum := saveSum(m)
+	for {
+		ks, owner, err := c.srv.keys.begin(id, sum, time.Now())
+		if err != nil {
+			c.replyErr(m.ID, err)
+			return nil, true
+		}
+		if owner {
+			return ks, false
+		}
+		select {
+		case <-ks.done:
+		case <-ctx.Done():
+			c.repoError(m.ID, m.Doc, "save", ctx.Err())
+			return nil, true
+		}
+		if ks.ack != nil {
+			c.catchUp(ctx, m.Doc)
+			a := *ks.ack
+			a.Envelope = Envelope{ID: m.ID}
+			c.send(&a)
+			c.srv.cfg.Metrics.save("retry", 0)
+			return nil, true
+		}
+		// The first attempt stored nothing: this one is a new attempt.
+	}
+}
+
+// saveNow applies a save and answers it; *acked is set to the ack sent.
+func (c *conn) saveNow(ctx context.Context, m *Save, who Principal, start time.Time, acked **Ack) {
+	res, err := c.srv.cfg.Docs.SaveDraft(ctx, SaveParams{Doc: m.Doc, Actor: who.User, Session: c.session,
 		BaseSeq: m.BaseSeq, Body: m.Body, Changes: m.Changes, Attrs: m.Attrs})
-	cancel()
-	var ce *repo.ConflictError
+	var ce *ConflictError
+	if err == nil || errors.As(err, &ce) {
+		// The ack (or conflict) of seq S follows every update below S.
+		c.catchUp(ctx, m.Doc)
+	}
 	switch {
 	case err == nil:
 	case errors.As(err, &ce):
 		c.srv.cfg.Metrics.save("conflict", 0)
 		blocks := ce.Blocks
 		if blocks == nil {
-			blocks = []repo.ConflictBlock{}
+			blocks = []ConflictBlock{}
 		}
 		c.send(&Conflict{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: ce.Seq, Reason: ce.Reason, Blocks: blocks})
 		return
@@ -251,26 +305,31 @@ func (c *conn) save(m *Save) {
 		od.dirty = true
 	}
 	c.mu.Unlock()
-	c.send(&Ack{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: res.Seq, Fingerprint: res.Fingerprint,
-		Unsealed: res.Unsealed, Changed: res.Changed})
+	ack := &Ack{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: res.Seq, Fingerprint: res.Fingerprint,
+		Unsealed: res.Unsealed, Changed: res.Changed}
+	if acked != nil {
+		*acked = ack
+	}
+	c.send(ack)
 	c.srv.cfg.Metrics.save("ack", time.Since(start))
 }
 
 func (c *conn) checkpoint(m *Checkpoint) {
 	reason := m.Reason
 	if reason == "" {
-		reason = objstore.ReasonManual
+		reason = ReasonManual
 	}
 	if !c.checkDoc(m.ID, m.Doc) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	defer cancel()
 	v, created, err := c.srv.cfg.Docs.Checkpoint(ctx, m.Doc, reason, c.principal().User, m.Message)
-	cancel()
 	if err != nil {
 		c.repoError(m.ID, m.Doc, "checkpoint", err)
 		return
 	}
+	c.catchUp(ctx, m.Doc)
 	if created {
 		c.srv.cfg.Metrics.checkpoint(reason)
 		c.mu.Lock()
@@ -287,13 +346,14 @@ func (c *conn) restore(m *Restore) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	defer cancel()
 	v, err := c.srv.cfg.Docs.Restore(ctx, m.Doc, m.Label, c.principal().User)
-	cancel()
 	if err != nil {
 		c.repoError(m.ID, m.Doc, "restore", err)
 		return
 	}
-	c.srv.cfg.Metrics.checkpoint(objstore.ReasonRestore)
+	c.catchUp(ctx, m.Doc)
+	c.srv.cfg.Metrics.checkpoint(ReasonRestore)
 	c.send(&RestoreDone{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Version: v})
 }
 
@@ -394,18 +454,13 @@ func (c *conn) unsubscribe(m *Unsubscribe) {
 
 // eventFrame encodes a stream event; ok is false for an event this
 // connection does not get (its own draft.updated).
-func (c *conn) eventFrame(s *sub, e stream.Event) (frame, bool) {
-	data, err := c.srv.cfg.DecodeEvent(e)
-	if err != nil {
-		c.srv.log.Error("sync: decode stored event", "stream", s.stream, "seq", e.Seq, "type", e.Type, "err", err)
-		data = nil
-	}
-	if du, ok := data.(*DraftUpdated); ok && s.skip != "" && du.Session == s.skip {
+func (c *conn) eventFrame(s *sub, e StreamEvent) (frame, bool) {
+	if du, ok := e.Data.(*DraftUpdated); ok && s.skip != "" && du.Session == s.skip {
 		return frame{}, false
 	}
-	b, ok := c.encode(&Event{Envelope: Envelope{Type: e.Type}, Stream: s.stream, Cursor: e.Seq, Time: e.Time, Data: data})
+	b, ok := c.encode(&Event{Envelope: Envelope{Type: e.Type}, Stream: s.stream, Cursor: e.Cursor, Time: e.Time, Data: e.Data})
 	if !ok {
 		return frame{}, false
 	}
-	return frame{data: b, stream: s.stream, cursor: e.Seq}, true
+	return frame{data: b, stream: s.stream, cursor: e.Cursor}, true
 }

@@ -20,9 +20,9 @@ func para(id, text string) flowdoc.Block {
 	return flowdoc.Block{ID: id, Type: flowdoc.Paragraph, RichText: []flowdoc.Run{{Text: text}}}
 }
 
-func upsert(id, text string) repo.DraftChange {
+func upsert(id, text string) syncproto.Change {
 	b := para(id, text)
-	return repo.DraftChange{Op: "upsert", Block: &b}
+	return syncproto.Change{Op: "upsert", Block: &b}
 }
 
 func blockText(b flowdoc.Block) string {

@@ -1,9 +1,11 @@
 package syncproto
 
 import (
+	"bytes"
+	"encoding/json"
+
 	"github.com/foliodev/folio/flowdoc"
-	"github.com/foliodev/folio/internal/repo"
-	"github.com/foliodev/folio/objstore"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Message types. Requests are sent by clients, replies and events by the
@@ -115,7 +117,7 @@ type Snapshot struct {
 	Cursor uint64 `json:"cursor"`
 	// Recovered is the recovery checkpoint sealed before the snapshot when
 	// an earlier session left the draft unsealed.
-	Recovered *repo.VersionInfo `json:"recovered,omitempty"`
+	Recovered *VersionInfo `json:"recovered,omitempty"`
 }
 
 // Leave stops editing a document: its stream subscription ends and, when
@@ -129,17 +131,22 @@ type Leave struct {
 // Left answers Leave.
 type Left struct {
 	Envelope
-	Doc     string            `json:"doc"`
-	Version *repo.VersionInfo `json:"version,omitempty"` // the leave checkpoint, when one was sealed
+	Doc     string       `json:"doc"`
+	Version *VersionInfo `json:"version,omitempty"` // the leave checkpoint, when one was sealed
 }
 
 // Save is a draft save: block-level Changes against BaseSeq, or a full
 // Body. Attrs, when set, replace the article attributes.
 type Save struct {
 	Envelope
-	Doc     string              `json:"doc"`
-	BaseSeq uint64              `json:"baseSeq"`
-	Changes []repo.DraftChange  `json:"changes,omitempty"`
+	Doc     string `json:"doc"`
+	BaseSeq uint64 `json:"baseSeq"`
+	// Key, when set, makes the save idempotent: the same save sent again
+	// with the same key (after a lost ack) is answered with the original
+	// ack. 1-64 bytes of visible ASCII, unique per save of a document
+	// and user (docs/protocol.md, "Lost acks").
+	Key     string              `json:"key,omitempty"`
+	Changes []Change            `json:"changes,omitempty"`
 	Body    *flowdoc.Document   `json:"body,omitempty"`
 	Attrs   *flowdoc.Attributes `json:"attrs,omitempty"`
 }
@@ -158,10 +165,10 @@ type Ack struct {
 // Nothing of the save was stored.
 type Conflict struct {
 	Envelope
-	Doc    string               `json:"doc"`
-	Seq    uint64               `json:"seq"` // the draft's current seq
-	Reason string               `json:"reason"`
-	Blocks []repo.ConflictBlock `json:"blocks"`
+	Doc    string          `json:"doc"`
+	Seq    uint64          `json:"seq"` // the draft's current seq
+	Reason string          `json:"reason"`
+	Blocks []ConflictBlock `json:"blocks"`
 }
 
 // Checkpoint asks the server to seal the draft now (a boundary the client
@@ -177,9 +184,9 @@ type Checkpoint struct {
 // nothing unsealed; Version is then the current head.
 type CheckpointDone struct {
 	Envelope
-	Doc     string           `json:"doc"`
-	Created bool             `json:"created"`
-	Version repo.VersionInfo `json:"version"`
+	Doc     string      `json:"doc"`
+	Created bool        `json:"created"`
+	Version VersionInfo `json:"version"`
 }
 
 // Restore appends a new version with the content of version Label.
@@ -192,8 +199,8 @@ type Restore struct {
 // RestoreDone answers Restore.
 type RestoreDone struct {
 	Envelope
-	Doc     string           `json:"doc"`
-	Version repo.VersionInfo `json:"version"`
+	Doc     string      `json:"doc"`
+	Version VersionInfo `json:"version"`
 }
 
 // Subscribe starts delivery of a persisted stream. With After set, every
@@ -249,10 +256,11 @@ type Pong struct {
 	Time int64 `json:"time"` // server time, Unix ms
 }
 
-// Error answers a request that failed. ID is the failed request's id
-// (empty when the frame could not be read far enough to find it). Code
-// and Kind are the HTTP API's (package errs): the same error has the same
-// code and kind on both.
+// Error answers a request that failed. ID is the failed request's id,
+// always present on the wire: "" when the frame could not be read far
+// enough to find it, or the error answers no request (a subscription that
+// ended). Code and Kind are the HTTP API's (package errs): the same error
+// has the same code and kind on both.
 type Error struct {
 	Envelope
 	Code         Code              `json:"code"`
@@ -261,6 +269,37 @@ type Error struct {
 	Problems     []flowdoc.Problem `json:"problems,omitempty"`     // invalid documents
 	RetryAfterMs int64             `json:"retryAfterMs,omitempty"` // rate_limited
 }
+
+// errorWire is Error as encoded: the same fields with id always present.
+type errorWire struct {
+	Type         string            `json:"type"`
+	ID           string            `json:"id"`
+	Code         Code              `json:"code"`
+	Kind         string            `json:"kind"`
+	Message      string            `json:"message"`
+	Problems     []flowdoc.Problem `json:"problems,omitempty"`
+	RetryAfterMs int64             `json:"retryAfterMs,omitempty"`
+}
+
+func (e *Error) wire() errorWire {
+	return errorWire{Type: e.Type, ID: e.ID, Code: e.Code, Kind: e.Kind, Message: e.Message, Problems: e.Problems,
+		RetryAfterMs: e.RetryAfterMs}
+}
+
+// MarshalJSON writes the error with its id even when empty.
+func (e *Error) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e.wire()); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// EncodeMsgpack writes the error with its id even when empty (the codec's
+// encoder uses the json tags).
+func (e *Error) EncodeMsgpack(enc *msgpack.Encoder) error { return enc.Encode(e.wire()) }
 
 // Event is one persisted stream event. Its Type is the event's type
 // (draft.updated, version.created, ...).
@@ -287,7 +326,7 @@ type DraftUpdated struct {
 	Session     string              `json:"session,omitempty"` // the saving connection; absent for other writers
 	Fingerprint flowdoc.Fingerprint `json:"fingerprint"`
 	Unsealed    bool                `json:"unsealed"`
-	Blocks      []repo.EventBlock   `json:"blocks,omitempty"`
+	Blocks      []EventBlock        `json:"blocks,omitempty"`
 	Order       []string            `json:"order,omitempty"`
 	Attrs       *flowdoc.Attributes `json:"attrs,omitempty"`
 }
@@ -299,7 +338,7 @@ type VersionCreated struct {
 	Seq          uint64              `json:"seq"` // the version's number in the document's log
 	Kind         string              `json:"kind"`
 	Reason       string              `json:"reason,omitempty"`
-	Hash         objstore.ID         `json:"hash"`
+	Hash         Hash                `json:"hash"`
 	Author       string              `json:"author"`
 	Time         int64               `json:"time"` // Unix ms
 	Fingerprint  flowdoc.Fingerprint `json:"fingerprint"`

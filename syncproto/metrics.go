@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/foliodev/folio/objstore"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -38,7 +37,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		messagesOut: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "folio_sync_messages_sent_total", Help: "Messages queued for sending, by type."}, []string{"type"}),
 		saves: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "folio_sync_saves_total", Help: "Draft saves, by result (ack, conflict, invalid, error)."}, []string{"result"}),
+			Name: "folio_sync_saves_total", Help: "Draft saves, by result (ack, conflict, invalid, error, retry: a keyed save answered with its remembered ack)."}, []string{"result"}),
 		checkpoints: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "folio_sync_checkpoints_total", Help: "Checkpoints sealed by the sync server, by reason."}, []string{"reason"}),
 		conflicts: prometheus.NewCounter(prometheus.CounterOpts{
@@ -110,8 +109,8 @@ func closeLabel(code websocket.StatusCode) string {
 // reasonLabel is a checkpoint reason, or "other".
 func reasonLabel(reason string) string {
 	switch reason {
-	case objstore.ReasonIdle, objstore.ReasonMaxDuration, objstore.ReasonAI, objstore.ReasonRestore,
-		objstore.ReasonPublish, objstore.ReasonLeave, objstore.ReasonManual, objstore.ReasonRecovery:
+	case ReasonIdle, ReasonMaxDuration, ReasonAI, ReasonRestore,
+		ReasonPublish, ReasonLeave, ReasonManual, ReasonRecovery:
 		return reason
 	}
 	return "other"

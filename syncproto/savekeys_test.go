@@ -29,7 +29,7 @@ func TestSaveWithUnknownKeysRefused(t *testing.T) {
 		{"msgpack change with a JSON-keyed block", syncproto.SubprotocolMsgpack,
 			map[string]any{"changes": []any{map[string]any{"op": "upsert", "block": jsonBlock}}}, "type|richText"},
 		{"JSON body with storage keys", syncproto.SubprotocolJSON,
-			map[string]any{"body": map[string]any{"v": 1, "b": []any{storageBlock}}}, "b"},
+			map[string]any{"body": map[string]any{"v": 1, "b": []any{storageBlock}}}, "v|b"},
 		{"JSON save with a misspelt field", syncproto.SubprotocolJSON,
 			map[string]any{"chnages": []any{map[string]any{"op": "delete", "blockId": "p1"}}}, "chnages"},
 	}

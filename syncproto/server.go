@@ -14,12 +14,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/foliodev/folio/internal/bounded"
-	"github.com/foliodev/folio/internal/kv"
-	"github.com/foliodev/folio/internal/repo"
-	"github.com/foliodev/folio/internal/stream"
-	"github.com/foliodev/folio/objstore"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Config configures a Server. Docs, Events, Auth and Access are required;
@@ -42,11 +36,13 @@ type Config struct {
 	// a larger one closes the connection with CloseTooLarge.
 	MaxFrame int64
 	// MessagesPerSecond and Burst shape each connection's token bucket
-	// (default 20/s, burst 40). Messages over it get rate_limited.
+	// (default 50/s, burst twice the rate). Messages over it get
+	// rate_limited. The defaults are the daemon's ([limits] in
+	// docs/config.md).
 	MessagesPerSecond float64
 	Burst             int
 	// MaxSubscriptions bounds the streams a connection follows, open
-	// documents included (default 32).
+	// documents included (default 64).
 	MaxSubscriptions int
 	// SendQueue bounds the frames waiting to be written per connection
 	// (default 256) and SendQueueBytes their size (default 4 MiB).
@@ -69,12 +65,15 @@ type Config struct {
 	PingInterval time.Duration
 	// ReplayBatch is how many events one store read returns (default 128).
 	ReplayBatch int
+	// SaveKeyTTL is how long the ack of a keyed draft.save is remembered
+	// for a retry (default 10 min); SaveKeyBytes bounds the memory of all
+	// remembered acks (default 8 MiB, about 40,000 saves), oldest
+	// forgotten first.
+	SaveKeyTTL   time.Duration
+	SaveKeyBytes int
 	// OriginPatterns are the browser origins allowed besides the request's
 	// own host (coder/websocket AcceptOptions.OriginPatterns).
 	OriginPatterns []string
-	// DecodeEvent turns a stored event's data into what is sent as its
-	// data (default DecodeEvent).
-	DecodeEvent func(e stream.Event) (any, error)
 }
 
 func (c *Config) defaults() {
@@ -85,13 +84,13 @@ func (c *Config) defaults() {
 		c.MaxFrame = 1 << 20
 	}
 	if c.MessagesPerSecond <= 0 {
-		c.MessagesPerSecond = 20
+		c.MessagesPerSecond = 50
 	}
 	if c.Burst <= 0 {
-		c.Burst = 40
+		c.Burst = max(1, int(2*c.MessagesPerSecond))
 	}
 	if c.MaxSubscriptions <= 0 {
-		c.MaxSubscriptions = 32
+		c.MaxSubscriptions = 64
 	}
 	if c.SendQueue <= 0 {
 		c.SendQueue = 256
@@ -117,60 +116,13 @@ func (c *Config) defaults() {
 	if c.ReplayBatch <= 0 {
 		c.ReplayBatch = 128
 	}
-	if c.DecodeEvent == nil {
-		c.DecodeEvent = DecodeEvent
+	if c.SaveKeyTTL <= 0 {
+		c.SaveKeyTTL = 10 * time.Minute
+	}
+	if c.SaveKeyBytes <= 0 {
+		c.SaveKeyBytes = 8 << 20
 	}
 }
-
-// DecodeEvent is the default Config.DecodeEvent. It turns the repository's
-// stored payloads into the wire form: draft.updated (repo.DraftEvent) into
-// a DraftUpdated, version.created (repo.VersionEvent) into a
-// VersionCreated; any other event's data is validated and passed through
-// as it was stored (its JSON form transcoded from it), never decoded into
-// interface values.
-func DecodeEvent(e stream.Event) (any, error) {
-	if len(e.Data) == 0 {
-		return nil, nil
-	}
-	doc := strings.TrimPrefix(e.Stream, "doc:")
-	switch e.Type {
-	case TypeDraftUpdated:
-		var v repo.DraftEvent
-		if err := kv.Unmarshal(e.Data, &v); err != nil {
-			return nil, err
-		}
-		return &DraftUpdated{Doc: doc, Seq: v.Seq, Actor: v.Actor, Session: v.Session, Fingerprint: v.Fingerprint,
-			Unsealed: v.Unsealed, Blocks: v.Blocks, Order: v.Order, Attrs: v.Attrs}, nil
-	case TypeVersionCreated:
-		var v repo.VersionEvent
-		if err := kv.Unmarshal(e.Data, &v); err != nil {
-			return nil, err
-		}
-		return &VersionCreated{Doc: doc, Label: v.Label, Seq: v.Seq, Kind: v.Kind, Reason: v.Reason, Hash: v.Hash,
-			Author: v.Author, Time: e.Time, Fingerprint: v.Fingerprint, RestoredFrom: v.RestoredFrom}, nil
-	case TypeOwnerChanged:
-		var v repo.OwnerEvent
-		if err := kv.Unmarshal(e.Data, &v); err != nil {
-			return nil, err
-		}
-		return &OwnerChanged{Doc: doc, From: v.From, FromName: v.FromName, To: v.To, ToName: v.ToName,
-			Actor: v.Actor, Time: e.Time}, nil
-	}
-	if err := bounded.Validate(e.Data); err != nil {
-		return nil, err
-	}
-	return rawData{e.Data}, nil
-}
-
-// rawData is the data of a stored event whose type the server does not
-// know (a task's events, for instance), passed through without decoding
-// it into Go values: its msgpack bytes verbatim on folio.v1.msgpack
-// (msgpack.RawMessage encodes itself), transcoded to JSON on
-// folio.v1.json. It is validated (bounded.Validate) before it is wrapped.
-type rawData struct{ msgpack.RawMessage }
-
-// MarshalJSON writes the data as JSON.
-func (r rawData) MarshalJSON() ([]byte, error) { return bounded.AppendJSON(nil, r.RawMessage) }
 
 // Server serves the sync protocol. It is an http.Handler for /v1/sync.
 type Server struct {
@@ -185,8 +137,19 @@ type Server struct {
 
 	wmu      sync.Mutex          // guards watchers (and their subs)
 	watchers map[string]*watcher // by stream name
+	wwg      sync.WaitGroup      // one per watcher goroutine: stop waits for them
+
+	keys *saveKeys // acks of keyed saves, for retries
 
 	wg sync.WaitGroup // one per connection handler
+}
+
+// DefaultConfig returns a Config with every default set (and no Docs,
+// Events, Auth or Access): what docs/protocol.md "Limits" lists.
+func DefaultConfig() Config {
+	var c Config
+	c.defaults()
+	return c
 }
 
 // New returns a Server; it owns no goroutine until connections arrive.
@@ -196,13 +159,21 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.defaults()
 	return &Server{cfg: cfg, log: cfg.Logger, conns: map[*conn]struct{}{},
-		watchers: map[string]*watcher{}}, nil
+		watchers: map[string]*watcher{}, keys: newSaveKeys(cfg.SaveKeyTTL, cfg.SaveKeyBytes)}, nil
 }
 
 // Limits returns the limits announced to clients.
-func (s *Server) Limits() Limits {
-	return Limits{MaxFrame: s.cfg.MaxFrame, MessagesPerSecond: s.cfg.MessagesPerSecond, Burst: s.cfg.Burst,
-		MaxSubscriptions: s.cfg.MaxSubscriptions, SendQueue: s.cfg.SendQueue}
+func (s *Server) Limits() Limits { return s.cfg.limits() }
+
+func (c *Config) limits() Limits {
+	return Limits{MaxFrame: c.MaxFrame, MessagesPerSecond: c.MessagesPerSecond, Burst: c.Burst,
+		MaxSubscriptions: c.MaxSubscriptions, SendQueue: c.SendQueue}
+}
+
+// DefaultLimits are the limits a server with the default Config announces.
+func DefaultLimits() Limits {
+	c := DefaultConfig()
+	return c.limits()
 }
 
 // ServeHTTP upgrades the request and serves the connection until it
@@ -425,18 +396,21 @@ func (s *Server) stop(ctx context.Context, steps ...func(*conn)) error {
 		s.mu.Unlock()
 		<-done
 	}
+	// Every subscription has ended, so every watcher is stopping; a round
+	// in progress must finish before the store may close.
+	s.wwg.Wait()
 	return err
 }
 
 // leaveCheckpoint seals a leave checkpoint of doc for actor.
-func (s *Server) leaveCheckpoint(ctx context.Context, doc, actor string) (*repo.VersionInfo, error) {
-	v, created, err := s.cfg.Docs.Seal(ctx, doc, objstore.ReasonLeave, actor)
+func (s *Server) leaveCheckpoint(ctx context.Context, doc, actor string) (*VersionInfo, error) {
+	v, created, err := s.cfg.Docs.Seal(ctx, doc, ReasonLeave, actor)
 	if err != nil {
 		return nil, err
 	}
 	if !created {
 		return nil, nil
 	}
-	s.cfg.Metrics.checkpoint(objstore.ReasonLeave)
+	s.cfg.Metrics.checkpoint(ReasonLeave)
 	return &v, nil
 }

@@ -2,38 +2,38 @@ package syncproto
 
 import (
 	"context"
-
-	"github.com/cockroachdb/pebble"
-	"github.com/foliodev/folio/internal/repo"
-	"github.com/foliodev/folio/internal/stream"
 )
 
-// Docs is what the server needs of the repository (internal/repo
-// implements it). Every method is safe for concurrent use; changes to one
-// document are serialized by the implementation.
+// Docs is what the server needs of the content service (the adapter in
+// internal/server/syncrepo implements it over the repository). Every
+// method is safe for concurrent use; changes to one document are
+// serialized by the implementation. Errors carry their kind (package
+// errs): a missing document is errs.NotFound, whatever the method.
 type Docs interface {
 	// OpenDraft returns the draft of doc for an editor. When the draft is
 	// unsealed from an earlier session it is first sealed as a "recovery"
-	// checkpoint, which is returned (nil otherwise). Errors: repo.ErrNotFound.
-	OpenDraft(ctx context.Context, doc, actor string) (repo.Draft, *repo.VersionInfo, error)
-	// SaveDraft applies a save durably and appends its draft.updated event
-	// (data: DraftUpdated) to "doc:<id>". Errors: repo.ErrNotFound,
-	// *repo.ConflictError (touched blocks changed since BaseSeq),
-	// *flowdoc.ValidationError or repo.ErrInvalid (nothing stored).
-	SaveDraft(ctx context.Context, p repo.SaveParams) (repo.SaveResult, error)
+	// checkpoint, which is returned (nil otherwise).
+	OpenDraft(ctx context.Context, doc, actor string) (Draft, *VersionInfo, error)
+	// SaveDraft applies a save durably and appends its draft.updated
+	// event (data: *DraftUpdated with p.Session) to "doc:<id>" before it
+	// returns. Errors: *ConflictError (a touched block or the attributes
+	// changed since BaseSeq, or a block named is gone), errs.Invalid or
+	// errs.TooLarge (nothing stored; a *flowdoc.ValidationError in the
+	// chain names the problems).
+	SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error)
 	// Checkpoint seals the draft as a version at a client's request, with
-	// reason "manual", "publish" or "ai". created is false when the draft had nothing
-	// unsealed; the head is returned then. Errors: repo.ErrNotFound.
-	Checkpoint(ctx context.Context, doc, reason, actor, message string) (repo.VersionInfo, bool, error)
+	// reason "manual", "publish" or "ai". created is false when the draft
+	// had nothing unsealed; the head is returned then.
+	Checkpoint(ctx context.Context, doc, reason, actor, message string) (VersionInfo, bool, error)
 	// Seal is Checkpoint at the server's own boundaries: reason "idle",
 	// "max_duration" or "leave". Checkpoint refuses those reasons, since a
 	// client may not give them.
-	Seal(ctx context.Context, doc, reason, actor string) (repo.VersionInfo, bool, error)
-	// Restore appends a version restoring label. Errors: repo.ErrNotFound,
-	// repo.ErrConflict.
-	Restore(ctx context.Context, doc, label, actor string) (repo.VersionInfo, error)
-	// Draft returns the current draft. Errors: repo.ErrNotFound.
-	Draft(ctx context.Context, doc string) (repo.Draft, error)
+	Seal(ctx context.Context, doc, reason, actor string) (VersionInfo, bool, error)
+	// Restore appends a version restoring label. Errors: errs.NotFound,
+	// errs.Conflict.
+	Restore(ctx context.Context, doc, label, actor string) (VersionInfo, error)
+	// Draft returns the current draft.
+	Draft(ctx context.Context, doc string) (Draft, error)
 }
 
 // Principal is an authenticated caller. User is a name (for logs and the
@@ -65,12 +65,14 @@ type Access interface {
 	CanReadStream(ctx context.Context, p Principal, stream string) bool
 }
 
-// Events reads persisted streams. The store is the source of truth;
-// Wait only wakes readers.
+// Events reads persisted streams, in the protocol's terms (the adapter
+// in internal/server/syncrepo turns stored payloads into DraftUpdated,
+// VersionCreated, OwnerChanged or RawData). The store is the source of
+// truth; Wait only wakes readers.
 type Events interface {
 	// Read returns up to limit events of stream with cursor > after, in
-	// order. Errors: stream.ErrTrimmed when after is older than retention.
-	Read(ctx context.Context, stream string, after uint64, limit int) ([]stream.Event, error)
+	// order. Errors: ErrTrimmed when after is older than retention.
+	Read(ctx context.Context, stream string, after uint64, limit int) ([]StreamEvent, error)
 	// Last returns the cursor of the stream's last event (0 when empty).
 	Last(ctx context.Context, stream string) (uint64, error)
 	// FirstRetained returns the first cursor still stored.
@@ -79,30 +81,3 @@ type Events interface {
 	// it before Read so that no event slips between read and wait.
 	Wait(stream string) <-chan struct{}
 }
-
-// StoreEvents serves Events from a Pebble store and the Hub its writers
-// notify (package internal/stream).
-type StoreEvents struct {
-	Store pebble.Reader
-	Hub   *stream.Hub
-}
-
-var _ Events = StoreEvents{}
-
-// Read implements Events.
-func (s StoreEvents) Read(_ context.Context, name string, after uint64, limit int) ([]stream.Event, error) {
-	return stream.Read(s.Store, name, after, limit)
-}
-
-// Last implements Events.
-func (s StoreEvents) Last(_ context.Context, name string) (uint64, error) {
-	return stream.Last(s.Store, name)
-}
-
-// FirstRetained implements Events.
-func (s StoreEvents) FirstRetained(_ context.Context, name string) (uint64, error) {
-	return stream.FirstRetained(s.Store, name)
-}
-
-// Wait implements Events.
-func (s StoreEvents) Wait(name string) <-chan struct{} { return s.Hub.Wait(name) }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/foliodev/folio/flowdoc"
-	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/server/syncrepo"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
 )
@@ -200,12 +200,15 @@ func TestRunStreamAccess(t *testing.T) {
 // TestSlowConsumer stops reading on one connection while a writer floods
 // its document: the server's queue for it never exceeds its bound, the
 // connection is closed with CloseSlowConsumer and a cursor, and resuming
-// from the last event read loses nothing.
+// from the last event read loses nothing. Nothing depends on timing: the
+// flood goes on until stream delivery has filled the queue up to the
+// replies' reserve (the lag timeout is far away), then the reader sends
+// pings until a reply finds the queue full, which closes it at once.
 func TestSlowConsumer(t *testing.T) {
 	const queue = 16
 	e := startEnv(t, func(c *syncproto.Config) {
 		c.SendQueue = queue
-		c.LagTimeout = 100 * time.Millisecond
+		c.LagTimeout = time.Minute
 		c.MessagesPerSecond, c.Burst = 1e6, 1e6
 	})
 	ctx := ctxT(t)
@@ -250,14 +253,15 @@ func TestSlowConsumer(t *testing.T) {
 	if slowID == "" {
 		t.Fatal("slow reader's connection not listed")
 	}
-	session := func() syncproto.ConnInfo {
+	// session is the slow reader's connection; ok is false once the
+	// server has closed it and forgotten it.
+	session := func() (syncproto.ConnInfo, bool) {
 		for _, ci := range e.Server.Conns() {
 			if ci.Session == slowID {
-				return ci
+				return ci, true
 			}
 		}
-		t.Fatal("the slow reader's connection is gone before it was told why")
-		return syncproto.ConnInfo{}
+		return syncproto.ConnInfo{}, false
 	}
 
 	// Flood with large saves until the server gives up on the reader.
@@ -265,26 +269,44 @@ func TestSlowConsumer(t *testing.T) {
 	snap, _ := w.Open(ctx, "d1")
 	seq := snap.Seq
 	big := strings.Repeat("x", 64<<10)
-	saves := 0
-	for session().Closing == "" {
-		ack, err := w.Save(ctx, "d1", seq, upsert("p1", fmt.Sprint(saves, big)))
-		if err != nil {
-			t.Fatal(err)
+	saves, pings := 0, 0
+	for {
+		ci, ok := session()
+		if !ok {
+			t.Fatal("the slow reader's connection is gone before it was told why")
 		}
-		seq = ack.Seq
-		saves++
-		if ci := session(); ci.QueueLen > queue || ci.QueueMax > queue {
+		if ci.QueueLen > queue || ci.QueueMax > queue {
 			t.Fatalf("send queue %d (max %d) beyond its bound %d", ci.QueueLen, ci.QueueMax, queue)
 		}
-		if saves > 5000 {
-			t.Fatalf("the slow reader was never disconnected: %+v", session())
+		if ci.Closing != "" {
+			if !strings.HasPrefix(ci.Closing, "4003 ") {
+				t.Fatalf("slow reader closed with %q, want 4003", ci.Closing)
+			}
+			break
 		}
+		if saves+pings == 5000 {
+			t.Fatalf("the slow reader was never disconnected: %+v", ci)
+		}
+		if ci.QueueLen < queue-queue/4 {
+			// Stream delivery stops short of the replies' reserve.
+			ack, err := w.Save(ctx, "d1", seq, upsert("p1", fmt.Sprint(saves, big)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq = ack.Seq
+			saves++
+			continue
+		}
+		send(fmt.Sprintf(`{"type":"ping","id":"p%d"}`, pings))
+		pings++
+		// Handled: its pong is queued behind the stuck events, or it
+		// closed the connection (or the writer got unstuck after all).
+		waitUntil(t, "the ping handled", func() bool {
+			ci, ok := session()
+			return !ok || ci.Closing != "" || ci.QueueLen >= queue-queue/4+pings || ci.QueueLen < queue-queue/4
+		})
 	}
-	ci := session()
-	if ci.QueueMax > queue || !strings.HasPrefix(ci.Closing, "4003 ") {
-		t.Fatalf("slow reader: %+v", ci)
-	}
-	t.Logf("disconnected after %d saves of 64 KiB; queue high-water %d", saves, ci.QueueMax)
+	t.Logf("disconnected after %d saves of 64 KiB and %d pings", saves, pings)
 
 	// Reading again, the client gets what was on the wire, then the close
 	// with its cursor.
@@ -410,7 +432,7 @@ func TestRequestErrors(t *testing.T) {
 	}
 	// Invalid document: a block without an id. Nothing is stored.
 	_, err = a.SaveMessage(ctx, &syncproto.Save{Doc: "d1", BaseSeq: snap.Seq,
-		Changes: []repo.DraftChange{upsert("p9", "fine"), {Op: "upsert", Block: &flowdoc.Block{Type: flowdoc.Paragraph}}}})
+		Changes: []syncproto.Change{upsert("p9", "fine"), {Op: "upsert", Block: &flowdoc.Block{Type: flowdoc.Paragraph}}}})
 	var re *syncproto.RemoteError
 	if !errors.As(err, &re) || re.Code != syncproto.CodeInvalid || len(re.Problems) == 0 || re.Problems[0].Path == "" {
 		t.Fatalf("invalid save: %+v", err)
@@ -418,7 +440,7 @@ func TestRequestErrors(t *testing.T) {
 	if d, _ := e.Repo.Draft(ctx, "d1"); d.Seq != snap.Seq || len(d.Body.Blocks) != 3 {
 		t.Fatalf("an invalid save changed the draft: seq %d, %d blocks", d.Seq, len(d.Body.Blocks))
 	}
-	if _, err := a.SaveMessage(ctx, &syncproto.Save{Doc: "d1", BaseSeq: snap.Seq, Changes: []repo.DraftChange{{Op: "explode", BlockID: "p1"}}}); code(err) != syncproto.CodeInvalid {
+	if _, err := a.SaveMessage(ctx, &syncproto.Save{Doc: "d1", BaseSeq: snap.Seq, Changes: []syncproto.Change{{Op: "explode", BlockID: "p1"}}}); code(err) != syncproto.CodeInvalid {
 		t.Errorf("unknown op: %v", err)
 	}
 	if _, err := a.Subscribe(ctx, "doc:d2", nil); code(err) != syncproto.CodeNotFound {
@@ -507,7 +529,7 @@ func TestResyncWhileOpen(t *testing.T) {
 	if err := e.Trim("doc:d1", snap.Cursor+2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Repo.SaveDraft(ctx, repo.SaveParams{Doc: "d1", Actor: "alice", BaseSeq: snap.Seq, Changes: []repo.DraftChange{upsert("p1", "elsewhere")}}); err != nil {
+	if _, err := (syncrepo.Docs{Content: e.Repo}).SaveDraft(ctx, syncproto.SaveParams{Doc: "d1", Actor: "alice", BaseSeq: snap.Seq, Changes: []syncproto.Change{upsert("p1", "elsewhere")}}); err != nil {
 		t.Fatal(err)
 	}
 	select {

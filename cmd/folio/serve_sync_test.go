@@ -60,7 +60,7 @@ func TestSIGTERMWithEditors(t *testing.T) {
 			seq := snap.Seq
 			for i := 0; ; i++ {
 				b := flowdoc.Block{ID: "p1", Type: flowdoc.Paragraph, RichText: []flowdoc.Run{{Text: fmt.Sprintf("editor %d keystroke %d", k, i)}}}
-				ack, err := c.Save(ctx, doc, seq, repo.DraftChange{Op: "upsert", Block: &b})
+				ack, err := c.Save(ctx, doc, seq, syncproto.Change{Op: "upsert", Block: &b})
 				if err != nil {
 					<-c.Done()
 					errors.As(c.Err(), &results[k].close)

@@ -13,7 +13,6 @@ import (
 	"github.com/foliodev/folio/internal/bounded"
 	"github.com/foliodev/folio/internal/bounded/boundedtest"
 	"github.com/foliodev/folio/internal/kv"
-	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/objstore"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/vmihailenco/msgpack/v5"
@@ -242,7 +241,7 @@ func TestCostCoversDecoding(t *testing.T) {
 	}
 	o := sampleOuter()
 	save := &syncproto.Save{Envelope: syncproto.Envelope{Type: syncproto.TypeSave, ID: "1"}, Doc: "d", BaseSeq: 3,
-		Changes: []repo.DraftChange{{Op: "upsert", Block: &o.Blocks[0]}, {Op: "delete", BlockID: "x"}}, Body: &flowdoc.Document{Blocks: o.Blocks}}
+		Changes: []syncproto.Change{{Op: "upsert", Block: &o.Blocks[0]}, {Op: "delete", BlockID: "x"}}, Body: &flowdoc.Document{Blocks: o.Blocks}}
 	targets := []target{
 		{"outer", "", func() any { return new(Outer) }, encode(t, o, "")},
 		{"outer/json", "json", func() any { return new(Outer) }, encode(t, o, "json")},

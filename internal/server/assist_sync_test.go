@@ -16,7 +16,6 @@ import (
 	"github.com/foliodev/folio/assistant"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/llm"
-	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
@@ -459,7 +458,7 @@ func TestAssistLiveInvalidationWebSocket(t *testing.T) {
 
 			// A save of its anchor block conflicts it at once.
 			p1 := para("p1", "In order to win, the whole team made a decision.")
-			if _, err := c.Save(ctx, doc, snap.Seq, repo.DraftChange{Op: repo.ChangeUpsert, Block: &p1}); err != nil {
+			if _, err := c.Save(ctx, doc, snap.Seq, syncproto.Change{Op: syncproto.OpUpsert, Block: &p1}); err != nil {
 				t.Fatal(err)
 			}
 			for _, e := range []*events{mine, other} {

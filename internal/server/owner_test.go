@@ -10,6 +10,7 @@ import (
 
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/server/syncrepo"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
@@ -134,7 +135,7 @@ func TestDeletedUsersDocumentsBelongToNobody(t *testing.T) {
 		t.Fatalf("stream: %v %v", evs, err)
 	}
 	last := evs[len(evs)-1]
-	data, err := syncproto.DecodeEvent(last)
+	data, err := syncrepo.Data(last)
 	oc, ok := data.(*syncproto.OwnerChanged)
 	if err != nil || last.Type != syncproto.TypeOwnerChanged || !ok || oc.From != oldID || oc.To != res.Owner ||
 		oc.ToName != "author-a" || oc.Actor != "root" || oc.Doc != d {

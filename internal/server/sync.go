@@ -8,6 +8,7 @@ import (
 
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/server/syncrepo"
 	"github.com/foliodev/folio/syncproto"
 )
 
@@ -64,8 +65,8 @@ func MountSync(d SyncDeps) (SyncService, error) {
 	r := s.Repo()
 	r.OnCheckpoint(func(v repo.VersionInfo) { m.Checkpoint(v.Reason) })
 	return syncproto.New(syncproto.Config{
-		Docs:              r,
-		Events:            syncproto.StoreEvents{Store: r.DB(), Hub: r.Hub()},
+		Docs:              syncrepo.Docs{Content: r},
+		Events:            syncrepo.Events{Store: r.DB(), Hub: r.Hub(), Logger: s.Logger().With("part", "sync")},
 		Auth:              syncAuth{s},
 		Access:            syncAuth{s},
 		Attrs:             syncAttrs{s},

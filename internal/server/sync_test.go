@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
-	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
 )
@@ -106,7 +105,7 @@ func TestSyncRevokeClosesLiveSessions(t *testing.T) {
 		t.Fatalf("backup token open: %v", err)
 	}
 	b := para("p1", "from a backup token")
-	if _, err := bk.Save(ctx, "d1", snap.Seq, repo.DraftChange{Op: "upsert", Block: &b}); err == nil || !strings.Contains(err.Error(), "read_only") {
+	if _, err := bk.Save(ctx, "d1", snap.Seq, syncproto.Change{Op: "upsert", Block: &b}); err == nil || !strings.Contains(err.Error(), "read_only") {
 		t.Fatalf("backup token save: %v", err)
 	}
 	// Deleting the user closes the rest of ann's sessions.
@@ -126,7 +125,7 @@ func TestSyncShutdownSealsAndClosesResumably(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := para("p1", "typed before shutdown")
-	ack, err := c.Save(ctx, "d1", snap.Seq, repo.DraftChange{Op: "upsert", Block: &b})
+	ack, err := c.Save(ctx, "d1", snap.Seq, syncproto.Change{Op: "upsert", Block: &b})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 )
 
@@ -249,8 +248,17 @@ func (c *Client) write(ctx context.Context, m syncproto.Message) error {
 		typ = websocket.MessageBinary
 	}
 	if err := c.ws.Write(ctx, typ, b); err != nil {
-		if e := c.Err(); e != nil {
-			return e
+		// A failed write means the connection is gone; the read loop is
+		// about to learn why (a close frame the server sent first, such
+		// as 4001 for a bad token). Report that rather than the write's
+		// own error.
+		t := time.NewTimer(2 * time.Second)
+		defer t.Stop()
+		select {
+		case <-c.done:
+			return c.closeErr
+		case <-ctx.Done():
+		case <-t.C:
 		}
 		return fmt.Errorf("client: send %s: %w", m.Env().Type, err)
 	}
@@ -323,7 +331,7 @@ func (c *Client) Leave(ctx context.Context, doc string) (*syncproto.Left, error)
 
 // Save saves block-level changes against baseSeq. A conflict is a
 // *ConflictError.
-func (c *Client) Save(ctx context.Context, doc string, baseSeq uint64, changes ...repo.DraftChange) (*syncproto.Ack, error) {
+func (c *Client) Save(ctx context.Context, doc string, baseSeq uint64, changes ...syncproto.Change) (*syncproto.Ack, error) {
 	return c.SaveMessage(ctx, &syncproto.Save{Doc: doc, BaseSeq: baseSeq, Changes: changes})
 }
 

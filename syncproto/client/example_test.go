@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
-	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
 	"github.com/foliodev/folio/syncproto/synctest"
@@ -52,7 +51,7 @@ func Example() {
 		panic(err)
 	}
 	b := flowdoc.Block{ID: "p1", Type: flowdoc.Paragraph, RichText: []flowdoc.Run{{Text: "Second draft"}}}
-	ack, err := other.Save(ctx, "notes", snap.Seq, repo.DraftChange{Op: "upsert", Block: &b})
+	ack, err := other.Save(ctx, "notes", snap.Seq, syncproto.Change{Op: "upsert", Block: &b})
 	if err != nil {
 		panic(err)
 	}

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
-	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
 )
@@ -338,7 +337,7 @@ func (ed *editor) loop(ctx context.Context, first time.Time, every time.Duration
 		}
 		b := flowdoc.Block{ID: ed.block, Type: flowdoc.Paragraph,
 			RichText: []flowdoc.Run{{Text: "Autosaved paragraph, revision " + strconv.Itoa(n) + ", of the load generator: a sentence or two of ordinary prose."}}}
-		ack, err := ed.c.Save(ctx, ed.doc, ed.seq, repo.DraftChange{Op: "upsert", Block: &b})
+		ack, err := ed.c.Save(ctx, ed.doc, ed.seq, syncproto.Change{Op: "upsert", Block: &b})
 		answered := time.Now()
 		if answered.After(warm) && answered.Before(end) && err == nil {
 			ed.received++

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/synctest"
 )
@@ -30,7 +29,7 @@ type slowDocs struct {
 	delay time.Duration
 }
 
-func (s slowDocs) SaveDraft(ctx context.Context, p repo.SaveParams) (repo.SaveResult, error) {
+func (s slowDocs) SaveDraft(ctx context.Context, p syncproto.SaveParams) (syncproto.SaveResult, error) {
 	time.Sleep(s.delay)
 	return s.Docs.SaveDraft(ctx, p)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/server/syncrepo"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/syncproto"
 )
@@ -31,8 +32,6 @@ type Env struct {
 
 	ownDir bool // Close removes Dir
 }
-
-var _ syncproto.Docs = (*repo.Repo)(nil)
 
 // Options configure Start.
 type Options struct {
@@ -69,7 +68,7 @@ func Start(o Options) (*Env, error) {
 	}
 	e.Repo = r
 	e.Access = &Access{Repo: r}
-	cfg := syncproto.Config{Docs: r, Events: e.Events(), Auth: e.Auth, Access: e.Access}
+	cfg := syncproto.Config{Docs: syncrepo.Docs{Content: r}, Events: e.Events(), Auth: e.Auth, Access: e.Access}
 	if o.Configure != nil {
 		o.Configure(&cfg)
 	}
@@ -93,7 +92,7 @@ func (e *Env) cleanup() {
 
 // Events returns the stream reader of the repository.
 func (e *Env) Events() syncproto.Events {
-	return syncproto.StoreEvents{Store: e.Repo.DB(), Hub: e.Repo.Hub()}
+	return syncrepo.Events{Store: e.Repo.DB(), Hub: e.Repo.Hub()}
 }
 
 // Close shuts the server down gracefully, closes the repository and
