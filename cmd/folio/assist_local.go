@@ -36,7 +36,7 @@ func newAssistant(ctx context.Context, r *repo.Repo, fc *config.Config, ledger *
 	if ps != nil {
 		// The generation task runs on the same runner and learns from the
 		// decisions the assistant records.
-		ps.svc.Register(runner, ps.src, svc.LearningReader(), task.KindOptions{})
+		ps.svc.Register(runner, ps.taskSources(), svc.LearningReader(), task.KindOptions{})
 	}
 	return runner, svc, nil
 }
