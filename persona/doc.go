@@ -22,7 +22,9 @@
 // send_private_to_provider (private_source_blocked), leaves private
 // sources out of memory without [privacy] private_memory (noted in the
 // version), builds the enabled components in order from the pinned
-// versions only, checks that no source moved meanwhile (source_changed, a
+// versions only (the style profile with a Describer's prose beside its
+// evidence when one is set, UseDescriber; a failed description is a
+// note, not a failure), checks that no source moved meanwhile (source_changed, a
 // conflict) and activates everything in one synced batch. Any failure
 // before that batch writes nothing, so the previous version stays active;
 // a crash is the same.

@@ -38,6 +38,8 @@ type GenerateRequest struct {
 	// Key makes the generation idempotent (the durable task's id): a
 	// repeat returns the version the first one made.
 	Key string
+	// Attempt is the task's attempt (for the prose's usage accounting).
+	Attempt int
 }
 
 // MaxKeyLen bounds an idempotency key.
@@ -50,7 +52,8 @@ const MaxKeyLen = 128
 //     send_private_to_provider (private_source_blocked), and feeds
 //     memory only with private_memory as well (a note says so);
 //  2. build, in order, from the pinned versions only: the style profile
-//     (always), the learning snapshot (when [persona] learning is on;
+//     (always; with a Describer's prose beside it when one is set and
+//     its provider is not the local one), the learning snapshot (when [persona] learning is on;
 //     from the observations obs reads, nil meaning none), the memory
 //     snapshot (when [persona] memory is on; per-user observations of a
 //     source version are read from the store or extracted once and
@@ -127,6 +130,13 @@ func (s *Service) Generate(ctx context.Context, req GenerateRequest, src Sources
 	profile, err := style.Build(docs)
 	if err != nil {
 		return Version{}, errs.Wrap(errs.Invalid, fmt.Errorf("persona: style profile: %w", err))
+	}
+	profile, note, err := s.describe(ctx, DescribeRequest{User: p.User, Persona: p.ID, Key: req.Key, Attempt: req.Attempt}, profile)
+	if err != nil {
+		return Version{}, err
+	}
+	if note != "" {
+		notes = append(notes, note)
 	}
 	v := Version{Persona: p.ID, User: p.User, Seq: p.Versions + 1, Sources: pins, Learner: style.LearnerVersion, Notes: notes,
 		Key: req.Key, Created: s.now().UnixMilli()}

@@ -136,6 +136,9 @@ type Service struct {
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
 
+	// describer adds the style profile's prose (nil: none).
+	describer Describer
+
 	// testHook, when set, runs at each stage of Generate; an error fails
 	// the generation there (fault injection in tests).
 	testHook func(stage string) error

@@ -83,7 +83,7 @@ func (s *Service) Register(r *task.Runner, src Sources, obs learning.Reader, o t
 		if err := kv.Unmarshal(t.Payload, &pl); err != nil {
 			return task.Permanent(errs.E(errs.Corrupt, "persona: task %s payload: %w", t.ID, err))
 		}
-		_, err := s.Generate(ctx, GenerateRequest{User: pl.User, Persona: pl.Persona, Key: t.ID.String()}, src, obs)
+		_, err := s.Generate(ctx, GenerateRequest{User: pl.User, Persona: pl.Persona, Key: t.ID.String(), Attempt: t.Attempt}, src, obs)
 		return classify(err)
 	}, o)
 }

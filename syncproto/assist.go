@@ -117,6 +117,81 @@ type PresetPin struct {
 	Name      string `json:"name,omitempty"`
 }
 
+// PersonaPin is what a persona run pinned (personalization "persona"):
+// the persona's active version (Version its id, Seq its number), the
+// ids of the components it used (Style, Learning and its active rules
+// LearningRules, Memory; each absent when its switch is off), the
+// memory items given to the model (MemoryKeys, in rank order, of
+// MemoryMatched that matched the query; MemoryWithheld left out as
+// private) and up to 3 reference articles, each pinned by version. The
+// names are the HTTP API's (docs/api.md).
+type PersonaPin struct {
+	ID             string         `json:"id"`
+	Name           string         `json:"name"`
+	Version        string         `json:"version"`
+	Seq            int            `json:"seq"`
+	Style          string         `json:"style,omitempty"`
+	Learning       string         `json:"learning,omitempty"`
+	LearningRules  []string       `json:"learningRules,omitempty"`
+	Memory         string         `json:"memory,omitempty"`
+	MemoryKeys     []string       `json:"memoryKeys,omitempty"`
+	MemoryMatched  uint64         `json:"memoryMatched,omitempty"`
+	MemoryWithheld int            `json:"memoryWithheld,omitempty"`
+	References     []ReferencePin `json:"references,omitempty"`
+}
+
+// ReferencePin is a reference article as a persona run pinned it: the
+// document, its published version (content id Version, label Label),
+// its title, and its rank's score with the reasons.
+type ReferencePin struct {
+	Doc     string   `json:"doc"`
+	Version string   `json:"version"`
+	Label   string   `json:"label"`
+	Title   string   `json:"title"`
+	Score   float64  `json:"score"`
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// RunGrounding is a persona run's grounding verdict: Pass, whether the
+// first answer was Retried with its unsupported claims named
+// (RetryClaims), the first-person claims Checked, those of the last
+// answer nothing supports (Claims), the memory items given to the model
+// (MemoryProvided) and the keys of those a claim used (UsedMemory), and
+// the number of reference articles: the assistant message's
+// "自动参考 N 篇 · 使用 Memory N 条".
+type RunGrounding struct {
+	Pass           bool             `json:"pass"`
+	Retried        bool             `json:"retried,omitempty"`
+	Checked        int              `json:"checked"`
+	Claims         []GroundingClaim `json:"claims,omitempty"`
+	RetryClaims    []GroundingClaim `json:"retryClaims,omitempty"`
+	MemoryProvided int              `json:"memoryProvided"`
+	UsedMemory     []string         `json:"usedMemory,omitempty"`
+	References     int              `json:"references"`
+}
+
+// GroundingClaim is a first-person claim of an answer: its sentence, its
+// fact type (identity, work, education, birth, residence, event,
+// quantity) and the anchors nothing supports ("time 2020", "place 上海").
+type GroundingClaim struct {
+	Text        string   `json:"text"`
+	Kind        string   `json:"kind"`
+	Unsupported []string `json:"unsupported,omitempty"`
+}
+
+// Closeness is how close a persona run's suggestion writes to the
+// persona's style profile: Burrows' Delta over function words (0 is the
+// author's centre, about 1 one standard deviation away), the share of
+// the author's own sources at least as far (Percentile; -1 without
+// calibration), the words measured and whether that is enough to rely
+// on.
+type Closeness struct {
+	Delta      float64 `json:"delta"`
+	Percentile float64 `json:"percentile"`
+	Units      int     `json:"units"`
+	Reliable   bool    `json:"reliable"`
+}
+
 // RunFailure is why a run failed (or its last attempt did): a stable
 // code and a message for people.
 type RunFailure struct {
@@ -126,33 +201,36 @@ type RunFailure struct {
 
 // RunInfo is a run as a client sees it. State is queued, running,
 // succeeded, failed or cancelled; Personalization none, writing_preset,
-// editing_preset or persona, with the pinned Preset; Base is the label of
+// editing_preset or persona, with the pinned Preset or Persona (and, once
+// a persona run's answer was checked, its Grounding); Base is the label of
 // the baseline version; Outcome (suggestion or no_change), Summary and
 // Suggestion are set once it succeeded. Times are Unix ms.
 type RunInfo struct {
-	ID              string      `json:"id"`
-	Doc             string      `json:"doc"`
-	Session         string      `json:"session"`
-	State           string      `json:"state"`
-	Scope           AssistScope `json:"scope"`
-	Instruction     string      `json:"instruction"`
-	Personalization string      `json:"personalization"`
-	Preset          *PresetPin  `json:"preset,omitempty"`
-	Base            string      `json:"base"`
-	Attempts        int         `json:"attempts"`
-	Retries         int         `json:"retries,omitempty"`
-	Recoveries      int         `json:"recoveries,omitempty"`
-	CancelRequested bool        `json:"cancelRequested,omitempty"`
-	Provider        string      `json:"provider,omitempty"`
-	Model           string      `json:"model,omitempty"`
-	PromptHash      string      `json:"promptHash,omitempty"`
-	Outcome         string      `json:"outcome,omitempty"`
-	Summary         string      `json:"summary,omitempty"`
-	Suggestion      string      `json:"suggestion,omitempty"`
-	Error           *RunFailure `json:"error,omitempty"`
-	Created         int64       `json:"created"`
-	Started         int64       `json:"started,omitempty"`
-	Finished        int64       `json:"finished,omitempty"`
+	ID              string        `json:"id"`
+	Doc             string        `json:"doc"`
+	Session         string        `json:"session"`
+	State           string        `json:"state"`
+	Scope           AssistScope   `json:"scope"`
+	Instruction     string        `json:"instruction"`
+	Personalization string        `json:"personalization"`
+	Preset          *PresetPin    `json:"preset,omitempty"`
+	Persona         *PersonaPin   `json:"persona,omitempty"`
+	Grounding       *RunGrounding `json:"grounding,omitempty"`
+	Base            string        `json:"base"`
+	Attempts        int           `json:"attempts"`
+	Retries         int           `json:"retries,omitempty"`
+	Recoveries      int           `json:"recoveries,omitempty"`
+	CancelRequested bool          `json:"cancelRequested,omitempty"`
+	Provider        string        `json:"provider,omitempty"`
+	Model           string        `json:"model,omitempty"`
+	PromptHash      string        `json:"promptHash,omitempty"`
+	Outcome         string        `json:"outcome,omitempty"`
+	Summary         string        `json:"summary,omitempty"`
+	Suggestion      string        `json:"suggestion,omitempty"`
+	Error           *RunFailure   `json:"error,omitempty"`
+	Created         int64         `json:"created"`
+	Started         int64         `json:"started,omitempty"`
+	Finished        int64         `json:"finished,omitempty"`
 }
 
 // AssistCancel cancels run Run: a queued run ends cancelled at once, a
@@ -181,7 +259,8 @@ type SuggestionConflict struct {
 // SuggestionInfo is a suggestion: operations (docs/flowdoc.md) against
 // the baseline version Base. Status is pending, accepted, rejected or
 // conflicted; Deletes says an accept needs confirmDelete; Version is the
-// label an accept created.
+// label an accept created. Closeness is set on a persona run's
+// suggestion.
 type SuggestionInfo struct {
 	ID           string              `json:"id"`
 	Doc          string              `json:"doc"`
@@ -199,6 +278,7 @@ type SuggestionInfo struct {
 	Version      string              `json:"version,omitempty"`
 	Conflict     *SuggestionConflict `json:"conflict,omitempty"`
 	RejectReason string              `json:"rejectReason,omitempty"`
+	Closeness    *Closeness          `json:"closeness,omitempty"`
 }
 
 // SuggestionPreview asks for suggestion Suggestion materialized against
@@ -361,7 +441,8 @@ type SuggestionEventData struct {
 type Assistant interface {
 	// Assist stores and queues a request on req.Doc; the model works
 	// after it returns. Errors: personalization_conflict,
-	// persona_unavailable, preset_archived, assistant_disabled, the
+	// persona_unavailable, persona_disabled, persona_not_generated,
+	// private_source_blocked, preset_archived, assistant_disabled, the
 	// writing quota's codes, invalid (scope, instruction, key).
 	Assist(ctx context.Context, p Principal, req *AssistRequest) (AssistQueued, error)
 	// CancelRun cancels a run and returns it as it then stands.

@@ -29,7 +29,25 @@ func assistSamples() []syncproto.Message {
 	cand := flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{after}}
 	session := syncproto.SessionInfo{ID: "c8n2k4", Doc: "d1", Created: 1767225500000, Updated: 1767225602100, Messages: 2}
 	second := syncproto.SessionInfo{ID: "c2r9w6", Doc: "d1", Title: "intro", Created: 1767225700000, Updated: 1767225700000}
+	personaRun := syncproto.RunInfo{ID: "r4pm8c", Doc: "d1", Session: "c8n2k4", State: "succeeded", Scope: scope,
+		Instruction: "用我的口吻改写", Personalization: "persona",
+		Persona: &syncproto.PersonaPin{ID: "pnb3kq7xw2m5r8t4ay", Name: "博客", Version: "pnb3kq7xw2m5r8t4ay-v2", Seq: 2,
+			Style: "sp3f0c9a1b7e2d4c6a8b0e1f2a", Memory: "ms7d2e4f6a8b0c1d3e5f7a9b1c", MemoryKeys: []string{"mi4be07c91d2a6f3e58b0c", "mi9a13f6d0c4b7e28a5d1f"}, MemoryMatched: 9,
+			References: []syncproto.ReferencePin{{Doc: "d7", Version: "9c4e1a7b3d5f8e2c6a0b4d8f1e3a5c7b9d2f4e6a8c0b1d3f5e7a9c2b4d6f8e0a", Label: "v2.r0",
+				Title: "加入星火的第一年", Score: 2.5, Reasons: []string{"same category", "shared tags: 搜索"}}}},
+		Grounding: &syncproto.RunGrounding{Pass: true, Checked: 2, MemoryProvided: 2, UsedMemory: []string{"mi4be07c91d2a6f3e58b0c"}, References: 1},
+		Base:      "v1.r4", Attempts: 1, Provider: "openai", Model: "gpt-4.1-mini",
+		PromptHash: "7a1c3e5f7b9d0e2f4a6c8e0b2d4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e6b8d0f", Outcome: "suggestion",
+		Summary: "用作者的口吻改写", Suggestion: "s2vn6h", Created: 1767225801000, Started: 1767225801040, Finished: 1767225803900}
+	personaSugg := syncproto.SuggestionInfo{ID: "s2vn6h", Doc: "d1", Run: "r4pm8c", Session: "c8n2k4", Status: "rejected", Scope: scope,
+		Base: "v1.r4", Ops: []flowdoc.Op{{Op: flowdoc.ReplaceBlock, BlockID: "p3", Block: &after}}, Summary: "用作者的口吻改写",
+		Created: 1767225803900, Decided: 1767225840000, DecidedBy: "author-a",
+		Closeness: &syncproto.Closeness{Delta: 0.82, Percentile: 0.6, Units: 212, Reliable: true}}
 	return []syncproto.Message{
+		&syncproto.AssistRequest{Envelope: syncproto.Envelope{ID: "30"}, Doc: "d1", Scope: scope, Instruction: "用我的口吻改写",
+			Persona: "pnb3kq7xw2m5r8t4ay"},
+		&syncproto.AssistCancelDone{Envelope: syncproto.Envelope{ID: "31"}, Run: personaRun},
+		&syncproto.SuggestionRejectDone{Envelope: syncproto.Envelope{ID: "32"}, Suggestion: personaSugg},
 		&syncproto.AssistRequest{Envelope: syncproto.Envelope{ID: "20"}, Doc: "d1", Scope: scope, EditingPreset: "six-rules",
 			IdempotencyKey: "req-7f3a"},
 		&syncproto.AssistRequest{Envelope: syncproto.Envelope{ID: "21"}, Doc: "d1",

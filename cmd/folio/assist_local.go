@@ -36,7 +36,10 @@ func newAssistant(ctx context.Context, r *repo.Repo, fc *config.Config, ledger *
 	if ps != nil {
 		// The generation task runs on the same runner and learns from the
 		// decisions the assistant records.
-		ps.svc.Register(runner, ps.src, svc.LearningReader(), task.KindOptions{})
+		ps.svc.Register(runner, ps.taskSources(), svc.LearningReader(), task.KindOptions{})
+		// The writing provider, when it is not the local one, adds prose
+		// to each new style profile.
+		ps.svc.UseDescriber(svc.StyleProse())
 	}
 	return runner, svc, nil
 }

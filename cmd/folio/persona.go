@@ -333,6 +333,9 @@ func personaStyleAction(c *cli.Context, a []string, format string, b backend) er
 	w, p := c.App.Writer, ps.Profile
 	fmt.Fprintf(w, "style profile %s of persona %s version %d (learner %s)\n", ps.Version.Style, ps.Version.Persona, ps.Version.Seq, p.Learner)
 	fmt.Fprintf(w, "summary: %s\n", p.Summary)
+	if pr := p.Prose; pr != nil {
+		fmt.Fprintf(w, "prose (%s %s, %s): %s\n", pr.Provider, pr.Model, pr.Prompt, pr.Summary)
+	}
 	for _, d := range p.Dimensions {
 		fmt.Fprintf(w, "\n%s\n", d.Name)
 		for _, f := range d.Features {

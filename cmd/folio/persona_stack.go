@@ -22,6 +22,19 @@ type personaStack struct {
 	src *content.Sources
 }
 
+// generationSources, when set, wraps what the generation task reads
+// sources through; nil leaves them as they are. The daemon tests set it
+// to hold a generation in flight.
+var generationSources func(persona.Sources) persona.Sources
+
+// taskSources is what the generation task reads sources through.
+func (ps *personaStack) taskSources() persona.Sources {
+	if generationSources != nil {
+		return generationSources(ps.src)
+	}
+	return ps.src
+}
+
 // indexDir is the memory index's directory beside the store.
 func indexDir(dataDir string) string { return filepath.Join(dataDir, "index") }
 

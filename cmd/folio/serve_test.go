@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 		if trigger := os.Getenv("FOLIO_TEST_DISK_FAULT"); trigger != "" {
 			storeFS = syncFailsOnTrigger(trigger)
 		}
+		if dir := os.Getenv("FOLIO_TEST_PERSONA_HOLD"); dir != "" {
+			generationSources = holdSources(dir)
+		}
 		main()
 		os.Exit(0)
 	}

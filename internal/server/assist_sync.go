@@ -202,8 +202,38 @@ func runInfo(r assistant.Run) syncproto.RunInfo {
 	if pin := r.Personalization.Preset; pin != nil {
 		out.Preset = &syncproto.PresetPin{Type: string(pin.Type), ID: pin.ID, VersionID: pin.VersionID, Number: pin.Number, Name: pin.Name}
 	}
+	if pin := r.Personalization.Persona; pin != nil {
+		out.Persona = wirePersona(pin)
+	}
+	if g := r.Grounding; g != nil {
+		out.Grounding = &syncproto.RunGrounding{Pass: g.Pass, Retried: g.Retried, Checked: g.Checked,
+			Claims: wireClaims(g.Claims), RetryClaims: wireClaims(g.RetryClaims), MemoryProvided: g.MemoryProvided,
+			UsedMemory: g.UsedMemory, References: g.References}
+	}
 	if r.Error != nil {
 		out.Error = &syncproto.RunFailure{Code: r.Error.Code, Message: r.Error.Message}
+	}
+	return out
+}
+
+func wirePersona(p *assistant.PersonaPin) *syncproto.PersonaPin {
+	out := &syncproto.PersonaPin{ID: p.ID, Name: p.Name, Version: p.Version, Seq: p.Seq, Style: p.Style,
+		Learning: p.Learning, LearningRules: p.LearningRules, Memory: p.Memory, MemoryKeys: p.MemoryKeys,
+		MemoryMatched: p.MemoryMatched, MemoryWithheld: p.MemoryWithheld}
+	for _, ref := range p.References {
+		out.References = append(out.References, syncproto.ReferencePin{Doc: ref.Doc, Version: ref.Version.String(),
+			Label: ref.Label, Title: ref.Title, Score: ref.Score, Reasons: ref.Reasons})
+	}
+	return out
+}
+
+func wireClaims(cs []assistant.GroundingClaim) []syncproto.GroundingClaim {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]syncproto.GroundingClaim, len(cs))
+	for i, c := range cs {
+		out[i] = syncproto.GroundingClaim{Text: c.Text, Kind: c.Kind, Unsupported: c.Unsupported}
 	}
 	return out
 }
@@ -214,6 +244,9 @@ func suggestionInfo(sg assistant.Suggestion) syncproto.SuggestionInfo {
 		Created: sg.Created, Decided: sg.Decided, DecidedBy: sg.DecidedBy, Version: sg.Version, RejectReason: sg.RejectReason}
 	if c := sg.Conflict; c != nil {
 		out.Conflict = &syncproto.SuggestionConflict{Reason: c.Reason, Blocks: c.Blocks, By: c.By}
+	}
+	if c := sg.Closeness; c != nil {
+		out.Closeness = &syncproto.Closeness{Delta: c.Delta, Percentile: c.Percentile, Units: c.Units, Reliable: c.Reliable}
 	}
 	return out
 }

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -16,7 +18,9 @@ import (
 	"github.com/foliodev/folio/assistant"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/llm"
+	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/stream"
+	"github.com/foliodev/folio/persona"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
 )
@@ -762,4 +766,104 @@ func TestAssistWebSocketRunEnds(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A persona run over the socket shows what it pinned and how it was
+// grounded, exactly as the HTTP API shows it: the queued run carries the
+// persona's id and version, the memory keys and the references; the
+// finished run its grounding verdict with the memory provided and used
+// and the reference count; its suggestion the Burrows' Delta closeness.
+// The persona is created, published from and generated through the
+// daemon's own endpoints and task, in both codecs.
+func TestAssistWebSocketPersonaRun(t *testing.T) {
+	answer := `{"summary":"rewritten","ops":[{"op":"replace_block","blockId":"p1","block":{"type":"paragraph","richText":[{"text":"2019年我加入了星火公司，负责搜索。"}]}}]}`
+	ae := newSyncAssistEnv(t, assistOpts{personas: true, writing: func(llm.Provider) llm.Provider { return fixedModel{answer} }})
+	ctx := context.Background()
+	source := func(title string, paras ...string) string {
+		var blocks []flowdoc.Block
+		for i, p := range paras {
+			blocks = append(blocks, para(fmt.Sprintf("s%d", i), p))
+		}
+		var v repo.VersionInfo
+		ae.ok("POST", "/v1/docs", ae.a, CreateRequest{Attrs: flowdoc.Attributes{Title: title}, Body: doc(blocks...)}, &v)
+		ae.ok("POST", "/v1/docs/"+v.Doc+"/publish", ae.a, nil, nil)
+		return v.Doc
+	}
+	src := source("加入星火", "我在2019年加入了星火公司，负责搜索。", "后来我在杭州住了五年。")
+	source("星火公司的搜索", "星火公司的搜索团队很小。")
+	var p persona.Persona
+	ae.ok("POST", "/v1/personas", ae.a, PersonaRequest{Name: "博客", Sources: []string{src}}, &p)
+	var job persona.Job
+	ae.ok("POST", "/v1/personas/"+p.ID+"/generate", ae.a, nil, &job)
+	if job, err := ae.personas.WaitJob(ctx, job.User, job.Task); err != nil || job.Version != 1 {
+		t.Fatalf("generation: %+v %v", job, err)
+	}
+	var draft repo.VersionInfo
+	ae.ok("POST", "/v1/docs", ae.a, CreateRequest{Attrs: flowdoc.Attributes{Title: "我的工作"},
+		Body: doc(para("p1", "这一段写我的工作经历。"), para("p2", "下一段写我的爱好。"))}, &draft)
+
+	// asJSON is v's JSON form, to compare the socket's fields with the
+	// HTTP API's by name and value.
+	asJSON := func(v any) string {
+		t.Helper()
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, codec := range codecs {
+		t.Run(codec, func(t *testing.T) {
+			c := ae.dial(ae.a, codec, nil)
+			q := request[*syncproto.AssistQueued](t, c, &syncproto.AssistRequest{Doc: draft.Doc, Scope: blockScope("p1"),
+				Instruction: "用我的口吻写我在星火公司的经历", Persona: p.ID})
+			pin := q.Run.Persona
+			if q.Run.Personalization != "persona" || pin == nil || pin.ID != p.ID || pin.Seq != 1 || pin.Version != p.ID+"-v1" ||
+				pin.Style == "" || pin.Memory == "" || len(pin.MemoryKeys) == 0 || len(pin.References) != 2 {
+				t.Fatalf("queued run's persona %+v", pin)
+			}
+			if q.Run.Grounding != nil {
+				t.Fatalf("grounding before the run: %+v", q.Run.Grounding)
+			}
+			if _, err := ae.svc.WaitRun(ctx, q.Run.ID); err != nil {
+				t.Fatal(err)
+			}
+			// assist.cancel answers a finished run as it is.
+			run := request[*syncproto.AssistCancelDone](t, c, &syncproto.AssistCancel{Run: q.Run.ID}).Run
+			g := run.Grounding
+			if run.State != "succeeded" || run.Suggestion == "" || g == nil || !g.Pass || g.Retried ||
+				g.MemoryProvided != len(pin.MemoryKeys) || len(g.UsedMemory) != 1 || g.References != 2 {
+				t.Fatalf("finished run %s %+v: grounding %+v", run.State, run.Error, g)
+			}
+			var viaHTTP assistant.Run
+			ae.ok("GET", "/v1/runs/"+run.ID, ae.a, nil, &viaHTTP)
+			if got, want := asJSON(run.Persona), asJSON(viaHTTP.Personalization.Persona); got != want {
+				t.Errorf("persona over the socket:\n%s\nover HTTP:\n%s", got, want)
+			}
+			if got, want := asJSON(run.Grounding), asJSON(viaHTTP.Grounding); got != want {
+				t.Errorf("grounding over the socket:\n%s\nover HTTP:\n%s", got, want)
+			}
+			pv := request[*syncproto.SuggestionPreviewDone](t, c, &syncproto.SuggestionPreview{Suggestion: run.Suggestion})
+			var sg assistant.Suggestion
+			ae.ok("GET", "/v1/suggestions/"+run.Suggestion, ae.a, nil, &sg)
+			if pv.Suggestion.Closeness == nil || pv.Suggestion.Closeness.Units == 0 ||
+				asJSON(pv.Suggestion.Closeness) != asJSON(sg.Closeness) {
+				t.Errorf("closeness over the socket %+v, over HTTP %+v", pv.Suggestion.Closeness, sg.Closeness)
+			}
+		})
+	}
+	// A run without a persona shows none of it.
+	c := ae.dial(ae.a, syncproto.SubprotocolJSON, nil)
+	q := request[*syncproto.AssistQueued](t, c, &syncproto.AssistRequest{Doc: draft.Doc, Scope: blockScope("p1"), Instruction: "更简洁"})
+	if _, err := ae.svc.WaitRun(ctx, q.Run.ID); err != nil {
+		t.Fatal(err)
+	}
+	run := request[*syncproto.AssistCancelDone](t, c, &syncproto.AssistCancel{Run: q.Run.ID}).Run
+	if run.State != "succeeded" || run.Persona != nil || run.Grounding != nil || run.Personalization != "none" {
+		t.Fatalf("a run without persona: %+v", run)
+	}
+	pv := request[*syncproto.SuggestionPreviewDone](t, c, &syncproto.SuggestionPreview{Suggestion: run.Suggestion})
+	if pv.Suggestion.Closeness != nil {
+		t.Errorf("closeness without persona: %+v", pv.Suggestion.Closeness)
+	}
 }

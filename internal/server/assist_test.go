@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,15 +20,19 @@ import (
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/internal/task"
+	"github.com/foliodev/folio/persona"
+	"github.com/foliodev/folio/persona/content"
+	"github.com/foliodev/folio/persona/index"
 )
 
 // assistEnv is a server with the writing assistant on the offline local
 // provider (the embedded default), and two authors.
 type assistEnv struct {
 	*env
-	runner *task.Runner
-	svc    *assistant.Service
-	a, b   string // tokens of author-a and author-b
+	runner   *task.Runner
+	svc      *assistant.Service
+	personas *persona.Service // with assistOpts.personas
+	a, b     string           // tokens of author-a and author-b
 }
 
 type assistOpts struct {
@@ -40,6 +45,9 @@ type assistOpts struct {
 	writing func(llm.Provider) llm.Provider
 	// messagesPerSecond, when set, is the sync connections' rate limit.
 	messagesPerSecond float64
+	// personas mounts the persona service (every component on) with its
+	// memory index, generation task and /v1/personas, as the daemon does.
+	personas bool
 }
 
 func newAssistEnv(t testing.TB, o assistOpts) *assistEnv {
@@ -79,10 +87,25 @@ func newAssistEnv(t testing.TB, o assistOpts) *assistEnv {
 			}
 			gw = assistant.New(routes, ledger, nil)
 		}
-		svc, err := assistant.NewService(context.Background(), assistant.Options{Repo: r, Runner: runner, Gateway: gw,
-			Ledger: ledger, Switches: fc.Assistant})
+		opts := assistant.Options{Repo: r, Runner: runner, Gateway: gw, Ledger: ledger, Switches: fc.Assistant}
+		var idx *index.Index
+		var src *content.Sources
+		if o.personas {
+			idx, err = index.Open(context.Background(), r.DB(), filepath.Join(t.TempDir(), "index"), persona.IndexSource(), index.Options{Manual: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			src = content.New(r, nil)
+			ae.personas = persona.New(r.DB(), idx, persona.Switches{Enabled: true, Style: true, Learning: true, Memory: true}, persona.Options{})
+			opts.Personas, opts.References = ae.personas, src
+			cfg.Personas, cfg.PersonaSources, cfg.MemoryIndex = ae.personas, src, idx
+		}
+		svc, err := assistant.NewService(context.Background(), opts)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if o.personas {
+			ae.personas.Register(runner, src, svc.LearningReader(), task.KindOptions{})
 		}
 		if !o.noStart {
 			if err := runner.Start(context.Background()); err != nil {
@@ -93,6 +116,9 @@ func newAssistEnv(t testing.TB, o assistOpts) *assistEnv {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			runner.Close(ctx)
+			if idx != nil {
+				idx.Close(ctx)
+			}
 		})
 		cfg.Assistant, cfg.MaxStream = svc, o.maxStream
 		if o.realSync {

@@ -22,9 +22,11 @@
 // block, whose fingerprint is the body fingerprint's first 16 digits).
 //
 // The learner (LearnerVersion) is the deterministic local analysis; a
-// model provider may add Prose later — a separate optional field that
-// can rephrase the summary and explain rules by id, but has no place for
-// evidence, so adding prose never removes or replaces any. Validate
+// model provider may add Prose (generation asks the writing provider
+// when it is not the local one: package persona's Describer) — a
+// separate optional field that can rephrase the summary and explain
+// rules by id, but has no place for evidence, so adding prose never
+// removes or replaces any. Validate
 // checks that every claim has evidence from a pinned source.
 //
 // The function-word lists are embedded (data/function_en.txt,
