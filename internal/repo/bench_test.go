@@ -91,7 +91,7 @@ func BenchmarkSealedSave200(b *testing.B) {
 			blk := para(fmt.Sprintf("b%d", (i*7+k*31)%200), fmt.Sprintf("edit %d.%d of a paragraph that is about a hundred bytes long, like the ones in the history bench", i, k))
 			ch = append(ch, DraftChange{Op: ChangeUpsert, Block: &blk})
 		}
-		res, err := r.SaveDraft(ctx, SaveParams{Doc: doc, BaseSeq: seq, Changes: ch, Seal: objstore.ReasonIdle})
+		res, err := r.SaveDraft(ctx, SaveParams{Doc: doc, BaseSeq: seq, Changes: ch, Seal: objstore.ReasonManual})
 		if err != nil || res.Version == nil {
 			b.Fatal(err)
 		}
