@@ -2,8 +2,6 @@ package syncproto_test
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -14,7 +12,10 @@ import (
 // written from docs/protocol.md and the Go client does not drag the
 // storage engine along.
 func TestProtocolImportsNoStorage(t *testing.T) {
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to list the imports: %v", err)
+	}
 	forbidden := []string{
 		"github.com/foliodev/folio/internal/repo",
 		"github.com/foliodev/folio/internal/kv",

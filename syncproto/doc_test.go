@@ -87,7 +87,7 @@ func TestProtocolDocDefaults(t *testing.T) {
 	}
 	// The limits table: its default column, row by row.
 	rows := map[string]string{}
-	for _, m := range regexp.MustCompile("(?m)^\\| (.+?) \\| (.+?) \\| .+ \\|$").FindAllStringSubmatch(doc, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^\| (.+?) \| (.+?) \| .+ \|$`).FindAllStringSubmatch(doc, -1) {
 		rows[m[1]] = m[2]
 	}
 	want := map[string]string{

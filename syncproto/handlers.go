@@ -451,16 +451,3 @@ func (c *conn) unsubscribe(m *Unsubscribe) {
 	}
 	c.send(&Unsubscribed{Envelope: Envelope{ID: m.ID}, Stream: m.Stream})
 }
-
-// eventFrame encodes a stream event; ok is false for an event this
-// connection does not get (its own draft.updated).
-func (c *conn) eventFrame(s *sub, e StreamEvent) (frame, bool) {
-	if du, ok := e.Data.(*DraftUpdated); ok && s.skip != "" && du.Session == s.skip {
-		return frame{}, false
-	}
-	b, ok := c.encode(&Event{Envelope: Envelope{Type: e.Type}, Stream: s.stream, Cursor: e.Cursor, Time: e.Time, Data: e.Data})
-	if !ok {
-		return frame{}, false
-	}
-	return frame{data: b, stream: s.stream, cursor: e.Cursor}, true
-}
