@@ -178,13 +178,16 @@ func cmdServe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
+	// The index's applier writes to the store: it stops before the store
+	// closes, on the shutdown path and on every early return.
+	closePersonas := sync.OnceFunc(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), runnerGrace)
 		defer cancel()
 		if err := ps.close(ctx); err != nil {
 			log.Warn("memory index: close", "err", err)
 		}
-	}()
+	})
+	defer closePersonas()
 	cfg.Personas, cfg.PersonaSources, cfg.MemoryIndex = ps.svc, ps.src, ps.idx
 	runner, svc, err := newAssistant(c.Context, r, fc, ledger, gw, ps, log)
 	if err != nil {
@@ -271,6 +274,7 @@ func cmdServe(c *cli.Context) error {
 		keepOpen = true
 		return nil
 	}
+	closePersonas()
 	if err := closeRepo(); err != nil {
 		log.Error("close the store", "err", err)
 		return errs.E(errs.Internal, "close the store in %s: %v", dir, err)
