@@ -30,12 +30,12 @@ func seedSession(t *testing.T, w *world, doc string, n int, text func(i int) str
 			if st := status(i); st != "" {
 				m.Suggestion = fmt.Sprintf("s-seed-%d", i)
 				sg := Suggestion{ID: m.Suggestion, Doc: doc, Status: st}
-				if err := setRec(b, suggestionKey(sg.ID), sg); err != nil {
+				if err := kv.SetRecord(b, suggestionKey(sg.ID), sg); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
-		if err := setRec(b, messageKey(ss.ID, uint64(i)), m); err != nil {
+		if err := kv.SetRecord(b, messageKey(ss.ID, uint64(i)), m); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -218,7 +218,7 @@ func TestAssistCrash(t *testing.T) {
 	// Every run in the store: the acknowledged ones, and those whose
 	// request committed but whose answer the kill cut off.
 	runs := map[string]bool{}
-	keys, err := scanKeys(w.db, kv.TableKey(tableRun, ""), 0)
+	keys, err := kv.Keys(w.db, kv.TableKey(tableRun, ""), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

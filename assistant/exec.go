@@ -202,16 +202,16 @@ func (s *Service) writeSuccess(b *pebble.Batch, tx *repo.DocTx, pl payload, out 
 	if err := putSession(b, &old, ss); err != nil {
 		return err
 	}
-	if err := setRec(b, messageKey(ss.ID, seq), msg); err != nil {
+	if err := kv.SetRecord(b, messageKey(ss.ID, seq), msg); err != nil {
 		return err
 	}
-	if err := setRec(b, runKey(run.ID), run); err != nil {
+	if err := kv.SetRecord(b, runKey(run.ID), run); err != nil {
 		return err
 	}
 	ev := RunEvent{Outcome: run.Outcome, Attempt: run.Attempts,
 		Usage: &EventUsage{Input: run.Usage.Input, Output: run.Usage.Output, Total: run.Usage.Total}}
 	if sg != nil {
-		if err := setRec(b, suggestionKey(sg.ID), sg); err != nil {
+		if err := kv.SetRecord(b, suggestionKey(sg.ID), sg); err != nil {
 			return err
 		}
 		if err := b.Set(suggDocTimeKey(sg.Doc, sg.Created, sg.ID), nil, nil); err != nil {

@@ -43,7 +43,7 @@ func (r learningReader) Observations(ctx context.Context, user, persona string, 
 		}
 		rest := it.Key()[len(p):]
 		var o Observation
-		ok, err := getRec(s.db, append(append([]byte(nil), obsTable...), rest...), &o)
+		ok, err := kv.GetRecord(s.db, append(append([]byte(nil), obsTable...), rest...), &o)
 		if err != nil {
 			return err
 		}

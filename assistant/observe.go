@@ -54,7 +54,7 @@ func (s *Service) observe(b *pebble.Batch, o Observation) error {
 			return err
 		}
 	}
-	return setRec(b, k, o)
+	return kv.SetRecord(b, k, o)
 }
 
 // Observations returns the observations of suggestion id, in key order
@@ -101,7 +101,7 @@ func (s *Service) rememberProduced(b *pebble.Batch, c *repo.Change) error {
 	}
 	for _, id := range c.Changed {
 		if ct, ok := content[id]; ok {
-			if err := setRec(b, producedKey(c.Doc, id), produced{Suggestion: sg.ID, Run: sg.Run, Content: ct,
+			if err := kv.SetRecord(b, producedKey(c.Doc, id), produced{Suggestion: sg.ID, Run: sg.Run, Content: ct,
 				Personalization: sg.Personalization}); err != nil {
 				return err
 			}

@@ -180,10 +180,10 @@ func (s *Service) seedPresets(ctx context.Context) error {
 		v.Meta.ID = versionID(v)
 		p := Preset{ID: v.Preset, Type: v.Type, Name: v.Name, Description: v.Description, Order: order[v.Type] * 10,
 			Builtin: true, Version: v.Meta, Created: now, Updated: now}
-		if err := setRec(b, presetKey(p.ID), p); err != nil {
+		if err := kv.SetRecord(b, presetKey(p.ID), p); err != nil {
 			return err
 		}
-		if err := setRec(b, presetVerKey(p.ID, 1), v); err != nil {
+		if err := kv.SetRecord(b, presetVerKey(p.ID, 1), v); err != nil {
 			return err
 		}
 	}
@@ -249,7 +249,7 @@ func (s *Service) loadPreset(r pebble.Reader, id string) (Preset, error) {
 	if !validID(id) {
 		return p, errs.E(errs.NotFound, "preset %q not found", id)
 	}
-	ok, err := getRec(r, presetKey(id), &p)
+	ok, err := kv.GetRecord(r, presetKey(id), &p)
 	if err != nil {
 		return p, err
 	}
@@ -261,7 +261,7 @@ func (s *Service) loadPreset(r pebble.Reader, id string) (Preset, error) {
 
 func (s *Service) loadPresetVersion(r pebble.Reader, id string, n int) (PresetVersion, error) {
 	var v PresetVersion
-	ok, err := getRec(r, presetVerKey(id, n), &v)
+	ok, err := kv.GetRecord(r, presetVerKey(id, n), &v)
 	if err != nil {
 		return v, err
 	}
@@ -332,7 +332,7 @@ func (s *Service) PresetAdmin(ctx context.Context, a Actor, id string) (PresetDe
 	if err != nil {
 		return PresetDetail{}, err
 	}
-	keys, err := scanKeys(s.db, presetVerPrefix(id), maxPresetVers)
+	keys, err := kv.Keys(s.db, presetVerPrefix(id), maxPresetVers)
 	if err != nil {
 		return PresetDetail{}, err
 	}
@@ -397,10 +397,10 @@ func (s *Service) newPreset(ctx context.Context, a Actor, v PresetVersion) (Pres
 		Version: v.Meta, Created: now, Updated: now}
 	b := s.db.NewBatch()
 	defer b.Close()
-	if err := setRec(b, presetKey(p.ID), p); err != nil {
+	if err := kv.SetRecord(b, presetKey(p.ID), p); err != nil {
 		return Preset{}, err
 	}
-	if err := setRec(b, presetVerKey(p.ID, 1), v); err != nil {
+	if err := kv.SetRecord(b, presetVerKey(p.ID, 1), v); err != nil {
 		return Preset{}, err
 	}
 	return p, s.db.Apply(b, kv.Sync)
@@ -455,10 +455,10 @@ func (s *Service) EditPreset(ctx context.Context, a Actor, id string, in PresetI
 	p.Name, p.Description, p.Version, p.Updated = next.Name, next.Description, next.Meta, now
 	b := s.db.NewBatch()
 	defer b.Close()
-	if err := setRec(b, presetKey(id), p); err != nil {
+	if err := kv.SetRecord(b, presetKey(id), p); err != nil {
 		return Preset{}, err
 	}
-	if err := setRec(b, presetVerKey(id, next.Meta.Number), next); err != nil {
+	if err := kv.SetRecord(b, presetVerKey(id, next.Meta.Number), next); err != nil {
 		return Preset{}, err
 	}
 	return p, s.db.Apply(b, kv.Sync)
@@ -531,7 +531,7 @@ func (s *Service) ReorderPresets(ctx context.Context, a Actor, t PresetType, ids
 			continue
 		}
 		order[i].Order, order[i].Updated = (i+1)*10, now
-		if err := setRec(b, presetKey(order[i].ID), order[i]); err != nil {
+		if err := kv.SetRecord(b, presetKey(order[i].ID), order[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -572,7 +572,7 @@ func (s *Service) setArchived(ctx context.Context, a Actor, id string, archived 
 	p.Archived, p.Updated = archived, s.now().UnixMilli()
 	b := s.db.NewBatch()
 	defer b.Close()
-	if err := setRec(b, presetKey(id), p); err != nil {
+	if err := kv.SetRecord(b, presetKey(id), p); err != nil {
 		return Preset{}, err
 	}
 	return p, s.db.Apply(b, kv.Sync)

@@ -179,7 +179,7 @@ func TestQueuedRunKeepsItsPinnedPresetVersion(t *testing.T) {
 	v1, _ := w.svc.loadPresetVersion(w.db, "news-feature", 1)
 	v1.Prompt = "tampered"
 	b := w.db.NewBatch()
-	setRec(b, presetVerKey("news-feature", 1), v1)
+	kv.SetRecord(b, presetVerKey("news-feature", 1), v1)
 	w.db.Apply(b, kv.Sync)
 	b.Close()
 	if _, err := w.svc.pinned(pin); errs.KindOf(err) != errs.Corrupt {

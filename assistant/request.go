@@ -285,10 +285,10 @@ func (s *Service) enqueue(ctx context.Context, a Actor, req AssistRequest, instr
 		if err := putSession(b, &old, ss); err != nil {
 			return err
 		}
-		if err := setRec(b, messageKey(ss.ID, seq), msg); err != nil {
+		if err := kv.SetRecord(b, messageKey(ss.ID, seq), msg); err != nil {
 			return err
 		}
-		if err := setRec(b, runKey(runID), run); err != nil {
+		if err := kv.SetRecord(b, runKey(runID), run); err != nil {
 			return err
 		}
 		if req.IdempotencyKey != "" {

@@ -27,7 +27,7 @@ func nothingWritten(t *testing.T, w *world, doc string) {
 	if ss, _ := w.svc.Sessions(ctx, authorA, doc); len(ss) != 0 {
 		t.Fatalf("a refused request wrote a session: %+v", ss)
 	}
-	if keys, _ := scanKeys(w.db, kv.TableKey(tableRun, ""), 0); len(keys) != 0 {
+	if keys, _ := kv.Keys(w.db, kv.TableKey(tableRun, ""), 0); len(keys) != 0 {
 		t.Fatalf("a refused request wrote %d runs", len(keys))
 	}
 }

@@ -204,7 +204,7 @@ func (s *Service) loadRun(r pebble.Reader, id string) (Run, error) {
 	if !validID(id) {
 		return run, errs.E(errs.NotFound, "run %q not found", id)
 	}
-	ok, err := getRec(r, runKey(id), &run)
+	ok, err := kv.GetRecord(r, runKey(id), &run)
 	if err != nil {
 		return run, err
 	}
@@ -316,7 +316,7 @@ func (s *Service) onTransition(b *pebble.Batch, tr *task.Transition) error {
 	if !changed {
 		return nil
 	}
-	return setRec(b, runKey(id), run)
+	return kv.SetRecord(b, runKey(id), run)
 }
 
 // progressData is the payload of a progress event a run emits.

@@ -124,7 +124,7 @@ func (s *Service) loadSession(r pebble.Reader, id string) (Session, error) {
 	if !validID(id) {
 		return ss, errs.E(errs.NotFound, "session %q not found", id)
 	}
-	ok, err := getRec(r, sessionKey(id), &ss)
+	ok, err := kv.GetRecord(r, sessionKey(id), &ss)
 	if err != nil {
 		return ss, err
 	}
@@ -168,7 +168,7 @@ func putSession(b *pebble.Batch, old *Session, ss Session) error {
 	if err := b.Set(sessionDocKey(ss.Doc, ss.CreatorID, ss.Updated, ss.ID), nil, nil); err != nil {
 		return err
 	}
-	return setRec(b, sessionKey(ss.ID), ss)
+	return kv.SetRecord(b, sessionKey(ss.ID), ss)
 }
 
 // latestSession returns user's most recently updated session on doc.
@@ -326,7 +326,7 @@ func (s *Service) SwitchSession(ctx context.Context, a Actor, doc, id string) (S
 
 func (s *Service) loadMessage(r pebble.Reader, session string, seq uint64) (Message, error) {
 	var m Message
-	ok, err := getRec(r, messageKey(session, seq), &m)
+	ok, err := kv.GetRecord(r, messageKey(session, seq), &m)
 	if err != nil {
 		return m, err
 	}

@@ -91,7 +91,7 @@ func TestMessageSourceRebuildAndCorruption(t *testing.T) {
 	m := q.Message
 	m.Version = objstore.Sum(objstore.KindVersion, []byte("not a version"))
 	b := w.db.NewBatch()
-	setRec(b, messageKey(m.Session, m.Seq), m)
+	kv.SetRecord(b, messageKey(m.Session, m.Seq), m)
 	w.db.Apply(b, kv.Sync)
 	b.Close()
 	_, err = w.svc.MessageSource(ctx, authorA, q.Session.ID, q.Message.Seq)
@@ -114,7 +114,7 @@ func TestMessageSourceRebuildAndCorruption(t *testing.T) {
 	m = q.Message
 	m.Scope = Scope{Kind: ScopeBlock, Block: "gone"}
 	b = w.db.NewBatch()
-	setRec(b, messageKey(m.Session, m.Seq), m)
+	kv.SetRecord(b, messageKey(m.Session, m.Seq), m)
 	w.db.Apply(b, kv.Sync)
 	b.Close()
 	if _, err := w.svc.MessageSource(ctx, authorA, q.Session.ID, q.Message.Seq); codeOf(err) != CodeHistoryCorrupt {

@@ -3,11 +3,7 @@ package assistant
 import (
 	"crypto/rand"
 	"encoding/base32"
-	"errors"
-	"fmt"
 
-	"github.com/cockroachdb/pebble"
-	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 )
 
@@ -89,42 +85,4 @@ func validID(id string) bool {
 		}
 	}
 	return true
-}
-
-// getRec reads and decodes the record at key; ok is false when absent.
-func getRec(r pebble.Reader, key []byte, v any) (bool, error) {
-	data, err := kv.Get(r, key)
-	if errors.Is(err, kv.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if err := kv.Unmarshal(data, v); err != nil {
-		return false, errs.E(errs.Corrupt, "assistant: decode record %q: %w", key, err)
-	}
-	return true, nil
-}
-
-// setRec encodes v into b at key.
-func setRec(b *pebble.Batch, key []byte, v any) error {
-	data, err := kv.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("assistant: encode %q: %w", key, err)
-	}
-	return b.Set(key, data, nil)
-}
-
-// scanKeys returns the keys under prefix, in order, at most limit (0: all).
-func scanKeys(r pebble.Reader, prefix []byte, limit int) ([][]byte, error) {
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: kv.PrefixEnd(prefix)})
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	var out [][]byte
-	for it.First(); it.Valid() && (limit <= 0 || len(out) < limit); it.Next() {
-		out = append(out, append([]byte(nil), it.Key()...))
-	}
-	return out, it.Error()
 }

@@ -104,7 +104,7 @@ func (s *Service) loadSuggestion(r pebble.Reader, id string) (Suggestion, error)
 	if !validID(id) {
 		return sg, errs.E(errs.NotFound, "suggestion %q not found", id)
 	}
-	ok, err := getRec(r, suggestionKey(id), &sg)
+	ok, err := kv.GetRecord(r, suggestionKey(id), &sg)
 	if err != nil {
 		return sg, err
 	}
@@ -338,7 +338,7 @@ func (s *Service) markConflicted(ctx context.Context, doc, id string, c Conflict
 // conflictIn adds sg's move to conflicted to b.
 func (s *Service) conflictIn(b *pebble.Batch, sg *Suggestion, c Conflict, emit func(string, any) error) error {
 	sg.Status, sg.Conflict = StatusConflicted, &c
-	if err := setRec(b, suggestionKey(sg.ID), sg); err != nil {
+	if err := kv.SetRecord(b, suggestionKey(sg.ID), sg); err != nil {
 		return err
 	}
 	if err := b.Delete(suggPendKey(sg.Doc, sg.ID), nil); err != nil {
@@ -376,7 +376,7 @@ func (s *Service) Reject(ctx context.Context, a Actor, id, reason string) (Sugge
 		sg.Status, sg.Decided, sg.DecidedBy, sg.RejectReason = StatusRejected, now, a.User, strings.TrimSpace(reason)
 		b := s.db.NewBatch()
 		defer b.Close()
-		if err := setRec(b, suggestionKey(id), sg); err != nil {
+		if err := kv.SetRecord(b, suggestionKey(id), sg); err != nil {
 			return err
 		}
 		if err := b.Delete(suggPendKey(sg.Doc, id), nil); err != nil {
@@ -429,7 +429,7 @@ func (h changeHook) DocChanged(b *pebble.Batch, c *repo.Change) error {
 	if !c.BodyChanged && c.Version == nil {
 		return nil // attributes only: every baseline still holds
 	}
-	keys, err := scanKeys(s.db, suggPendPrefix(c.Doc), 0)
+	keys, err := kv.Keys(s.db, suggPendPrefix(c.Doc), 0)
 	if err != nil {
 		return err
 	}
@@ -498,7 +498,7 @@ func (s *Service) acceptIn(b *pebble.Batch, c *repo.Change, emit func(string, an
 	}
 	sg.Status, sg.Decided, sg.DecidedBy = StatusAccepted, c.Time, c.Actor
 	sg.Version, sg.VersionID = c.Version.Label, c.Version.Hash
-	if err := setRec(b, suggestionKey(sg.ID), sg); err != nil {
+	if err := kv.SetRecord(b, suggestionKey(sg.ID), sg); err != nil {
 		return err
 	}
 	if err := b.Delete(suggPendKey(sg.Doc, sg.ID), nil); err != nil {

@@ -82,7 +82,7 @@ func TestAcceptChecksEveryBaseline(t *testing.T) {
 		// does not (as if the suggestion had been made on another p2).
 		sg.Base.Targets[0].Content = objstore.Sum(objstore.KindContent, flowdoc.EncodeContent(para("p2", "other")))
 		b := w.db.NewBatch()
-		setRec(b, suggestionKey(sg.ID), sg)
+		kv.SetRecord(b, suggestionKey(sg.ID), sg)
 		w.db.Apply(b, kv.Sync)
 		b.Close()
 		acceptConflicts(t, w, doc, sg, "target blocks changed")
@@ -269,7 +269,7 @@ func TestLiveInvalidation(t *testing.T) {
 		if sg.Status != StatusConflicted || sg.Conflict.By != "generation" {
 			t.Fatalf("a suggestion born stale is %s (%+v)", sg.Status, sg.Conflict)
 		}
-		if pend, _ := scanKeys(w.db, suggPendPrefix(doc), 0); len(pend) != 0 {
+		if pend, _ := kv.Keys(w.db, suggPendPrefix(doc), 0); len(pend) != 0 {
 			t.Fatal("a conflicted suggestion is in the pending index")
 		}
 	})

@@ -171,7 +171,7 @@ func (s *Service) Generate(ctx context.Context, req GenerateRequest, src Sources
 				continue
 			}
 			var set observationSet
-			ok, err := getRec(s.db, obsKey(p.User, sp.Pin.Version), &set)
+			ok, err := kv.GetRecord(s.db, obsKey(p.User, sp.Pin.Version), &set)
 			if err != nil {
 				return Version{}, err
 			}
@@ -219,11 +219,11 @@ func (s *Service) Generate(ctx context.Context, req GenerateRequest, src Sources
 		}
 	}
 	for _, set := range newObs {
-		if err := setRec(b, obsKey(set.User, set.Pin.Version), set); err != nil {
+		if err := kv.SetRecord(b, obsKey(set.User, set.Pin.Version), set); err != nil {
 			return Version{}, err
 		}
 	}
-	if err := setRec(b, versionKey(p.ID, v.Seq), v); err != nil {
+	if err := kv.SetRecord(b, versionKey(p.ID, v.Seq), v); err != nil {
 		return Version{}, err
 	}
 	if req.Key != "" {
@@ -232,7 +232,7 @@ func (s *Service) Generate(ctx context.Context, req GenerateRequest, src Sources
 		}
 	}
 	p.Active, p.Versions, p.Updated = v.Seq, v.Seq, v.Created
-	if err := setRec(b, personaKey(p.ID), p); err != nil {
+	if err := kv.SetRecord(b, personaKey(p.ID), p); err != nil {
 		return Version{}, err
 	}
 	if err := s.hook("commit"); err != nil {

@@ -253,7 +253,7 @@ func (s *Service) Create(ctx context.Context, user, name string, sources []strin
 	p := Persona{ID: newID(), User: user, Name: name, Sources: docs, Created: now, Updated: now}
 	b := s.db.NewBatch()
 	defer b.Close()
-	if err := setRec(b, personaKey(p.ID), p); err != nil {
+	if err := kv.SetRecord(b, personaKey(p.ID), p); err != nil {
 		return Persona{}, err
 	}
 	if err := b.Set(personaUserKey(user, p.ID), nil, nil); err != nil {
@@ -275,7 +275,7 @@ func (s *Service) Get(ctx context.Context, user, id string) (Persona, error) {
 
 func (s *Service) load(user, id string) (Persona, error) {
 	var p Persona
-	ok, err := getRec(s.db, personaKey(id), &p)
+	ok, err := kv.GetRecord(s.db, personaKey(id), &p)
 	if err != nil {
 		return Persona{}, err
 	}
@@ -291,7 +291,7 @@ func (s *Service) List(ctx context.Context, user string) ([]Persona, error) {
 		return nil, err
 	}
 	p := personaUserPrefix(user)
-	keys, err := scanKeys(s.db, p, 0)
+	keys, err := kv.Keys(s.db, p, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +324,7 @@ func (s *Service) SetSources(ctx context.Context, user, id string, sources []str
 	p.Sources, p.Updated = docs, s.now().UnixMilli()
 	b := s.db.NewBatch()
 	defer b.Close()
-	if err := setRec(b, personaKey(id), p); err != nil {
+	if err := kv.SetRecord(b, personaKey(id), p); err != nil {
 		return Persona{}, err
 	}
 	return p, s.db.Apply(b, kv.Sync)
@@ -339,14 +339,14 @@ func (s *Service) Versions(ctx context.Context, user, id string) ([]Version, err
 		return nil, err
 	}
 	p := versionPrefix(id)
-	keys, err := scanKeys(s.db, p, 0)
+	keys, err := kv.Keys(s.db, p, 0)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Version, 0, len(keys))
 	for _, k := range keys {
 		var v Version
-		if _, err := getRec(s.db, k, &v); err != nil {
+		if _, err := kv.GetRecord(s.db, k, &v); err != nil {
 			return nil, err
 		}
 		out = append(out, v)
@@ -375,7 +375,7 @@ func (s *Service) version(p Persona, seq int) (Version, error) {
 		return Version{}, errs.C(errs.Invalid, CodeNotGenerated, "persona %s has no version yet; generate one first", p.ID)
 	}
 	var v Version
-	ok, err := getRec(s.db, versionKey(p.ID, seq), &v)
+	ok, err := kv.GetRecord(s.db, versionKey(p.ID, seq), &v)
 	if err != nil {
 		return Version{}, err
 	}

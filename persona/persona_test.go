@@ -383,7 +383,7 @@ func TestGenerateIsIdempotentAndReusesObservations(t *testing.T) {
 	}
 	mustGenerate(t, w, "author-a", p2.ID)
 	mustGenerate(t, w, "author-a", p1.ID)
-	keys, _ := scanKeys(w.db, kv.TableKey(tableObs), 0)
+	keys, _ := kv.Keys(w.db, kv.TableKey(tableObs), 0)
 	if len(keys) != 1 {
 		t.Fatalf("%d observation sets for one source version, want 1", len(keys))
 	}

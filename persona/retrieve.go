@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/persona/index"
 	"github.com/foliodev/folio/persona/learning"
 	"github.com/foliodev/folio/persona/memory"
@@ -17,7 +18,7 @@ func (s *Service) Style(ctx context.Context, user, id string, seq int) (style.Pr
 		return style.Profile{}, Version{}, err
 	}
 	var p style.Profile
-	ok, err := getRec(s.db, styleKey(v.Style), &p)
+	ok, err := kv.GetRecord(s.db, styleKey(v.Style), &p)
 	if err != nil {
 		return style.Profile{}, v, err
 	}
@@ -35,7 +36,7 @@ func (s *Service) Learning(ctx context.Context, user, id string, seq int) (learn
 		return learning.Snapshot{}, false, err
 	}
 	var l learning.Snapshot
-	ok, err := getRec(s.db, learningKey(v.Learning), &l)
+	ok, err := kv.GetRecord(s.db, learningKey(v.Learning), &l)
 	if err == nil && (!ok || l.Persona != v.Persona) {
 		err = errs.E(errs.Corrupt, "persona: version %s pins learning snapshot %s, which is missing or another persona's", v.ID, v.Learning)
 	}
@@ -56,14 +57,14 @@ func (s *Service) MemoryItems(ctx context.Context, user, id string, seq, limit i
 	if err != nil {
 		return MemoryHead{}, nil, err
 	}
-	keys, err := scanKeys(s.db, memItemPrefix(v.Memory), limit)
+	keys, err := kv.Keys(s.db, memItemPrefix(v.Memory), limit)
 	if err != nil {
 		return head, nil, err
 	}
 	out := make([]memory.Item, 0, len(keys))
 	for _, k := range keys {
 		var it memory.Item
-		if _, err := getRec(s.db, k, &it); err != nil {
+		if _, err := kv.GetRecord(s.db, k, &it); err != nil {
 			return head, nil, err
 		}
 		out = append(out, it)
@@ -73,7 +74,7 @@ func (s *Service) MemoryItems(ctx context.Context, user, id string, seq, limit i
 
 func (s *Service) memoryHead(v Version) (MemoryHead, error) {
 	var head MemoryHead
-	ok, err := getRec(s.db, memoryKey(v.Memory), &head)
+	ok, err := kv.GetRecord(s.db, memoryKey(v.Memory), &head)
 	if err == nil && (!ok || head.Persona != v.Persona || head.User != v.User) {
 		err = errs.E(errs.Corrupt, "persona: version %s pins memory snapshot %s, which is missing or another persona's", v.ID, v.Memory)
 	}
@@ -142,7 +143,7 @@ func (s *Service) Retrieve(ctx context.Context, req RetrieveRequest) (Retrieved,
 	out.Hits, out.Matched = res.Hits, res.Matched
 	for _, h := range res.Hits {
 		var it memory.Item
-		ok, err := getRec(s.db, memItemKey(v.Memory, h.Key), &it)
+		ok, err := kv.GetRecord(s.db, memItemKey(v.Memory, h.Key), &it)
 		if err != nil {
 			return out, err
 		}

@@ -3,8 +3,6 @@ package persona
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble"
@@ -54,44 +52,6 @@ var (
 	ErrNoPersona error = errs.E(errs.Invalid, "persona: a snapshot must belong to a persona")
 )
 
-// getRec reads and decodes the record at key; ok is false when absent.
-func getRec(r pebble.Reader, key []byte, v any) (bool, error) {
-	data, err := kv.Get(r, key)
-	if errors.Is(err, kv.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if err := kv.Unmarshal(data, v); err != nil {
-		return false, errs.E(errs.Corrupt, "persona: decode record %q: %w", key, err)
-	}
-	return true, nil
-}
-
-// setRec encodes v into b at key.
-func setRec(b *pebble.Batch, key []byte, v any) error {
-	data, err := kv.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("persona: encode %q: %w", key, err)
-	}
-	return b.Set(key, data, nil)
-}
-
-// scanKeys returns the keys under prefix, in order, at most limit (0: all).
-func scanKeys(r pebble.Reader, prefix []byte, limit int) ([][]byte, error) {
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: kv.PrefixEnd(prefix)})
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	var out [][]byte
-	for it.First(); it.Valid() && (limit <= 0 || len(out) < limit); it.Next() {
-		out = append(out, append([]byte(nil), it.Key()...))
-	}
-	return out, it.Error()
-}
-
 // contentID is prefix + 24 hex digits of the SHA-256 of kind and v's
 // canonical encoding.
 func contentID(prefix, kind string, v any) (string, error) {
@@ -109,7 +69,7 @@ func putStyle(b *pebble.Batch, p style.Profile) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return id, setRec(b, styleKey(id), p)
+	return id, kv.SetRecord(b, styleKey(id), p)
 }
 
 // putLearning stages learning snapshot l; it refuses one without persona.
@@ -121,7 +81,7 @@ func putLearning(b *pebble.Batch, l learning.Snapshot) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return id, setRec(b, learningKey(id), l)
+	return id, kv.SetRecord(b, learningKey(id), l)
 }
 
 // MemoryHead is a memory snapshot's record without its items.
@@ -146,11 +106,11 @@ func putMemory(db *kv.DB, b *pebble.Batch, m memory.Snapshot) (string, error) {
 		return "", err
 	}
 	head := MemoryHead{ID: id, User: m.User, Persona: m.Persona, Extractor: m.Extractor, Sources: m.Sources, Items: len(m.Items)}
-	if err := setRec(b, memoryKey(id), head); err != nil {
+	if err := kv.SetRecord(b, memoryKey(id), head); err != nil {
 		return "", err
 	}
 	for _, it := range m.Items {
-		if err := setRec(b, memItemKey(id, it.Key), it); err != nil {
+		if err := kv.SetRecord(b, memItemKey(id, it.Key), it); err != nil {
 			return "", err
 		}
 	}
@@ -165,7 +125,7 @@ type memorySource struct{}
 
 func (memorySource) Snapshot(r pebble.Reader, id string, fn func(index.Doc) error) (bool, error) {
 	var head MemoryHead
-	ok, err := getRec(r, memoryKey(id), &head)
+	ok, err := kv.GetRecord(r, memoryKey(id), &head)
 	if err != nil || !ok {
 		return false, err
 	}

@@ -126,7 +126,7 @@ func (s *Service) StartGenerate(ctx context.Context, user, id string) (Job, erro
 		return Job{}, err
 	}
 	j := Job{Task: t.ID.String(), Persona: id, User: user, State: task.Queued, Created: s.now().UnixMilli()}
-	if err := setRec(b, jobKey(j.Task), j); err != nil {
+	if err := kv.SetRecord(b, jobKey(j.Task), j); err != nil {
 		return Job{}, err
 	}
 	if err := s.db.Apply(b, kv.Sync); err != nil {
@@ -141,7 +141,7 @@ func (s *Service) StartGenerate(ctx context.Context, user, id string) (Job, erro
 func (s *Service) onTransition(b *pebble.Batch, tr *task.Transition) error {
 	id := tr.New.ID.String()
 	var j Job
-	ok, err := getRec(s.db, jobKey(id), &j)
+	ok, err := kv.GetRecord(s.db, jobKey(id), &j)
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (s *Service) onTransition(b *pebble.Batch, tr *task.Transition) error {
 		}
 		j.Finished = s.now().UnixMilli()
 	}
-	return setRec(b, jobKey(id), j)
+	return kv.SetRecord(b, jobKey(id), j)
 }
 
 func jobError(err error) *JobError {
@@ -188,7 +188,7 @@ func (s *Service) Job(ctx context.Context, user, id string) (Job, error) {
 		return Job{}, err
 	}
 	var j Job
-	ok, err := getRec(s.db, jobKey(id), &j)
+	ok, err := kv.GetRecord(s.db, jobKey(id), &j)
 	if err != nil {
 		return Job{}, err
 	}

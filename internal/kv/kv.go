@@ -318,6 +318,46 @@ func Get(r pebble.Reader, key []byte) ([]byte, error) {
 	return out, nil
 }
 
+// GetRecord decodes the msgpack record at key in r into v; ok is false
+// when there is none. A record that does not decode is corrupt.
+func GetRecord(r pebble.Reader, key []byte, v any) (ok bool, err error) {
+	data, err := Get(r, key)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := Unmarshal(data, v); err != nil {
+		return false, errs.E(errs.Corrupt, "decode record %q: %w", key, err)
+	}
+	return true, nil
+}
+
+// SetRecord encodes v as msgpack into b at key.
+func SetRecord(b *pebble.Batch, key []byte, v any) error {
+	data, err := Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %q: %w", key, err)
+	}
+	return b.Set(key, data, nil)
+}
+
+// Keys returns copies of the keys under prefix in r, in order, at most
+// limit of them (0: all).
+func Keys(r pebble.Reader, prefix []byte, limit int) ([][]byte, error) {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: PrefixEnd(prefix)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out [][]byte
+	for it.First(); it.Valid() && (limit <= 0 || len(out) < limit); it.Next() {
+		out = append(out, bytes.Clone(it.Key()))
+	}
+	return out, it.Error()
+}
+
 // Has reports whether key exists in r.
 func Has(r pebble.Reader, key []byte) (bool, error) {
 	_, c, err := r.Get(key)

@@ -76,7 +76,7 @@ func (s *Store) PublicationBySlug(ctx context.Context, slug, password string) (P
 		return Publication{}, "", err
 	}
 	var pub Publication
-	ok, err := getRec(s.db.DB, pubKey(v.Doc), &pub)
+	ok, err := kv.GetRecord(s.db.DB, pubKey(v.Doc), &pub)
 	if err != nil {
 		return Publication{}, "", err
 	}
@@ -205,7 +205,7 @@ func (s *Store) PublicList(ctx context.Context, q ListQuery) (Page, error) {
 		}
 		doc := string(rest[9:])
 		var pub Publication
-		ok, err := getRec(s.db.DB, pubKey(doc), &pub)
+		ok, err := kv.GetRecord(s.db.DB, pubKey(doc), &pub)
 		if err != nil {
 			return Page{}, err
 		}

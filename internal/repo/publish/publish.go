@@ -163,28 +163,6 @@ func tagListKey(tag string, published int64, doc string) []byte {
 	return append(append(k, 0), doc...)
 }
 
-func getRec(r pebble.Reader, key []byte, v any) (bool, error) {
-	data, err := kv.Get(r, key)
-	if errors.Is(err, kv.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if err := kv.Unmarshal(data, v); err != nil {
-		return false, errs.E(errs.Corrupt, "decode %q: %w", key, err)
-	}
-	return true, nil
-}
-
-func setRec(b *pebble.Batch, key []byte, v any) error {
-	data, err := kv.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return b.Set(key, data, nil)
-}
-
 // repoErr gives a content-service error its kind, keeping its message.
 func repoErr(err error) error {
 	var kinded interface{ ErrKind() errs.Kind }
@@ -294,7 +272,7 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 			return err
 		}
 		var prev Publication
-		published, err := getRec(s.db.DB, pubKey(p.Doc), &prev)
+		published, err := kv.GetRecord(s.db.DB, pubKey(p.Doc), &prev)
 		if err != nil {
 			return err
 		}
@@ -314,7 +292,7 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 			}
 		}()
 		if vis.Visibility != prevVis || p.Password != "" {
-			if err := setRec(b, visKey(p.Doc), vis); err != nil {
+			if err := kv.SetRecord(b, visKey(p.Doc), vis); err != nil {
 				return err
 			}
 		}
@@ -361,12 +339,12 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 				return err
 			}
 			if !ok {
-				if err := setRec(b, tagKey(t), Term{Name: t, Created: now}); err != nil {
+				if err := kv.SetRecord(b, tagKey(t), Term{Name: t, Created: now}); err != nil {
 					return err
 				}
 			}
 		}
-		if err := setRec(b, pubKey(p.Doc), pub); err != nil {
+		if err := kv.SetRecord(b, pubKey(p.Doc), pub); err != nil {
 			return err
 		}
 		if err := addIndexes(b, pub); err != nil {
@@ -478,7 +456,7 @@ func (s *Store) passwordHash(vis, pw string) (string, error) {
 
 func (s *Store) loadVis(doc string) (visRec, bool, error) {
 	var v visRec
-	ok, err := getRec(s.db.DB, visKey(doc), &v)
+	ok, err := kv.GetRecord(s.db.DB, visKey(doc), &v)
 	if v.Visibility == "" {
 		v.Visibility = Public
 	}
@@ -549,7 +527,7 @@ func (s *Store) Unpublish(ctx context.Context, doc, actor string) (Publication, 
 	var out Publication
 	err := s.repo.Locked(ctx, doc, func(tx *repo.DocTx) error {
 		var prev Publication
-		ok, err := getRec(s.db.DB, pubKey(doc), &prev)
+		ok, err := kv.GetRecord(s.db.DB, pubKey(doc), &prev)
 		if err != nil {
 			return err
 		}
@@ -617,7 +595,7 @@ func (s *Store) SetVisibility(ctx context.Context, doc, actor, visibility, passw
 			return err
 		}
 		var pub Publication
-		if _, err := getRec(s.db.DB, pubKey(doc), &pub); err != nil {
+		if _, err := kv.GetRecord(s.db.DB, pubKey(doc), &pub); err != nil {
 			return err
 		}
 		out = Visibility{Doc: doc, Visibility: next.Visibility, HasPassword: next.Hash != "", Published: pub.Label}
@@ -626,7 +604,7 @@ func (s *Store) SetVisibility(ctx context.Context, doc, actor, visibility, passw
 		}
 		b := s.db.NewBatch()
 		defer b.Close()
-		if err := setRec(b, visKey(doc), next); err != nil {
+		if err := kv.SetRecord(b, visKey(doc), next); err != nil {
 			return err
 		}
 		if next.Visibility != cur.Visibility {
@@ -653,7 +631,7 @@ func (s *Store) Status(ctx context.Context, doc string) (Visibility, *Publicatio
 	}
 	out := Visibility{Doc: doc, Visibility: vis.Visibility, HasPassword: vis.Hash != ""}
 	var pub Publication
-	ok, err := getRec(s.db.DB, pubKey(doc), &pub)
+	ok, err := kv.GetRecord(s.db.DB, pubKey(doc), &pub)
 	if err != nil || !ok {
 		return out, nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/foliodev/folio/internal/kv"
 	"strings"
 	"sync"
 	"testing"
@@ -296,7 +297,7 @@ func TestVisibilityAndPassword(t *testing.T) {
 	}
 	// The hash is stored, never the password.
 	var vr visRec
-	if _, err := getRec(r.DB().DB, visKey("note"), &vr); err != nil || strings.Contains(vr.Hash, "open sesame") || !strings.Contains(vr.Hash, "$argon2id$") {
+	if _, err := kv.GetRecord(r.DB().DB, visKey("note"), &vr); err != nil || strings.Contains(vr.Hash, "open sesame") || !strings.Contains(vr.Hash, "$argon2id$") {
 		t.Fatalf("stored visibility record %+v, %v", vr, err)
 	}
 	// Private at once, without publishing anything new.

@@ -117,7 +117,7 @@ func (s *Store) addTerm(ctx context.Context, k termKind, name, desc string) (Ter
 	s.termMu.Lock()
 	defer s.termMu.Unlock()
 	var cur Term
-	ok, err := getRec(s.db.DB, k.key(name), &cur)
+	ok, err := kv.GetRecord(s.db.DB, k.key(name), &cur)
 	if err != nil {
 		return Term{}, err
 	}
@@ -145,7 +145,7 @@ func (s *Store) describeTerm(ctx context.Context, k termKind, name, desc string)
 	s.termMu.Lock()
 	defer s.termMu.Unlock()
 	var t Term
-	ok, err := getRec(s.db.DB, k.key(name), &t)
+	ok, err := kv.GetRecord(s.db.DB, k.key(name), &t)
 	if err != nil {
 		return Term{}, err
 	}
@@ -212,7 +212,7 @@ func (s *Store) deleteTerm(ctx context.Context, k termKind, name string) (Term, 
 	s.termMu.Lock()
 	defer s.termMu.Unlock()
 	var t Term
-	ok, err := getRec(s.db.DB, k.key(name), &t)
+	ok, err := kv.GetRecord(s.db.DB, k.key(name), &t)
 	if err != nil {
 		return Term{}, err
 	}
