@@ -8,8 +8,11 @@
 // the task transition for "task:" streams) and asks Last for the next
 // number inside that lock.
 //
-// Readers replay from the store after a cursor, then wait on the Hub, which
-// only wakes them; the store is always the source of truth. Trim removes a
-// stream's oldest events; a cursor older than the first retained event must
-// resync (ErrTrimmed).
+// Readers replay from the store after a cursor, then wait on the Hub. The
+// Hub wakes them, and keeps the last few events its writers published of
+// each stream so that live readers (Hub.Read, Hub.Last) are answered from
+// memory; the store is always the source of truth, and the tail only ever
+// holds a contiguous run of committed events (see Hub). Trim removes a
+// stream's oldest events; a cursor older than the first retained event
+// must resync (ErrTrimmed).
 package stream

@@ -3,6 +3,7 @@ package stream
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/cockroachdb/pebble"
@@ -63,18 +64,26 @@ func Last(r pebble.Reader, stream string) (uint64, error) {
 
 // Append adds event seq of stream to b. data is encoded with kv.Marshal.
 func Append(b *pebble.Batch, stream string, seq uint64, typ string, timeMs int64, data any) error {
+	_, err := AppendEvent(b, stream, seq, typ, timeMs, data)
+	return err
+}
+
+// AppendEvent is Append; it returns the event as Read will return it, for
+// Hub.Publish.
+func AppendEvent(b *pebble.Batch, stream string, seq uint64, typ string, timeMs int64, data any) (Event, error) {
 	var raw []byte
 	if data != nil {
 		var err error
 		if raw, err = kv.Marshal(data); err != nil {
-			return fmt.Errorf("stream: encode %s event: %w", typ, err)
+			return Event{}, fmt.Errorf("stream: encode %s event: %w", typ, err)
 		}
 	}
-	v, err := kv.Marshal(Event{Type: typ, Time: timeMs, Data: raw})
+	e := Event{Stream: stream, Seq: seq, Type: typ, Time: timeMs, Data: raw}
+	v, err := kv.Marshal(e)
 	if err != nil {
-		return err
+		return Event{}, err
 	}
-	return b.Set(Key(stream, seq), v, nil)
+	return e, b.Set(Key(stream, seq), v, nil)
 }
 
 // Read returns up to limit events of stream with seq > after, in order.
@@ -129,17 +138,46 @@ func Trim(b *pebble.Batch, stream string, keep uint64) error {
 	return b.Set(metaKey(stream), kv.Uint64(nil, keep), nil)
 }
 
-// Hub wakes readers waiting for new events. It holds no events.
+// Hub wakes readers waiting for new events, and keeps the most recent
+// events its writers published of each busy stream (the tail), so that
+// live readers — a fan-out round, the head of a stream asked before a
+// reply — are answered from memory instead of the store.
+//
+// The tail is a cache, never the truth: it holds a contiguous run of
+// committed events and answers a read only when the run holds every event
+// after the reader's cursor that the hub has seen; anything older comes
+// from the store. A writer publishes its batch's events after the batch
+// committed, under the lock that orders the stream's appends (Publish);
+// a writer that only wakes readers (Notify) makes the hub forget the
+// stream's tail, since it has not seen what was written. So a read from
+// the tail is a read of the store at the moment of the last publish,
+// and a later commit wakes the reader as before.
 type Hub struct {
 	mu      sync.Mutex
-	waiters map[string]chan struct{} // closed and replaced on every Notify
+	waiters map[string]chan struct{} // closed and replaced on every Notify or Publish
+	tails   map[string]*tail
+	bytes   int // of every tail's events
 }
 
-// NewHub returns an empty Hub.
-func NewHub() *Hub { return &Hub{waiters: map[string]chan struct{}{}} }
+// tail is a contiguous run of a stream's most recent published events.
+type tail struct {
+	evs   []Event // evs[i].Seq == evs[0].Seq+i
+	bytes int
+}
 
-// Wait returns a channel closed at the next Notify of stream. Take it
-// before reading the store, so that no event slips between read and wait.
+// Bounds of the hub's tails. A live reader needs only the events of the
+// last few commits; replays read the store.
+const (
+	tailEvents     = 8        // events kept per stream
+	tailEventBytes = 64 << 10 // a bigger event is not kept (its stream's tail is dropped)
+	tailBytes      = 16 << 20 // all tails together; over it, whole tails are dropped
+)
+
+// NewHub returns an empty Hub.
+func NewHub() *Hub { return &Hub{waiters: map[string]chan struct{}{}, tails: map[string]*tail{}} }
+
+// Wait returns a channel closed at the next Notify or Publish of stream.
+// Take it before reading, so that no event slips between read and wait.
 func (h *Hub) Wait(stream string) <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -151,14 +189,130 @@ func (h *Hub) Wait(stream string) <-chan struct{} {
 	return c
 }
 
-// Notify wakes every reader waiting on stream. Call it after the batch
-// holding the new events has committed.
+// Notify wakes every reader waiting on stream and forgets its tail. Call
+// it after the batch holding new events (or a Trim) has committed, when
+// the writer does not Publish them.
 func (h *Hub) Notify(stream string) {
 	h.mu.Lock()
-	c, ok := h.waiters[stream]
-	delete(h.waiters, stream)
+	h.dropLocked(stream)
+	h.wakeLocked(stream)
 	h.mu.Unlock()
-	if ok {
+}
+
+// Publish records evs, the events of stream that a batch appended (in
+// order, with their Seq, Type, Time and Data as appended) and wakes the
+// stream's readers. firstRetained is the stream's first retained event
+// when the batch trimmed it (0: not trimmed). Call it after the batch
+// committed and before releasing the lock that orders the stream's
+// appends.
+func (h *Hub) Publish(stream string, firstRetained uint64, evs ...Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	defer h.wakeLocked(stream)
+	if len(evs) == 0 {
+		return
+	}
+	t := h.tails[stream]
+	if t != nil {
+		last := t.evs[len(t.evs)-1].Seq
+		switch {
+		case evs[0].Seq <= last:
+			// Published out of order: the hub cannot tell what is
+			// newest, so it forgets the stream.
+			h.dropLocked(stream)
+			return
+		case evs[0].Seq > last+1:
+			// A gap (events the hub was not shown): start afresh.
+			h.dropLocked(stream)
+			t = nil
+		}
+	}
+	if t == nil {
+		t = &tail{}
+		h.tails[stream] = t
+	}
+	for _, e := range evs {
+		n := len(e.Data) + len(e.Type) + 64
+		if n > tailEventBytes {
+			h.dropLocked(stream)
+			return
+		}
+		e.Stream = stream
+		t.evs = append(t.evs, e)
+		t.bytes += n
+		h.bytes += n
+	}
+	drop := max(len(t.evs)-tailEvents, 0)
+	for drop < len(t.evs) && t.evs[drop].Seq < firstRetained {
+		drop++
+	}
+	if drop > 0 {
+		for _, e := range t.evs[:drop] {
+			n := len(e.Data) + len(e.Type) + 64
+			t.bytes -= n
+			h.bytes -= n
+		}
+		t.evs = append(t.evs[:0:0], t.evs[drop:]...)
+	}
+	if len(t.evs) == 0 {
+		h.dropLocked(stream)
+		return
+	}
+	for name := range h.tails {
+		if h.bytes <= tailBytes {
+			break
+		}
+		if name != stream {
+			h.dropLocked(name) // map order: an arbitrary other stream
+		}
+	}
+}
+
+func (h *Hub) dropLocked(stream string) {
+	if t := h.tails[stream]; t != nil {
+		h.bytes -= t.bytes
+		delete(h.tails, stream)
+	}
+}
+
+func (h *Hub) wakeLocked(stream string) {
+	if c, ok := h.waiters[stream]; ok {
+		delete(h.waiters, stream)
 		close(c)
 	}
+}
+
+// Read is stream.Read, answered from the stream's tail when the tail holds
+// the event after the cursor (or the cursor is at its end), and from r
+// otherwise.
+func (h *Hub) Read(r pebble.Reader, stream string, after uint64, limit int) ([]Event, error) {
+	h.mu.Lock()
+	if t := h.tails[stream]; t != nil {
+		first, last := t.evs[0].Seq, t.evs[len(t.evs)-1].Seq
+		if after+1 >= first && after <= last {
+			var out []Event // nil when nothing is new, as from the store
+			if evs := t.evs[after+1-first:]; len(evs) > 0 {
+				if limit > 0 && len(evs) > limit {
+					evs = evs[:limit]
+				}
+				out = slices.Clone(evs)
+			}
+			h.mu.Unlock()
+			return out, nil
+		}
+	}
+	h.mu.Unlock()
+	return Read(r, stream, after, limit)
+}
+
+// Last is stream.Last, answered from the stream's tail when it has one.
+func (h *Hub) Last(r pebble.Reader, stream string) (uint64, error) {
+	h.mu.Lock()
+	if t := h.tails[stream]; t != nil {
+		last := t.evs[len(t.evs)-1].Seq
+		h.mu.Unlock()
+		return last, nil
+	}
+	h.mu.Unlock()
+	return Last(r, stream)
 }
