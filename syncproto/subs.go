@@ -253,6 +253,12 @@ func (sb *sub) startDrainLocked() {
 // at most LagTimeout before the connection is closed as a slow consumer
 // (ending the subscription), so catchUp never waits longer than that.
 func (sb *sub) catchUp(to uint64) {
+	sb.mu.Lock()
+	done := sb.cursor >= to || sb.stopped
+	sb.mu.Unlock()
+	if done {
+		return // a round or the drain got there first
+	}
 	sb.c.srv.fanout(sb.w)
 	sb.mu.Lock()
 	defer sb.mu.Unlock()

@@ -47,15 +47,21 @@ type EventBlock struct {
 	Block *flowdoc.Block `msgpack:"block,omitempty" json:"block,omitempty"`
 }
 
-// events appends to a document's stream inside one batch.
+// events appends to a document's stream inside one batch; publish hands
+// what it appended to the hub once the batch committed.
 type events struct {
-	doc  string
-	next uint64
-	keep uint64 // retention; 0 keeps everything
+	doc     string
+	next    uint64
+	keep    uint64         // retention; 0 keeps everything
+	out     []stream.Event // appended, for the hub
+	trimmed uint64         // the first retained event after a trim in this batch (0: none)
 }
 
+// events starts appending to doc's stream; call it under the document
+// lock. The stream's head comes from the hub's tail when it has one (the
+// lock's previous holder published it), else from the store.
 func (r *Repo) events(doc string) (*events, error) {
-	last, err := stream.Last(r.db.DB, Stream(doc))
+	last, err := r.hub.Last(r.db.DB, Stream(doc))
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +69,8 @@ func (r *Repo) events(doc string) (*events, error) {
 }
 
 func (e *events) add(b *pebble.Batch, typ string, timeMs int64, data any) error {
-	if err := stream.Append(b, Stream(e.doc), e.next, typ, timeMs, data); err != nil {
+	ev, err := stream.AppendEvent(b, Stream(e.doc), e.next, typ, timeMs, data)
+	if err != nil {
 		return err
 	}
 	// Trim in steps of trimEvery so that most commits pay nothing for it.
@@ -71,9 +78,17 @@ func (e *events) add(b *pebble.Batch, typ string, timeMs int64, data any) error 
 		if err := stream.Trim(b, Stream(e.doc), e.next-e.keep+1); err != nil {
 			return err
 		}
+		e.trimmed = e.next - e.keep + 1
 	}
+	e.out = append(e.out, ev)
 	e.next++
 	return nil
+}
+
+// publish wakes the document's readers after ev's batch committed, still
+// under the document lock, handing the hub the events it appended.
+func (r *Repo) publish(ev *events) {
+	r.hub.Publish(Stream(ev.doc), ev.trimmed, ev.out...)
 }
 
 // trimEvery is how often (in events) a document stream is trimmed.
@@ -203,16 +218,22 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 		return VersionInfo{}, err
 	}
 	err = r.refs.Update(b, []refs.Update{{Name: HeadRef(d.ID), Old: old, New: vid}}, spec.kind+" "+label)
+	if err != nil {
+		// The head moved under the lock (a pack import), or the commit
+		// failed: the next change reads the record from the store.
+		r.docs.forget(d.ID)
+	}
 	if errors.Is(err, refs.ErrConflict) {
 		return VersionInfo{}, &ConflictError{Doc: d.ID, Reason: "head moved during the commit"}
 	}
 	if err != nil {
 		return VersionInfo{}, fmt.Errorf("commit %s %s: %w", d.ID, label, err)
 	}
+	r.docs.set(&d)
 	r.setHead(d.ID, vid, v)
 	r.keepDraft(d.ID, dr)
 	r.cp.sealed(d.ID)
-	r.hub.Notify(Stream(d.ID))
+	r.publish(ev)
 	return info, nil
 }
 
@@ -442,7 +463,7 @@ func (r *Repo) Seal(ctx context.Context, doc, reason, actor string) (VersionInfo
 }
 
 func (r *Repo) checkpointLocked(doc, reason, actor, message string) (VersionInfo, bool, error) {
-	d, err := r.loadDoc(doc)
+	d, err := r.lockedDoc(doc)
 	if err != nil {
 		return VersionInfo{}, false, err
 	}
@@ -500,7 +521,7 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 		return VersionInfo{}, err
 	}
 	defer release()
-	d, err := r.loadDoc(p.Doc)
+	d, err := r.lockedDoc(p.Doc)
 	if err != nil {
 		return VersionInfo{}, err
 	}
@@ -768,7 +789,7 @@ func (r *Repo) sealForRestore(doc, actor string) (*docRec, *draftRec, error) {
 	if _, _, err := r.checkpointLocked(doc, objstore.ReasonRestore, actor, ""); err != nil {
 		return nil, nil, err
 	}
-	d, err := r.loadDoc(doc)
+	d, err := r.lockedDoc(doc)
 	if err != nil {
 		return nil, nil, err
 	}

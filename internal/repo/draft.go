@@ -59,7 +59,7 @@ func (r *Repo) OpenDraft(ctx context.Context, doc, actor string) (Draft, *Versio
 		return Draft{}, nil, err
 	}
 	defer release()
-	if _, err := r.loadDoc(doc); err != nil {
+	if _, err := r.lockedDoc(doc); err != nil {
 		return Draft{}, nil, err
 	}
 	dr, err := r.loadDraft(doc)
@@ -108,7 +108,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		return SaveResult{}, err
 	}
 	defer release()
-	d, err := r.loadDoc(p.Doc)
+	d, err := r.lockedDoc(p.Doc)
 	if err != nil {
 		return SaveResult{}, err
 	}
@@ -252,7 +252,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	}
 	keep = true
 	r.cp.saved(p.Doc, p.Actor, at, dr.Unsealed, time.UnixMilli(dr.UnsealedSince))
-	r.hub.Notify(Stream(p.Doc))
+	r.publish(ev)
 	return res, nil
 }
 

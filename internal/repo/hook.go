@@ -102,7 +102,8 @@ type DocTx struct {
 }
 
 // Emit appends an event to the document's stream in b. Use one batch per
-// Locked call; subscribers are woken when Locked returns.
+// Locked call (the events are published as that batch's); subscribers are
+// woken when Locked returns.
 func (tx *DocTx) Emit(b *pebble.Batch, typ string, timeMs int64, data any) error {
 	tx.emitted = true
 	return tx.ev.add(b, typ, timeMs, data)
@@ -124,7 +125,7 @@ func (r *Repo) Locked(ctx context.Context, doc string, fn func(tx *DocTx) error)
 		return err
 	}
 	defer release()
-	d, err := r.loadDoc(doc)
+	d, err := r.lockedDoc(doc)
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,12 @@ func (r *Repo) Locked(ctx context.Context, doc string, fn func(tx *DocTx) error)
 	tx := &DocTx{Doc: doc, Head: d.Head, HeadLabel: d.Label, Fingerprint: dr.Fingerprint,
 		Unsealed: dr.Unsealed, Seq: dr.Seq, ev: ev}
 	err = fn(tx)
-	if err == nil && tx.emitted {
+	switch {
+	case tx.emitted && err == nil:
+		r.publish(ev)
+	case tx.emitted:
+		// fn may have committed before it failed: the hub forgets the
+		// stream's tail, and the next writer reads the head from the store.
 		r.hub.Notify(Stream(doc))
 	}
 	return err

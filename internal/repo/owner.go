@@ -57,7 +57,7 @@ func (r *Repo) Chown(ctx context.Context, p ChownParams) (prev string, err error
 		return "", err
 	}
 	defer release()
-	d, err := r.loadDoc(p.Doc)
+	d, err := r.lockedDoc(p.Doc)
 	if err != nil {
 		return "", err
 	}
@@ -80,9 +80,11 @@ func (r *Repo) Chown(ctx context.Context, p ChownParams) (prev string, err error
 		return "", err
 	}
 	if err := r.db.Apply(b, kv.Sync); err != nil {
+		r.docs.forget(p.Doc)
 		return "", fmt.Errorf("chown %s: %w", p.Doc, err)
 	}
-	r.hub.Notify(Stream(p.Doc))
+	r.docs.set(d)
+	r.publish(ev)
 	return prev, nil
 }
 
@@ -162,7 +164,9 @@ func (r *Repo) MigrateOwners(ctx context.Context, users UserIDs) (MigrateReport,
 	if err := b.Set(ownersKey(), []byte{1}, nil); err != nil {
 		return MigrateReport{}, err
 	}
-	if err := r.db.Apply(b, kv.Sync); err != nil {
+	err = r.db.Apply(b, kv.Sync)
+	r.docs.forgetAll() // records rewritten without their documents' locks
+	if err != nil {
 		return MigrateReport{}, fmt.Errorf("migrate owners: %w", err)
 	}
 	return rep, nil

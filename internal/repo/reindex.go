@@ -42,7 +42,9 @@ func (r *Repo) ReindexWith(ctx context.Context, doc, owner string, progress Prog
 	if err := r.indexInto(ctx, b, doc, head, owner, progress.orNop()); err != nil {
 		return err
 	}
-	return r.db.Apply(b, kv.Sync)
+	err = r.db.Apply(b, kv.Sync)
+	r.docs.forget(doc)
+	return err
 }
 
 // IndexInto adds to b what Reindex writes, for head as the document's
@@ -130,6 +132,7 @@ func (r *Repo) indexInto(ctx context.Context, b *pebble.Batch, doc string, head 
 		return err
 	}
 	r.drafts.forget(doc)
+	r.docs.forget(doc)
 	dr := draftRec{Seq: 1, Attrs: hv.Attrs, AttrsSeq: 1, Fingerprint: hv.Fingerprint, Base: head,
 		BaseLabel: hv.Label, BaseFP: hv.Fingerprint, BaseAttrs: hv.Attrs, Boot: r.boot,
 		LastChange: hv.Time}

@@ -80,6 +80,7 @@ type Repo struct {
 	hook atomic.Pointer[hookBox] // the ChangeHook (SetHook); nil box: none
 
 	drafts draftCache // drafts between changes (loadDraft, keepDraft)
+	docs   docCache   // document records (loadDoc, lockedDoc)
 
 	beforeSave func(*pebble.Batch) // tests: sees a draft save's batch before it commits
 }
@@ -150,6 +151,7 @@ func New(db *kv.DB, o Options) *Repo {
 		heads:  map[string]headVersion{},
 		cacheN: o.Cache,
 		drafts: draftCache{drafts: map[string]*draftRec{}, max: o.DraftCache},
+		docs:   docCache{recs: map[string]docRec{}},
 	}
 	if r.drafts.max <= 0 {
 		r.drafts.max = 1 << 19
@@ -491,6 +493,26 @@ func setRec(b *pebble.Batch, key []byte, v any) error {
 }
 
 func (r *Repo) loadDoc(doc string) (*docRec, error) {
+	if d, ok := r.docs.get(doc); ok {
+		return d, nil
+	}
+	return r.readDoc(doc)
+}
+
+// lockedDoc is loadDoc for a writer, under the document lock: a record
+// read from the store is kept for the next change.
+func (r *Repo) lockedDoc(doc string) (*docRec, error) {
+	if d, ok := r.docs.get(doc); ok {
+		return d, nil
+	}
+	d, err := r.readDoc(doc)
+	if err == nil {
+		r.docs.set(d)
+	}
+	return d, err
+}
+
+func (r *Repo) readDoc(doc string) (*docRec, error) {
 	var d docRec
 	ok, err := getRec(r.db.DB, docKey(doc), &d)
 	if err != nil {
@@ -500,6 +522,50 @@ func (r *Repo) loadDoc(doc string) (*docRec, error) {
 		return nil, &NotFoundError{What: "document", Name: doc}
 	}
 	return &d, nil
+}
+
+// docCache keeps document records between changes, so that a save does
+// not read its document's record from the store. Only writers fill and
+// update it, under the document lock and after their batch committed
+// (lockedDoc, docCache.set); a writer that cannot tell whether its batch
+// committed forgets the record. Readers take what it holds, else read the
+// store without filling it, so they never put back a record older than a
+// writer's. Records are copied in and out: callers own what they get.
+type docCache struct {
+	mu   sync.Mutex
+	recs map[string]docRec
+}
+
+// maxCachedDocs bounds docCache (about 200 bytes a record); over it, the
+// cache starts again empty.
+const maxCachedDocs = 1 << 16
+
+func (c *docCache) get(doc string) (*docRec, bool) {
+	c.mu.Lock()
+	d, ok := c.recs[doc]
+	c.mu.Unlock()
+	return &d, ok
+}
+
+func (c *docCache) set(d *docRec) {
+	c.mu.Lock()
+	if len(c.recs) >= maxCachedDocs {
+		clear(c.recs)
+	}
+	c.recs[d.ID] = *d
+	c.mu.Unlock()
+}
+
+func (c *docCache) forget(doc string) {
+	c.mu.Lock()
+	delete(c.recs, doc)
+	c.mu.Unlock()
+}
+
+func (c *docCache) forgetAll() {
+	c.mu.Lock()
+	clear(c.recs)
+	c.mu.Unlock()
 }
 
 // loadDraft returns doc's draft for a change, under the document lock:

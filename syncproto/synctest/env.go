@@ -133,7 +133,11 @@ func (e *Env) Trim(name string, keep uint64) error {
 	if err := stream.Trim(b, name, keep); err != nil {
 		return err
 	}
-	return e.Repo.DB().Apply(b, kv.Sync)
+	if err := e.Repo.DB().Apply(b, kv.Sync); err != nil {
+		return err
+	}
+	e.Repo.Hub().Notify(name) // the hub's tail may hold trimmed events
+	return nil
 }
 
 // AppendEvent appends an event to a stream that is not a document's (a

@@ -135,7 +135,7 @@ var _ syncproto.Events = Events{}
 
 // Read implements syncproto.Events.
 func (s Events) Read(_ context.Context, name string, after uint64, limit int) ([]syncproto.StreamEvent, error) {
-	evs, err := stream.Read(s.Store, name, after, limit)
+	evs, err := s.Hub.Read(s.Store, name, after, limit)
 	if errors.Is(err, stream.ErrTrimmed) {
 		return nil, fmt.Errorf("%w: %v", syncproto.ErrTrimmed, err)
 	}
@@ -155,7 +155,7 @@ func (s Events) Read(_ context.Context, name string, after uint64, limit int) ([
 
 // Last implements syncproto.Events.
 func (s Events) Last(_ context.Context, name string) (uint64, error) {
-	return stream.Last(s.Store, name)
+	return s.Hub.Last(s.Store, name)
 }
 
 // FirstRetained implements syncproto.Events.
