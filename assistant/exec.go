@@ -224,6 +224,7 @@ func (s *Service) writeSuccess(b *pebble.Batch, tx *repo.DocTx, pl payload, out 
 			return err
 		}
 		if sg.Status == StatusPending {
+			s.pend.created()
 			if err := b.Set(suggPendKey(sg.Doc, sg.ID), nil, nil); err != nil {
 				return err
 			}

@@ -109,6 +109,53 @@ type Service struct {
 
 	// point is a test seam: called at named points of a run (crash tests).
 	point func(name string)
+
+	// pend remembers documents without pending suggestions, so that a
+	// save of one does not scan for them (changeHook.DocChanged).
+	pend pendingNone
+}
+
+// pendingNone remembers the documents whose last scan found no pending
+// suggestion. Every new pending suggestion, on any document, starts a new
+// generation and so voids what was remembered: a scan that raced with it
+// cannot leave a wrong "none" behind, whatever the locks.
+type pendingNone struct {
+	mu   sync.Mutex
+	gen  uint64
+	none map[string]uint64 // document → the generation its scan began in
+}
+
+// maxPendingNone bounds pendingNone; over it, it starts again empty.
+const maxPendingNone = 1 << 16
+
+// created voids what is remembered; call it before a batch that adds a
+// pending suggestion commits.
+func (p *pendingNone) created() {
+	p.mu.Lock()
+	p.gen++
+	p.mu.Unlock()
+}
+
+// scanning returns the generation a scan of doc begins in, and whether
+// doc is known to have no pending suggestion (no scan needed).
+func (p *pendingNone) scanning(doc string) (gen uint64, none bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	g, ok := p.none[doc]
+	return p.gen, ok && g == p.gen
+}
+
+// found records that a scan of doc begun in generation gen found none.
+func (p *pendingNone) found(doc string, gen uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if gen != p.gen {
+		return
+	}
+	if p.none == nil || len(p.none) >= maxPendingNone {
+		p.none = map[string]uint64{}
+	}
+	p.none[doc] = gen
 }
 
 // NewService seeds the built-in presets (once), registers the writing

@@ -429,9 +429,16 @@ func (h changeHook) DocChanged(b *pebble.Batch, c *repo.Change) error {
 	if !c.BodyChanged && c.Version == nil {
 		return nil // attributes only: every baseline still holds
 	}
+	gen, none := s.pend.scanning(c.Doc)
+	if none {
+		return nil
+	}
 	keys, err := kv.Keys(s.db, suggPendPrefix(c.Doc), 0)
 	if err != nil {
 		return err
+	}
+	if len(keys) == 0 {
+		s.pend.found(c.Doc, gen)
 	}
 	changed := map[string]bool{}
 	for _, id := range c.Changed {

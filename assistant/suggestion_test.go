@@ -201,6 +201,19 @@ func TestLiveInvalidation(t *testing.T) {
 		conflictedBy(t, w, doc, cur, sg, repo.ChangeDraft, []string{"p2"})
 		acceptConflicts(t, w, doc, sg, "p2")
 	})
+	t.Run("draft save after saves without suggestions", func(t *testing.T) {
+		// Saves of a document without pending suggestions are remembered
+		// as such (no scan); a suggestion made after them must still be
+		// found by the next save.
+		w := newWorld(t)
+		doc := w.article(3, false)
+		w.save(doc, para("p1", "typed before any suggestion"))
+		w.save(doc, para("p1", "typed again before any suggestion"))
+		sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p2"})
+		cur := w.lastDocEvent(doc)
+		w.save(doc, para("p2", "the author rewrote it by hand"))
+		conflictedBy(t, w, doc, cur, sg, repo.ChangeDraft, []string{"p2"})
+	})
 	t.Run("draft save elsewhere", func(t *testing.T) {
 		w := newWorld(t)
 		doc := w.article(3, false)
