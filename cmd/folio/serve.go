@@ -54,7 +54,7 @@ var storeFS vfs.FS
 
 // storeOptions are the store options of [storage] (docs/config.md).
 func storeOptions(fc *config.Config, log *slog.Logger) kv.Options {
-	o := kv.Options{Logger: log, FS: storeFS, MinFree: fc.Storage.MinFree, MaxStall: fc.Storage.MaxStall}
+	o := kv.Options{Logger: log, FS: storeFS, MinFree: fc.Storage.MinFree, MaxStall: fc.Storage.MaxStall, CacheSize: fc.Storage.Cache}
 	if o.MinFree == 0 {
 		o.MinFree = -1 // no reserve
 	}
@@ -235,6 +235,14 @@ func cmdServe(c *cli.Context) error {
 	}
 	defer removeAddr(dir, url)
 
+	if fc.Server.DebugListen != "" {
+		stopDebug, err := serveDebug(fc.Server.DebugListen, log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopDebug()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	fmt.Fprintf(c.App.Writer, "folio daemon listening on %s (data %s)\n", url, dir)

@@ -62,6 +62,10 @@ type Server struct {
 	ReadHeaderTimeout time.Duration `toml:"read_header_timeout"`
 	ReadTimeout       time.Duration `toml:"read_timeout"`
 	IdleTimeout       time.Duration `toml:"idle_timeout"`
+	// DebugListen, when set, serves Go's runtime profiles
+	// (/debug/pprof/) on this address, without authentication: keep it
+	// on a loopback address. Empty: off.
+	DebugListen string `toml:"debug_listen"`
 }
 
 // Checkpoint configures when a draft is sealed into a version.
@@ -97,6 +101,9 @@ type Storage struct {
 	// MaxStall is how long one disk write or sync may hang before the
 	// daemon treats the disk as failed and stops. 0 never does.
 	MaxStall time.Duration `toml:"max_stall"`
+	// Cache is the store's block cache in bytes: recently read parts of
+	// the store kept decompressed in memory.
+	Cache int64 `toml:"cache"`
 }
 
 // Assistant switches the writing assistant and each of its entries. With
@@ -271,7 +278,7 @@ func Default() *Config {
 			SaveMaxChanges:    4000,
 			RequestMaxRuns:    250000,
 		},
-		Storage:    Storage{MinFree: 256 << 20, MaxStall: 20 * time.Second},
+		Storage:    Storage{MinFree: 256 << 20, MaxStall: 20 * time.Second, Cache: 256 << 20},
 		AI:         AI{AISettings: DefaultAI()},
 		Assistant:  DefaultAssistant(),
 		Persona:    DefaultPersona(),
@@ -411,6 +418,9 @@ func (c *Config) validate() error {
 	}
 	if c.Storage.MinFree < 0 || c.Storage.MaxStall < 0 {
 		return fmt.Errorf("%w: [storage] min_free and max_stall must not be negative (0 turns them off)", ErrInvalid)
+	}
+	if c.Storage.Cache < 1<<20 {
+		return fmt.Errorf("%w: [storage] cache must be at least 1048576 (1 MiB), in bytes", ErrInvalid)
 	}
 	if c.Privacy.PrivateMemory && !c.Privacy.SendPrivateToProvider {
 		return fmt.Errorf("%w: [privacy] private_memory needs send_private_to_provider = true (memory from private sources is sent to the provider too)", ErrInvalid)

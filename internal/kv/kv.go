@@ -53,7 +53,8 @@ type Options struct {
 	Create bool
 	// ReadOnly opens without taking the write path (still takes the lock).
 	ReadOnly bool
-	// CacheSize is Pebble's block cache in bytes; 0 means 64 MiB.
+	// CacheSize is Pebble's block cache in bytes; 0 means 64 MiB (the
+	// daemon sets [storage] cache).
 	CacheSize int64
 
 	// Logger receives Pebble's messages, its background errors, write
