@@ -310,11 +310,19 @@ func cmdBenchSync(c *cli.Context) error {
 		o.Token = c.String("token")
 		if pid := c.Int("pid"); pid > 0 {
 			o.Memory = func() (uint64, error) { return loadgen.ProcessRSS(pid) }
+			o.CPU = func() (time.Duration, error) { return loadgen.ProcessCPU(pid) }
 		} else {
 			// The daemon's own resident memory, from its /metrics (the
 			// process collector).
 			metricsURL := strings.TrimRight(server, "/") + "/metrics"
-			o.Memory = func() (uint64, error) { return scrapeRSS(c.Context, metricsURL) }
+			o.Memory = func() (uint64, error) {
+				v, err := scrapeMetric(c.Context, metricsURL, "process_resident_memory_bytes")
+				return uint64(v), err
+			}
+			o.CPU = func() (time.Duration, error) {
+				v, err := scrapeMetric(c.Context, metricsURL, "process_cpu_seconds_total")
+				return time.Duration(v * float64(time.Second)), err
+			}
 		}
 		if o.Docs = c.StringSlice("doc"); len(o.Docs) == 0 {
 			if o.Docs, o.Blocks, err = benchDocs(c, o.Editors, o.EditorsPerDoc, c.Int("blocks")); err != nil {
@@ -337,7 +345,8 @@ func cmdBenchSync(c *cli.Context) error {
 			"acked": rep.Acked, "ackedPerSecond": rep.AckedPerSec, "conflicts": rep.Conflicts, "errors": rep.Errors,
 			"ackP50Millis": ms(rep.AckP50), "ackP90Millis": ms(rep.AckP90), "ackP99Millis": ms(rep.AckP99),
 			"ackP999Millis": ms(rep.AckP999), "ackMaxMillis": ms(rep.AckMax), "events": rep.Events,
-			"bytesPerActiveConn": rep.BytesPerActiveConn, "idleConns": rep.IdleConns, "bytesPerIdleConn": rep.BytesPerIdleConn,
+			"bytesPerActiveConn": rep.BytesPerActiveConn,
+			"serverCpuCores":     rep.ServerCPU.Seconds() / rep.Duration.Seconds(), "serverCpuMicrosPerAck": float64(rep.ServerCPUPerAck) / 1e3, "idleConns": rep.IdleConns, "bytesPerIdleConn": rep.BytesPerIdleConn,
 		})
 	}
 	_, err = fmt.Fprint(c.App.Writer, rep.String())
@@ -366,9 +375,9 @@ func benchDocs(c *cli.Context, editors, perDoc, blocks int) ([]string, []string,
 	return docs, ids, nil
 }
 
-// scrapeRSS reads process_resident_memory_bytes from a Prometheus text
-// endpoint.
-func scrapeRSS(ctx context.Context, url string) (uint64, error) {
+// scrapeMetric reads the value of an unlabelled metric from a Prometheus
+// text endpoint.
+func scrapeMetric(ctx context.Context, url, name string) (float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return 0, err
@@ -381,16 +390,16 @@ func scrapeRSS(ctx context.Context, url string) (uint64, error) {
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "process_resident_memory_bytes "); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			if err != nil {
-				return 0, fmt.Errorf("%s: process_resident_memory_bytes %q: %w", url, v, err)
+				return 0, fmt.Errorf("%s: %s %q: %w", url, name, v, err)
 			}
-			return uint64(f), nil
+			return f, nil
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("%s has no process_resident_memory_bytes", url)
+	return 0, fmt.Errorf("%s has no %s", url, name)
 }

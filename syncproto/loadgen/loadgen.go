@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -66,6 +67,9 @@ type Options struct {
 	// side is then counted too, so the figures are upper bounds). For a
 	// separate daemon pass ProcessRSS of its pid.
 	Memory func() (uint64, error)
+	// CPU returns the CPU time (user and system) the server has used;
+	// nil: not measured. For a separate daemon pass ProcessCPU of its pid.
+	CPU func() (time.Duration, error)
 	// Subprotocol defaults to folio.v1.msgpack.
 	Subprotocol string
 	// Log receives progress lines (default: discard).
@@ -92,8 +96,14 @@ type Report struct {
 	// per editor and reader connection (the server's caches grown by the
 	// load included, so an upper bound).
 	BytesPerActiveConn uint64
-	IdleConns          int
-	BytesPerIdleConn   uint64 // resident memory per idle connection
+	// ServerCPU is the CPU time the server used in the measured phase
+	// (Options.CPU; zero when not measured) and ServerCPUPerAck that per
+	// acknowledgement received in it: everything the server did for a
+	// save, its fan-out and its background work (log writes, compactions,
+	// collection) included.
+	ServerCPU, ServerCPUPerAck time.Duration
+	IdleConns                  int
+	BytesPerIdleConn           uint64 // resident memory per idle connection
 }
 
 func (r Report) String() string {
@@ -106,6 +116,9 @@ func (r Report) String() string {
 	fmt.Fprintf(&b, "ack latency from the due time: p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n",
 		rd(r.AckP50), rd(r.AckP90), rd(r.AckP99), rd(r.AckP999), rd(r.AckMax))
 	fmt.Fprintf(&b, "events received: %d\n", r.Events)
+	if r.ServerCPU > 0 {
+		fmt.Fprintf(&b, "server CPU: %.2f cores, %s per acknowledged save\n", r.ServerCPU.Seconds()/r.Duration.Seconds(), r.ServerCPUPerAck.Round(time.Microsecond))
+	}
 	if r.BytesPerActiveConn > 0 {
 		fmt.Fprintf(&b, "server memory per active connection: %.1f KiB (%d connections)\n", float64(r.BytesPerActiveConn)/1024, r.Editors+r.Readers)
 	}
@@ -243,13 +256,27 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			ed.loop(drainCtx, start.Add(rand.N(o.Interval)), o.Interval, warm, end)
 		}()
 	}
-	// The resident memory under load: sampled at the end of the
-	// measured phase, every connection open and busy.
+	// The server's CPU time over the measured phase, and its resident
+	// memory under load: sampled at the end of the measured phase, every
+	// connection open and busy.
 	var active uint64
 	var activeErr error
+	var cpu0, cpu1 time.Duration
+	select {
+	case <-time.After(time.Until(warm)):
+		if o.CPU != nil {
+			cpu0, activeErr = o.CPU()
+		}
+	case <-ctx.Done():
+	}
 	select {
 	case <-time.After(time.Until(end)):
-		active, activeErr = o.Memory()
+		if o.CPU != nil && activeErr == nil {
+			cpu1, activeErr = o.CPU()
+		}
+		if activeErr == nil {
+			active, activeErr = o.Memory()
+		}
 	case <-ctx.Done():
 	}
 	wg.Wait()
@@ -279,6 +306,12 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		q := func(p float64) time.Duration { return lat[min(int(float64(len(lat))*p), len(lat)-1)] }
 		r.AckP50, r.AckP90, r.AckP99, r.AckP999 = q(0.50), q(0.90), q(0.99), q(0.999)
 		r.AckMax = lat[len(lat)-1]
+	}
+	if cpu1 > cpu0 {
+		r.ServerCPU = cpu1 - cpu0
+		if received > 0 {
+			r.ServerCPUPerAck = r.ServerCPU / time.Duration(received)
+		}
 	}
 	if n := uint64(len(eds) + readers); active > base && n > 0 {
 		r.BytesPerActiveConn = (active - base) / n
@@ -402,6 +435,31 @@ func measureIdle(ctx context.Context, o Options, docs []string, dial func(contex
 		return 0, nil
 	}
 	return (after - before) / uint64(o.IdleConns), nil
+}
+
+// ProcessCPU returns the CPU time (user and system) process pid has used
+// (Linux /proc; clock ticks of 10 ms).
+func ProcessCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, fmt.Errorf("loadgen: CPU time: %w", err)
+	}
+	// The command name (field 2) is in parentheses and may hold spaces;
+	// utime and stime are fields 14 and 15, the 12th and 13th after it.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("loadgen: unexpected /proc stat format")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("loadgen: unexpected /proc stat format")
+	}
+	ut, err1 := strconv.ParseUint(f[11], 10, 64)
+	st, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("loadgen: parse /proc stat times %q %q", f[11], f[12])
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond, nil
 }
 
 // SelfRSS returns this process's resident memory.
