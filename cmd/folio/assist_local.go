@@ -247,7 +247,7 @@ func (l *localBackend) FollowRun(ctx context.Context, id string, after uint64, f
 				return err
 			}
 		}
-		return server.FollowRun(ctx, svc, l.r.Hub(), a, id, after, fn, nil)
+		return server.FollowRun(ctx, svc, l.r, a, id, after, fn, nil)
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/repo/publish"
 	"github.com/foliodev/folio/internal/server"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/vmihailenco/msgpack/v5"
@@ -131,7 +132,7 @@ func TestSameAnswerEveryWayIn(t *testing.T) {
 		Attrs: flowdoc.Attributes{Title: "Notes"}}); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Repo: r, Auth: as})
+	srv, err := server.New(server.Config{Content: r, Auth: as, Publish: publish.New(r, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

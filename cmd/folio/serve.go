@@ -24,9 +24,13 @@ import (
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/repo/publish"
 	"github.com/foliodev/folio/internal/server"
 	"github.com/urfave/cli/v2"
 )
+
+// The daemon's content service is the repository.
+var _ server.Content = (*repo.Repo)(nil)
 
 // shutdownGrace is the default bound of a graceful shutdown: with the
 // second the server allows stuck handlers after it, the process exits
@@ -155,8 +159,9 @@ func cmdServe(c *cli.Context) error {
 			closeRepo()
 		}
 	}()
-	cfg.Repo = r
+	cfg.Content = r
 	cfg.Auth = auth.New(r.DB())
+	cfg.Publish = publish.New(r, nil)
 	ledger := quota.NewLedger(r.DB(), quota.LedgerOptions{})
 	if _, err := usageReport(fc, ledger, 1); err != nil {
 		return err

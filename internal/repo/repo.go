@@ -17,6 +17,7 @@ import (
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
+	"github.com/foliodev/folio/objstore/pack"
 	"github.com/foliodev/folio/refs"
 )
 
@@ -227,6 +228,45 @@ func (r *Repo) Hub() *stream.Hub { return r.hub }
 
 // Limits are the document limits in force.
 func (r *Repo) Limits() flowdoc.Limits { return r.limits }
+
+// Failure is the store's failure (kv.DB.Failure): nil while it is
+// healthy, an errs.Storage error whose cause unwraps from it once it has
+// failed.
+func (r *Repo) Failure() error { return r.db.Failure() }
+
+// Writable is nil when a write would be attempted now (kv.DB.Writable),
+// and otherwise the error it would get: Failure, or an errs.StorageFull
+// error while the disk is short of space.
+func (r *Repo) Writable() error { return r.db.Writable() }
+
+// ReadEvents returns up to limit events of the persisted stream name
+// after seq after, in order (stream.Read; recent ones from the hub's
+// tail): stream.ErrTrimmed when some of them were trimmed.
+func (r *Repo) ReadEvents(_ context.Context, name string, after uint64, limit int) ([]stream.Event, error) {
+	return r.hub.Read(r.db.DB, name, after, limit)
+}
+
+// LastEvent returns the last seq of stream name (0 when never written).
+func (r *Repo) LastEvent(_ context.Context, name string) (uint64, error) {
+	return r.hub.Last(r.db.DB, name)
+}
+
+// FirstRetained returns the first seq of stream name that retention kept
+// (1 when never trimmed).
+func (r *Repo) FirstRetained(_ context.Context, name string) (uint64, error) {
+	return stream.FirstRetained(r.db, name)
+}
+
+// WaitEvents returns a channel closed after the next commit that appends
+// to stream name (the Hub's Wait). Take it before ReadEvents, so that no
+// event slips between the read and the wait.
+func (r *Repo) WaitEvents(name string) <-chan struct{} { return r.hub.Wait(name) }
+
+// PackStores are the stores packs and git exports read from: the
+// repository's own, so that they see every ref it moved.
+func (r *Repo) PackStores() pack.Stores {
+	return pack.Stores{DB: r.db, Objects: r.objs, Refs: r.refs}
+}
 
 // Stream is the name of a document's event stream.
 func Stream(doc string) string { return "doc:" + doc }

@@ -193,8 +193,7 @@ type HealthError struct {
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	db := s.repo.DB()
-	if err := db.Failure(); err != nil {
+	if err := s.content.Failure(); err != nil {
 		he := &HealthError{Code: errs.CodeOf(err), Message: err.Error()}
 		if cause := errors.Unwrap(err); cause != nil {
 			he.Cause = cause.Error()
@@ -207,7 +206,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := Health{Status: "ok", Version: s.cfg.Version}
-	if err := db.Writable(); err != nil && errs.KindOf(err) == errs.StorageFull {
+	if err := s.content.Writable(); err != nil && errs.KindOf(err) == errs.StorageFull {
 		h.Storage, h.Error = "full", &HealthError{Code: errs.CodeOf(err), Message: err.Error()}
 	}
 	writeJSON(w, http.StatusOK, h)
@@ -218,7 +217,7 @@ func (s *Server) syncEndpoint(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errs.E(errs.Unavailable, "this daemon has no sync service mounted at /v1/sync"))
 		return
 	}
-	if err := s.repo.DB().Failure(); err != nil {
+	if err := s.content.Failure(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -240,7 +239,7 @@ func (s *Server) doc(h func(w http.ResponseWriter, r *http.Request, p auth.Princ
 	return func(w http.ResponseWriter, r *http.Request) {
 		p := principal(r)
 		id := r.PathValue("id")
-		owner, err := s.repo.DocOwner(id)
+		owner, err := s.content.DocOwner(id)
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -294,7 +293,7 @@ func (s *Server) listDocs(w http.ResponseWriter, r *http.Request) {
 	var docs []repo.DocInfo
 	if owner != "" || p.Admin {
 		var err error
-		if docs, err = s.repo.ListDocs(r.Context(), owner); err != nil {
+		if docs, err = s.content.ListDocs(r.Context(), owner); err != nil {
 			s.fail(w, r, err)
 			return
 		}
@@ -355,7 +354,7 @@ func (s *Server) createDoc(w http.ResponseWriter, r *http.Request) {
 	if req.body != nil {
 		body = *req.body
 	}
-	v, err := s.repo.CreateDoc(r.Context(), repo.CreateParams{ID: req.id, Owner: owner, Author: p.User,
+	v, err := s.content.CreateDoc(r.Context(), repo.CreateParams{ID: req.id, Owner: owner, Author: p.User,
 		Attrs: req.attrs, Body: body, Message: req.message})
 	if err != nil {
 		s.fail(w, r, err)
@@ -366,7 +365,7 @@ func (s *Server) createDoc(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getDoc(w http.ResponseWriter, r *http.Request, _ auth.Principal, doc string) {
-	d, err := s.repo.GetDoc(r.Context(), doc)
+	d, err := s.content.GetDoc(r.Context(), doc)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -393,7 +392,7 @@ func (s *Server) chown(w http.ResponseWriter, r *http.Request, p auth.Principal,
 		s.fail(w, r, errs.E(errs.Invalid, "chown needs the new owner's user name"))
 		return
 	}
-	res, err := Chown(r.Context(), s.repo, s.auth, doc, req.User, p.User)
+	res, err := Chown(r.Context(), s.content, s.auth, doc, req.User, p.User)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -413,7 +412,7 @@ func (s *Server) chown(w http.ResponseWriter, r *http.Request, p auth.Principal,
 // Chown reassigns doc to the user named user on behalf of actor: the one
 // implementation behind PUT /v1/docs/{id}/owner and the CLI's direct mode.
 // Errors: auth.ErrNotFound (no such user), *repo.NotFoundError.
-func Chown(ctx context.Context, rp *repo.Repo, as *auth.Store, doc, user, actor string) (ChownResponse, error) {
+func Chown(ctx context.Context, rp Documents, as *auth.Store, doc, user, actor string) (ChownResponse, error) {
 	u, err := as.GetUser(ctx, user)
 	if err != nil {
 		return ChownResponse{}, err
@@ -436,7 +435,7 @@ func Chown(ctx context.Context, rp *repo.Repo, as *auth.Store, doc, user, actor 
 }
 
 func (s *Server) getDraft(w http.ResponseWriter, r *http.Request, _ auth.Principal, doc string) {
-	d, err := s.repo.Draft(r.Context(), doc)
+	d, err := s.content.Draft(r.Context(), doc)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -454,7 +453,7 @@ func (s *Server) saveDraft(w http.ResponseWriter, r *http.Request, p auth.Princi
 	sp := repo.SaveParams{Doc: doc, Actor: p.User, Session: req.session, BaseSeq: req.baseSeq,
 		Body: req.body, Changes: req.changes, Attrs: req.attrs, Seal: req.seal, Message: req.message}
 	start := time.Now()
-	res, err := s.repo.SaveDraft(r.Context(), sp)
+	res, err := s.content.SaveDraft(r.Context(), sp)
 	if err != nil {
 		switch {
 		case errors.Is(err, repo.ErrConflict):
@@ -484,7 +483,7 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request, p auth.Princ
 	if req.Reason == "" {
 		req.Reason = "manual"
 	}
-	v, created, err := s.repo.Checkpoint(r.Context(), doc, req.Reason, p.User, req.Message)
+	v, created, err := s.content.Checkpoint(r.Context(), doc, req.Reason, p.User, req.Message)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -519,7 +518,7 @@ func (s *Server) log_(w http.ResponseWriter, r *http.Request, _ auth.Principal, 
 		s.fail(w, r, err)
 		return
 	}
-	vs, err := s.repo.Log(r.Context(), doc, int(limit), before)
+	vs, err := s.content.Log(r.Context(), doc, int(limit), before)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -531,7 +530,7 @@ func (s *Server) log_(w http.ResponseWriter, r *http.Request, _ auth.Principal, 
 }
 
 func (s *Server) show(w http.ResponseWriter, r *http.Request, _ auth.Principal, doc string) {
-	snap, err := s.repo.Show(r.Context(), doc, r.PathValue("label"))
+	snap, err := s.content.Show(r.Context(), doc, r.PathValue("label"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -546,7 +545,7 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request, _ auth.Principal, 
 		s.fail(w, r, errs.E(errs.Invalid, "diff needs the query parameters from and to (version labels)"))
 		return
 	}
-	changes, err := s.repo.Diff(r.Context(), doc, from, to)
+	changes, err := s.content.Diff(r.Context(), doc, from, to)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -558,7 +557,7 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request, _ auth.Principal, 
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request, _ auth.Principal, doc string) {
-	hs, err := s.repo.BlockHistory(r.Context(), doc, r.PathValue("block"))
+	hs, err := s.content.BlockHistory(r.Context(), doc, r.PathValue("block"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -578,9 +577,9 @@ func (s *Server) restore(w http.ResponseWriter, r *http.Request, p auth.Principa
 	}
 	var v repo.VersionInfo
 	if req.Block != "" {
-		v, err = s.repo.RestoreBlock(r.Context(), doc, req.Label, req.Block, p.User)
+		v, err = s.content.RestoreBlock(r.Context(), doc, req.Label, req.Block, p.User)
 	} else {
-		v, err = s.repo.Restore(r.Context(), doc, req.Label, p.User)
+		v, err = s.content.Restore(r.Context(), doc, req.Label, p.User)
 	}
 	if err != nil {
 		s.fail(w, r, err)
@@ -591,7 +590,7 @@ func (s *Server) restore(w http.ResponseWriter, r *http.Request, p auth.Principa
 }
 
 func (s *Server) fsck(w http.ResponseWriter, r *http.Request) {
-	rep, err := s.repo.Fsck(r.Context(), repo.FsckOptions{})
+	rep, err := s.content.Fsck(r.Context(), repo.FsckOptions{})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -617,7 +616,7 @@ func (s *Server) gc(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	rep, err := s.repo.GC(r.Context(), repo.GCOptions{Prune: time.Duration(req.PruneSeconds) * time.Second, DryRun: req.DryRun})
+	rep, err := s.content.GC(r.Context(), repo.GCOptions{Prune: time.Duration(req.PruneSeconds) * time.Second, DryRun: req.DryRun})
 	if err != nil {
 		s.fail(w, r, err)
 		return

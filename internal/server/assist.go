@@ -147,7 +147,7 @@ func (s *Server) svc(w http.ResponseWriter, r *http.Request) *assistant.Service 
 // reaches reports whether p may reach document doc (see owns); false for
 // a document that does not exist.
 func (s *Server) reaches(p auth.Principal, doc string) bool {
-	owner, err := s.repo.DocOwner(doc)
+	owner, err := s.content.DocOwner(doc)
 	return err == nil && owns(p, owner)
 }
 
@@ -352,17 +352,18 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request, svc *assistan
 // FollowRun calls fn with every event of run id after the cursor, in
 // order, until the run's final event has been passed (it returns nil),
 // fn fails, or ctx ends (it returns ctx's error). Events are read from the
-// store a page at a time as hub announces them, so a slow fn holds no
-// more than a page. When beat is not nil it is called after every 15 s
-// without an event. The caller has checked that a may read the run.
-func FollowRun(ctx context.Context, svc *assistant.Service, hub *stream.Hub, a assistant.Actor, id string, after uint64, fn func(RunEventView) error, beat func() error) error {
+// store a page at a time as st announces them (WaitEvents), so a slow fn
+// holds no more than a page. When beat is not nil it is called after
+// every 15 s without an event. The caller has checked that a may read
+// the run.
+func FollowRun(ctx context.Context, svc *assistant.Service, st Streams, a assistant.Actor, id string, after uint64, fn func(RunEventView) error, beat func() error) error {
 	ticker := time.NewTicker(streamHeartbeat)
 	defer ticker.Stop()
 	name := "run:" + id
 	for {
 		// The state is read before the events: a final state's event was
 		// committed with it, so the read after it sees that event.
-		wait := hub.Wait(name)
+		wait := st.WaitEvents(name)
 		run, err := svc.Run(ctx, a, id)
 		if err != nil {
 			return err
@@ -439,7 +440,7 @@ func (s *Server) runStream(w http.ResponseWriter, r *http.Request, svc *assistan
 	if err := rc.Flush(); err != nil {
 		return
 	}
-	_ = FollowRun(ctx, svc, s.repo.Hub(), a, run.ID, after, func(ev RunEventView) error {
+	_ = FollowRun(ctx, svc, s.content, a, run.ID, after, func(ev RunEventView) error {
 		data, err := json.Marshal(ev)
 		if err != nil {
 			return err

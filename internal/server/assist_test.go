@@ -54,7 +54,7 @@ func newAssistEnv(t testing.TB, o assistOpts) *assistEnv {
 	t.Helper()
 	ae := &assistEnv{}
 	ae.env = newEnv(t, func(cfg *Config) {
-		r := cfg.Repo
+		r := repoOf(cfg)
 		runner, err := task.Open(r.DB(), task.Options{Hub: r.Hub()})
 		if err != nil {
 			t.Fatal(err)

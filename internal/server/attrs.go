@@ -24,14 +24,14 @@ func (s *Server) suggestAttrs(w http.ResponseWriter, r *http.Request, p auth.Pri
 // SuggestAttrs runs the attributes assistant on document doc's draft for
 // p (who may access doc); the WebSocket transport calls it too.
 func (s *Server) SuggestAttrs(r *http.Request, p auth.Principal, doc string) (attrs.Suggestion, error) {
-	return SuggestAttrs(r.Context(), s.cfg.Attrs, s.repo, s.pub, p.User, doc)
+	return SuggestAttrs(r.Context(), s.cfg.Attrs, s.content, s.pub, p.User, doc)
 }
 
 // syncAttrs adapts the attributes assistant to the sync server.
 type syncAttrs struct{ s *Server }
 
 func (a syncAttrs) SuggestAttrs(ctx context.Context, p syncproto.Principal, doc string) (syncproto.AttrsSuggestion, error) {
-	sug, err := SuggestAttrs(ctx, a.s.cfg.Attrs, a.s.repo, a.s.pub, p.User, doc)
+	sug, err := SuggestAttrs(ctx, a.s.cfg.Attrs, a.s.content, a.s.pub, p.User, doc)
 	if err != nil {
 		return syncproto.AttrsSuggestion{}, err
 	}

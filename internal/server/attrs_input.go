@@ -14,8 +14,8 @@ import (
 // title and body, the site's category and tag names, and whether the
 // document's visibility is private or password — and asks svc (nil:
 // attributes_disabled). Every transport (HTTP, WebSocket, the CLI in
-// direct mode) calls it, so they answer alike.
-func SuggestAttrs(ctx context.Context, svc *attrs.Service, r *repo.Repo, pub *publish.Store, user, doc string) (attrs.Suggestion, error) {
+// direct mode) calls it, so they answer alike. The draft is read from r.
+func SuggestAttrs(ctx context.Context, svc *attrs.Service, r Drafts, pub *publish.Store, user, doc string) (attrs.Suggestion, error) {
 	if svc == nil {
 		return attrs.Suggestion{}, errDisabled(attrs.CodeDisabled, "attributes assistant")
 	}

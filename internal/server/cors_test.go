@@ -11,6 +11,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/repo/publish"
 	"github.com/foliodev/folio/syncproto"
 )
 
@@ -28,7 +29,7 @@ func TestBrowserOrigins(t *testing.T) {
 	}
 	defer r.Close()
 	as := auth.New(r.DB())
-	srv, err := New(Config{Repo: r, Auth: as, AllowedOrigins: []string{"https://blog.example"}})
+	srv, err := New(Config{Content: r, Auth: as, Publish: publish.New(r, nil), AllowedOrigins: []string{"https://blog.example"}})
 	if err != nil {
 		t.Fatal(err)
 	}

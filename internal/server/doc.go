@@ -55,6 +55,15 @@
 // rule of who reaches a run, suggestion or session; it also decides who
 // may follow a run's stream "run:<id>".
 //
+// The content service is a dependency through an interface: the server
+// holds a Content (content.go: small interfaces by use — Documents,
+// Drafts, History, Maintenance, Bounds, Storage, Streams, Packs — that
+// *repo.Repo implements), never the repository itself, and reaches the
+// store's health, the event streams and the stores of exports through
+// its methods, not through the store or the hub. Package syncrepo adapts
+// the same Content to the sync protocol. TestContentOnlyThroughInterface
+// keeps it so.
+//
 // Lifecycle: New wires the handlers; Serve runs on a listener; Shutdown
 // stops accepting, lets requests in flight finish (a draft save that began
 // is committed and answered), shuts the sync server down (it seals leave
@@ -63,7 +72,7 @@
 //
 // Storage: writes refused for lack of space answer 507 storage_full (reads
 // go on; /healthz stays 200 and says "storage":"full"). Once the store has
-// failed (kv.DB.Failure), every request is answered 503 storage_failed and
+// failed (Content.Failure), every request is answered 503 storage_failed and
 // /healthz 503 with the cause; FailStop then closes the sync sessions with
 // syncproto.CloseStorageFailed, and the caller exits after a grace period
 // without closing the repository.

@@ -106,7 +106,7 @@ func (t *tracked) Write(p []byte) (int, error) {
 func (s *Server) visibleDocs(ctx context.Context, p auth.Principal, asked []string) ([]string, error) {
 	if p.Admin {
 		for _, d := range asked {
-			if _, err := s.repo.DocOwner(d); err != nil {
+			if _, err := s.content.DocOwner(d); err != nil {
 				return nil, err
 			}
 		}
@@ -115,7 +115,7 @@ func (s *Server) visibleDocs(ctx context.Context, p auth.Principal, asked []stri
 	if p.UserID == "" {
 		return []string{}, nil // owns nothing (ListDocs("") would list all)
 	}
-	own, err := s.repo.ListDocs(ctx, p.UserID)
+	own, err := s.content.ListDocs(ctx, p.UserID)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (s *Server) servePack(w http.ResponseWriter, r *http.Request, what string) 
 	w.Header().Set("Trailer", strings.Join([]string{TrailerComplete, TrailerObjects, TrailerRawBytes, TrailerPackBytes, TrailerHeads, TrailerUnknownHaves}, ", "))
 	tw := &tracked{ResponseWriter: w}
 	bw := bufio.NewWriterSize(tw, 64<<10)
-	st := pack.Stores{DB: s.repo.DB(), Objects: s.repo.Objects(), Refs: s.repo.Refs()}
+	st := s.content.PackStores()
 	var stats pack.ExportStats
 	if docs != nil && len(docs) == 0 {
 		// Export reads no documents as "all of them": write an empty pack.
@@ -229,8 +229,9 @@ func (s *Server) exportHeads(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	out := []pack.Ref{}
+	refs := s.content.PackStores().Refs
 	for _, prefix := range prefixes {
-		vals, names, err := s.repo.Refs().List(prefix)
+		vals, names, err := refs.List(prefix)
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -266,7 +267,7 @@ func (s *Server) exportGit(w http.ResponseWriter, r *http.Request) {
 	bw := bufio.NewWriterSize(tw, 64<<10)
 	var st pack.GitStats
 	if docs == nil || len(docs) > 0 {
-		st, err = pack.ExportGit(r.Context(), pack.Stores{DB: s.repo.DB(), Objects: s.repo.Objects(), Refs: s.repo.Refs()},
+		st, err = pack.ExportGit(r.Context(), s.content.PackStores(),
 			bw, pack.GitOptions{Docs: docs, Branch: q.Get("branch")})
 	}
 	if err == nil {

@@ -52,7 +52,7 @@ func (s *Server) publicRoutes(mux *http.ServeMux) {
 // the API, and a bounded body.
 func (s *Server) public(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := s.repo.DB().Failure(); err != nil {
+		if err := s.content.Failure(); err != nil {
 			s.fail(w, r, err)
 			return
 		}

@@ -24,7 +24,7 @@ import (
 // withAssistants gives the server the two narrow assistants on the local
 // provider.
 func withAssistants(c *Config) {
-	db := c.Repo.DB()
+	db := repoOf(c).DB()
 	ledger := quota.NewLedger(db, quota.LedgerOptions{})
 	a, err := attrs.New(attrs.Options{Route: assistant.Route{Provider: llm.NewLocal(""),
 		Policy: quota.NewPolicy(db, quota.Attributes, quota.Limits{}, nil), Source: "compat"}, Ledger: ledger, Enabled: true})
@@ -285,7 +285,7 @@ func ptr[T any](v T) *T { return &v }
 func TestUsageViewShowsReadingCacheHits(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
 		withAssistants(c)
-		ledger := quota.NewLedger(c.Repo.DB(), quota.LedgerOptions{})
+		ledger := quota.NewLedger(repoOf(c).DB(), quota.LedgerOptions{})
 		c.Usage = func(days int) (*quota.Report, error) {
 			rep, err := ledger.Report(days)
 			if err == nil {

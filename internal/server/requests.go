@@ -33,7 +33,7 @@ type saveBody struct {
 // decodeRequest reads one JSON object from r's body with fields, then
 // checks nothing follows it. An empty body is an error unless emptyOK.
 func (s *Server) decodeRequest(r *http.Request, emptyOK bool, field func(rd *flowdoc.Reader, key, path string) (bool, error)) error {
-	rd := flowdoc.NewReader(r.Body, s.repo.RequestLimits().Decode())
+	rd := flowdoc.NewReader(r.Body, s.content.RequestLimits().Decode())
 	present, err := rd.Object("", "request", func(key, path string) (bool, error) {
 		return field(rd, key, path)
 	})
@@ -83,7 +83,7 @@ func requestError(err error) error {
 // decodeSave reads a SaveRequest, counting its changes against the limit.
 func (s *Server) decodeSave(r *http.Request) (saveBody, error) {
 	var sb saveBody
-	maxChanges := s.repo.RequestLimits().MaxChanges
+	maxChanges := s.content.RequestLimits().MaxChanges
 	err := s.decodeRequest(r, false, func(rd *flowdoc.Reader, key, p string) (bool, error) {
 		var err error
 		switch key {

@@ -27,7 +27,7 @@ func fuzzServer(f *testing.F) *Server {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { r.Close() })
-	return &Server{repo: r} // the decoders need only the repository's limits
+	return &Server{content: r} // the decoders need only the content service's limits
 }
 
 // fuzzBody runs decode on data as a request body and checks what every

@@ -23,7 +23,6 @@ import (
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/quota"
-	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/repo/publish"
 	"github.com/foliodev/folio/persona"
 	"github.com/foliodev/folio/persona/content"
@@ -31,10 +30,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Config configures a Server. Repo and Auth are required.
+// Config configures a Server. Content, Auth and Publish are required.
 type Config struct {
-	Repo *repo.Repo
-	Auth *auth.Store
+	// Content is the content service the server serves (the daemon's
+	// *repo.Repo); every read and write of documents, the store's health,
+	// the event streams and the stores of exports go through it.
+	Content Content
+	Auth    *auth.Store
+	// Publish publishes the documents of Content and answers the public
+	// API (publish.New over the same repository).
+	Publish *publish.Store
 
 	// Logger receives one line per request and the lifecycle; nil: discard.
 	Logger *slog.Logger
@@ -121,7 +126,7 @@ const (
 // Server serves the HTTP API. Create it with New.
 type Server struct {
 	cfg     Config
-	repo    *repo.Repo
+	content Content
 	auth    *auth.Store
 	log     *slog.Logger
 	reg     *prometheus.Registry
@@ -145,8 +150,8 @@ type Server struct {
 
 // New wires the handlers. It starts nothing; see Serve.
 func New(cfg Config) (*Server, error) {
-	if cfg.Repo == nil || cfg.Auth == nil {
-		return nil, errors.New("server: Config needs Repo and Auth")
+	if cfg.Content == nil || cfg.Auth == nil || cfg.Publish == nil {
+		return nil, errors.New("server: Config needs Content, Auth and Publish")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -172,11 +177,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxStream <= 0 {
 		cfg.MaxStream = DefaultMaxStream
 	}
-	s := &Server{cfg: cfg, repo: cfg.Repo, auth: cfg.Auth, log: cfg.Logger, reg: cfg.Registry, maxBody: cfg.MaxBody,
-		pub: publish.New(cfg.Repo, nil), rendered: newRenderCache(renderCacheBytes), stop: make(chan struct{})}
+	s := &Server{cfg: cfg, content: cfg.Content, auth: cfg.Auth, log: cfg.Logger, reg: cfg.Registry, maxBody: cfg.MaxBody,
+		pub: cfg.Publish, rendered: newRenderCache(renderCacheBytes), stop: make(chan struct{})}
 	if s.maxBody <= 0 {
-		s.maxBody = 2*int64(cfg.Repo.Limits().MaxBytes) + 1<<20
-		if cfg.Repo.Limits().MaxBytes <= 0 {
+		s.maxBody = 2*int64(cfg.Content.Limits().MaxBytes) + 1<<20
+		if cfg.Content.Limits().MaxBytes <= 0 {
 			s.maxBody = 17 << 20
 		}
 	}
@@ -198,7 +203,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: sync service: %w", err)
 	}
 	s.sync = svc
-	rep, err := s.repo.MigrateOwners(context.Background(), s.auth)
+	rep, err := s.content.MigrateOwners(context.Background(), s.auth)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -219,8 +224,8 @@ func (s *Server) Registerer() prometheus.Registerer { return s.reg }
 // Logger is the server's logger.
 func (s *Server) Logger() *slog.Logger { return s.log }
 
-// Repo is the repository the server serves.
-func (s *Server) Repo() *repo.Repo { return s.repo }
+// Content is the content service the server serves.
+func (s *Server) Content() Content { return s.content }
 
 // Config returns the configuration New completed with defaults.
 func (s *Server) Config() Config { return s.cfg }
@@ -383,7 +388,7 @@ func (s *Server) Authenticate(ctx context.Context, token string) (auth.Principal
 // false for a document that does not exist, so another user's document
 // and a missing one look the same.
 func (s *Server) CanAccess(_ context.Context, p auth.Principal, doc string) bool {
-	owner, err := s.repo.DocOwner(doc)
+	owner, err := s.content.DocOwner(doc)
 	if err != nil {
 		return false
 	}
@@ -598,7 +603,7 @@ const (
 func (s *Server) authed(level int, h http.HandlerFunc) http.HandlerFunc {
 	admin := level == adminOnly
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := s.repo.DB().Failure(); err != nil {
+		if err := s.content.Failure(); err != nil {
 			s.fail(w, r, err) // fail-stop: nothing is read or written any more
 			return
 		}
@@ -622,7 +627,7 @@ func (s *Server) authed(level int, h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if s.closing.Load() && r.Method != http.MethodGet && level != readsOnly {
-			if err := s.repo.DB().Failure(); err != nil {
+			if err := s.content.Failure(); err != nil {
 				// The store failed while this request was being
 				// authenticated: say so, as to every request after.
 				s.fail(w, r, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/repo/publish"
 )
 
 // fakeSync records what the server asks of its sync service.
@@ -75,6 +76,9 @@ func newEnv(t testing.TB, mod func(*Config)) *env {
 	return newEnvRepo(t, repo.Options{}, mod)
 }
 
+// repoOf is the repository a test's Config serves.
+func repoOf(c *Config) *repo.Repo { return c.Content.(*repo.Repo) }
+
 // newEnvRepo is newEnv with the repository opened with ro.
 func newEnvRepo(t testing.TB, ro repo.Options, mod func(*Config)) *env {
 	t.Helper()
@@ -89,7 +93,7 @@ func newEnvRepo(t testing.TB, ro repo.Options, mod func(*Config)) *env {
 	t.Cleanup(func() { r.Close() })
 	as := auth.New(r.DB())
 	fs := &fakeSync{}
-	cfg := Config{Repo: r, Auth: as, NewSync: func(SyncDeps) (SyncService, error) { return fs, nil }}
+	cfg := Config{Content: r, Auth: as, Publish: publish.New(r, nil), NewSync: func(SyncDeps) (SyncService, error) { return fs, nil }}
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -46,13 +46,14 @@ type SyncFactory func(SyncDeps) (SyncService, error)
 
 // SyncDeps are what a sync service is built from.
 type SyncDeps struct {
-	Server *Server // Authenticate, CanAccess, Registerer, Logger, Repo
+	Server *Server // Authenticate, CanAccess, Registerer, Logger, Content
 }
 
 // MountSync is the default SyncFactory: the WebSocket sync server of
-// package syncproto over the server's repository, authentication and
-// access rules, with the configured limits. The checkpoint rules are the
-// repository's (repo.Options).
+// package syncproto over the server's content service (its drafts and
+// event streams, through package syncrepo), authentication and access
+// rules, with the configured limits. The checkpoint rules are the
+// content service's (repo.Options).
 // Revoking a token (auth.Store.OnRevoke, wired in New) closes its
 // connections through RevokeToken.
 func MountSync(d SyncDeps) (SyncService, error) {
@@ -62,11 +63,11 @@ func MountSync(d SyncDeps) (SyncService, error) {
 		return nil, fmt.Errorf("sync metrics: %w", err)
 	}
 	cfg := s.Config()
-	r := s.Repo()
-	r.OnCheckpoint(func(v repo.VersionInfo) { m.Checkpoint(v.Reason) })
+	c := s.Content()
+	c.OnCheckpoint(func(v repo.VersionInfo) { m.Checkpoint(v.Reason) })
 	return syncproto.New(syncproto.Config{
-		Docs:              syncrepo.Docs{Content: r},
-		Events:            syncrepo.Events{Store: r.DB(), Hub: r.Hub(), Logger: s.Logger().With("part", "sync")},
+		Docs:              syncrepo.Docs{Content: c},
+		Events:            syncrepo.Events{Streams: c, Logger: s.Logger().With("part", "sync")},
 		Auth:              syncAuth{s},
 		Access:            syncAuth{s},
 		Attrs:             syncAttrs{s},

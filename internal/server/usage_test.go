@@ -16,7 +16,7 @@ import (
 func TestAdminUsageEndpoint(t *testing.T) {
 	var ledger *quota.Ledger
 	e := newEnv(t, func(c *Config) {
-		ledger = quota.NewLedger(c.Repo.DB(), quota.LedgerOptions{})
+		ledger = quota.NewLedger(repoOf(c).DB(), quota.LedgerOptions{})
 		c.Usage = func(days int) (*quota.Report, error) {
 			rep, err := ledger.Report(days)
 			if err == nil {

@@ -92,7 +92,7 @@ func (e *Env) cleanup() {
 
 // Events returns the stream reader of the repository.
 func (e *Env) Events() syncproto.Events {
-	return syncrepo.Events{Store: e.Repo.DB(), Hub: e.Repo.Hub()}
+	return syncrepo.Events{Streams: e.Repo}
 }
 
 // Close shuts the server down gracefully, closes the repository and

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/stream"
@@ -121,11 +120,21 @@ func Version(v repo.VersionInfo) syncproto.VersionInfo {
 		RestoredFrom: v.RestoredFrom, Blocks: v.Blocks, Published: v.Published}
 }
 
-// Events implements syncproto.Events over the streams of a store and the
-// Hub its writers notify.
+// Streams is what Events reads of the content service: its persisted
+// event streams and the notice of their next event (*repo.Repo
+// implements it).
+type Streams interface {
+	ReadEvents(ctx context.Context, name string, after uint64, limit int) ([]stream.Event, error)
+	LastEvent(ctx context.Context, name string) (uint64, error)
+	FirstRetained(ctx context.Context, name string) (uint64, error)
+	WaitEvents(name string) <-chan struct{}
+}
+
+var _ Streams = (*repo.Repo)(nil)
+
+// Events implements syncproto.Events over the content service's streams.
 type Events struct {
-	Store pebble.Reader
-	Hub   *stream.Hub
+	Streams Streams
 	// Logger logs stored events whose data does not decode (they are
 	// delivered without data); nil: discard.
 	Logger *slog.Logger
@@ -134,8 +143,8 @@ type Events struct {
 var _ syncproto.Events = Events{}
 
 // Read implements syncproto.Events.
-func (s Events) Read(_ context.Context, name string, after uint64, limit int) ([]syncproto.StreamEvent, error) {
-	evs, err := s.Hub.Read(s.Store, name, after, limit)
+func (s Events) Read(ctx context.Context, name string, after uint64, limit int) ([]syncproto.StreamEvent, error) {
+	evs, err := s.Streams.ReadEvents(ctx, name, after, limit)
 	if errors.Is(err, stream.ErrTrimmed) {
 		return nil, fmt.Errorf("%w: %v", syncproto.ErrTrimmed, err)
 	}
@@ -154,17 +163,17 @@ func (s Events) Read(_ context.Context, name string, after uint64, limit int) ([
 }
 
 // Last implements syncproto.Events.
-func (s Events) Last(_ context.Context, name string) (uint64, error) {
-	return s.Hub.Last(s.Store, name)
+func (s Events) Last(ctx context.Context, name string) (uint64, error) {
+	return s.Streams.LastEvent(ctx, name)
 }
 
 // FirstRetained implements syncproto.Events.
-func (s Events) FirstRetained(_ context.Context, name string) (uint64, error) {
-	return stream.FirstRetained(s.Store, name)
+func (s Events) FirstRetained(ctx context.Context, name string) (uint64, error) {
+	return s.Streams.FirstRetained(ctx, name)
 }
 
 // Wait implements syncproto.Events.
-func (s Events) Wait(name string) <-chan struct{} { return s.Hub.Wait(name) }
+func (s Events) Wait(name string) <-chan struct{} { return s.Streams.WaitEvents(name) }
 
 // Data turns a stored event's payload into its wire data: draft.updated
 // (repo.DraftEvent) into a *syncproto.DraftUpdated, version.created
