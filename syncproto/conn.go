@@ -35,7 +35,8 @@ type conn struct {
 	// proc is held while a request is processed; shutdown takes it to
 	// wait for the request in progress and to stop further ones.
 	proc    sync.Mutex
-	stopped bool // guarded by proc: ignore further requests
+	stopped bool          // guarded by proc: ignore further requests
+	handled chan struct{} // the request's goroutine is done (readLoop)
 
 	mu     sync.Mutex // guards the fields below
 	authed bool
@@ -63,7 +64,7 @@ type openDoc struct {
 // came on) but not its cancellation: the connection outlives the handler's
 // request.
 func newConn(parent context.Context, s *Server, ws *websocket.Conn, codec Codec, session, header string) *conn {
-	c := &conn{srv: s, ws: ws, codec: codec, session: session, header: header, started: time.Now(),
+	c := &conn{srv: s, ws: ws, codec: codec, session: session, header: header, started: time.Now(), handled: make(chan struct{}, 1),
 		open: map[string]*openDoc{}, subs: map[string]*sub{}}
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(parent))
 	c.wsDone = make(chan struct{})
@@ -152,7 +153,17 @@ func (c *conn) readLoop() {
 		}
 		c.proc.Lock()
 		if !c.stopped { // stopped: shutting down; the writer closes the socket
-			c.handleFrame(typ, data)
+			// The frame is handled on a goroutine of its own while this
+			// loop waits: a goroutine keeps the largest stack it grew to,
+			// and the read loop lives as long as the connection, so the
+			// deep work of a request (decoding, a save down to the store)
+			// grows a short-lived stack that goes back to the runtime's
+			// pool instead of one per connection.
+			go func() {
+				c.handleFrame(typ, data)
+				c.handled <- struct{}{}
+			}()
+			<-c.handled
 		}
 		c.proc.Unlock()
 	}
