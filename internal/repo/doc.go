@@ -17,7 +17,11 @@
 //     the draft's block list (the fingerprint's, for a save that edits
 //     blocks in place), and writes the keys of its changes: a draft is a
 //     header and one key per block (draftstore.go), kept decoded in
-//     memory between changes.
+//     memory between changes, as is the document's record (docCache).
+//     A change publishes the events it appended to the stream hub after
+//     its commit, under the lock, and takes the stream's head from the
+//     hub (stream.Hub), so a save reads nothing from the store that the
+//     previous change of the document left in memory.
 //   - Every request is checked in one place (check.go) before any work:
 //     the request limits (changes per save, blocks, runs: TooMany), the
 //     free-text fields (sizes, no control characters) and the checkpoint

@@ -109,8 +109,9 @@ type Storage interface {
 
 // Streams are the persisted event streams ("doc:<id>", "run:<id>"): the
 // sync server's subscriptions replay and follow them, and run streams
-// (FollowRun) wait on them. The store is the source of truth; WaitEvents
-// only wakes a reader.
+// (FollowRun) wait on them. The store is the source of truth (recent
+// events of a busy stream may be answered from memory: stream.Hub);
+// WaitEvents only wakes a reader.
 type Streams interface {
 	// ReadEvents returns up to limit events of stream name after seq
 	// after, in order; an error wrapping stream.ErrTrimmed when some
