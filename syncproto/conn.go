@@ -24,6 +24,7 @@ import (
 type conn struct {
 	srv     *Server
 	ws      *websocket.Conn
+	wire    *batchConn // the socket under ws (transport.go); nil: write frame by frame
 	codec   Codec
 	session string
 	header  string // bearer token of the upgrade request
@@ -63,8 +64,8 @@ type openDoc struct {
 // the request context's values (the transport's, such as which socket it
 // came on) but not its cancellation: the connection outlives the handler's
 // request.
-func newConn(parent context.Context, s *Server, ws *websocket.Conn, codec Codec, session, header string) *conn {
-	c := &conn{srv: s, ws: ws, codec: codec, session: session, header: header, started: time.Now(), handled: make(chan struct{}, 1),
+func newConn(parent context.Context, s *Server, ws *websocket.Conn, wire *batchConn, codec Codec, session, header string) *conn {
+	c := &conn{srv: s, ws: ws, wire: wire, codec: codec, session: session, header: header, started: time.Now(), handled: make(chan struct{}, 1),
 		open: map[string]*openDoc{}, subs: map[string]*sub{}}
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(parent))
 	c.wsDone = make(chan struct{})
@@ -307,6 +308,14 @@ func clipReason(s string) string {
 	return s
 }
 
+// Batches: the writer takes up to batchFrames frames (batchBytes after
+// the first) from the queue at a time and writes them to the socket
+// together (transport.go).
+const (
+	batchFrames = 64
+	batchBytes  = 32 << 10
+)
+
 // writeLoop writes queued frames until the queue is empty (then it
 // exits; the next push starts it again) or closed (then it closes the
 // WebSocket with the queued close code).
@@ -315,9 +324,10 @@ func (c *conn) writeLoop() {
 	if c.codec.Binary() {
 		typ = websocket.MessageBinary
 	}
+	var batch []frame
 	for {
-		f, more, closing, code, reason := c.q.pop()
-		if !more {
+		fs, closing, code, reason := c.q.pop(batch[:0], batchFrames, batchBytes)
+		if len(fs) == 0 {
 			if closing {
 				if code != 0 {
 					c.ws.Close(code, reason)
@@ -329,17 +339,47 @@ func (c *conn) writeLoop() {
 			}
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), c.srv.cfg.WriteTimeout)
-		err := c.ws.Write(ctx, typ, f.data)
-		cancel()
-		if err != nil {
+		if err := c.writeFrames(typ, fs); err != nil {
 			c.q.close(0, "", false, false) // the loop pops the close next
-			continue
+		} else {
+			for _, f := range fs {
+				if f.stream != "" {
+					c.q.wrote(f.stream, f.cursor)
+				}
+			}
 		}
-		if f.stream != "" {
-			c.q.wrote(f.stream, f.cursor)
+		clear(fs)
+		batch = fs
+	}
+}
+
+// writeFrames writes fs to the socket: framed into one batch and written
+// at once within WriteTimeout, or (a connection not made by ServeHTTP's
+// hijacker) frame by frame.
+func (c *conn) writeFrames(typ websocket.MessageType, fs []frame) error {
+	if c.wire == nil {
+		for _, f := range fs {
+			ctx, cancel := context.WithTimeout(context.Background(), c.srv.cfg.WriteTimeout)
+			err := c.ws.Write(ctx, typ, f.data)
+			cancel()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	c.wire.begin(time.Now().Add(c.srv.cfg.WriteTimeout))
+	var err error
+	for _, f := range fs {
+		// No deadline of the library's own: the batch's write has one.
+		if err = c.ws.Write(context.Background(), typ, f.data); err != nil {
+			break
 		}
 	}
+	if ferr := c.wire.flush(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // keepalive pings the peer; one that does not answer within the interval

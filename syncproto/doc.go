@@ -33,6 +33,9 @@
 //     document (draft.ack, draft.conflict, checkpoint.done, restore.done)
 //     is queued only after every event of its stream stored before it
 //     (sub.catchUp): an ack of seq S follows every draft.updated below S.
+//   - A connection is served on a goroutine of its own after the upgrade,
+//     over small buffers of ours (transport.go); its writer sends the
+//     frames waiting in its queue together, in one write to the socket.
 //   - A bad frame gets an error reply with a stable Code; the connection
 //     stays usable. Decoding a frame is bounded (package bounded): every
 //     declared length is checked against the frame's remaining bytes

@@ -96,9 +96,9 @@ func TestProtocolDocDefaults(t *testing.T) {
 		"`maxSubscriptions`: subscriptions plus open documents":                                                fmt.Sprint(sc.MaxSubscriptions),
 		"`sendQueue`: frames waiting to be written (also " + bytesText(int64(sc.SendQueueBytes)) + " of them)": fmt.Sprint(sc.SendQueue),
 		"hello timeout": durText(sc.HelloTimeout),
-		"lag timeout: how long stream delivery waits for room in a full queue": durText(sc.LagTimeout),
-		"write timeout of one frame":                        durText(sc.WriteTimeout),
-		"ping interval: WebSocket pings; no pong within it": durText(sc.PingInterval),
+		"lag timeout: how long stream delivery waits for room in a full queue":                             durText(sc.LagTimeout),
+		"write timeout: one write to the socket (a frame, or the frames queued together, written at once)": durText(sc.WriteTimeout),
+		"ping interval: WebSocket pings; no pong within it":                                                durText(sc.PingInterval),
 	}
 	for row, def := range want {
 		got, ok := rows[row]

@@ -156,18 +156,28 @@ func (q *sendQueue) pushWait(f frame, lag time.Duration, stop <-chan struct{}) p
 	}
 }
 
-// pop returns the next frame to write. When there is none, more is false:
-// with a close code (0: close without a handshake) when the writer must
-// close the socket, else the writer exits as idle (and a later push
-// starts a new one).
-func (q *sendQueue) pop() (f frame, more bool, closing bool, code websocket.StatusCode, reason string) {
+// pop moves the frames to write next into dst (at most maxFrames, and
+// past the first only while they stay within maxBytes) and returns it.
+// When there is none it returns dst empty: with closing set (and a close
+// code; 0: close without a handshake) when the writer must close the
+// socket, else the writer exits as idle (and a later push starts a new
+// one).
+func (q *sendQueue) pop(dst []frame, maxFrames, maxBytes int) (fs []frame, closing bool, code websocket.StatusCode, reason string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.lenLocked() > 0 && (!q.closed || q.flush) {
-		f = q.frames[q.head]
-		q.frames[q.head] = frame{}
-		q.head++
-		q.bytes -= len(f.data)
+		size := 0
+		for q.lenLocked() > 0 && len(dst) < maxFrames {
+			f := q.frames[q.head]
+			if len(dst) > 0 && size+len(f.data) > maxBytes {
+				break
+			}
+			size += len(f.data)
+			dst = append(dst, f)
+			q.frames[q.head] = frame{}
+			q.head++
+			q.bytes -= len(f.data)
+		}
 		if q.head == len(q.frames) {
 			q.frames = q.frames[:0]
 			q.head = 0
@@ -176,7 +186,7 @@ func (q *sendQueue) pop() (f frame, more bool, closing bool, code websocket.Stat
 			close(q.space)
 			q.space = make(chan struct{})
 		}
-		return f, true, false, 0, ""
+		return dst, false, 0, ""
 	}
 	if q.closed {
 		code, reason = q.closeCode, q.closeReason
@@ -185,13 +195,13 @@ func (q *sendQueue) pop() (f frame, more bool, closing bool, code websocket.Stat
 			// the cursors are exactly what the client can have read.
 			reason = clipReason(reason + "; resume " + q.cursorsLocked())
 		}
-		return frame{}, false, true, code, reason
+		return dst, true, code, reason
 	}
 	q.writing = false
 	if cap(q.frames) > 16 {
 		q.frames = nil // an idle connection keeps no big buffer
 	}
-	return frame{}, false, false, 0, ""
+	return dst, false, 0, ""
 }
 
 // close marks the queue closed; without flush the queued frames are

@@ -68,9 +68,9 @@ func TestSendQueueBounds(t *testing.T) {
 	if n, _, closing := q.stats(); n != 0 || closing == "" {
 		t.Fatalf("after close: len %d closing %q", n, closing)
 	}
-	_, more, closing, code, reason := q.pop()
-	if more || !closing || code != CloseSlowConsumer || reason != "slow consumer; resume doc:a@7" {
-		t.Fatalf("pop after close: %v %v %d %q", more, closing, code, reason)
+	fs, closing, code, reason := q.pop(nil, 16, 1<<20)
+	if len(fs) != 0 || !closing || code != CloseSlowConsumer || reason != "slow consumer; resume doc:a@7" {
+		t.Fatalf("pop after close: %d frames, %v %d %q", len(fs), closing, code, reason)
 	}
 	if q.push(f(1), false) != pushClosed {
 		t.Fatal("push after close")

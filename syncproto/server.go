@@ -56,7 +56,8 @@ type Config struct {
 	// HelloTimeout is how long a new connection has to authenticate
 	// (default 5 s).
 	HelloTimeout time.Duration
-	// WriteTimeout bounds the write of one frame (default 10 s).
+	// WriteTimeout bounds one write to the socket, of a frame or of the
+	// frames the connection's writer sends together (default 10 s).
 	WriteTimeout time.Duration
 	// PingInterval is how often the server pings a connection at the
 	// WebSocket level (default 30 s; negative: never). A peer that does
@@ -176,9 +177,10 @@ func DefaultLimits() Limits {
 	return c.limits()
 }
 
-// ServeHTTP upgrades the request and serves the connection until it
-// closes. An "Authorization: Bearer" header authenticates the connection
-// at hello; otherwise the hello must carry the token.
+// ServeHTTP upgrades the request and returns; the connection is served
+// on a goroutine of its own until it closes (Shutdown waits for it). An
+// "Authorization: Bearer" header authenticates the connection at hello;
+// otherwise the hello must carry the token.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.closing {
@@ -188,41 +190,51 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.wg.Add(1)
 	s.mu.Unlock()
-	defer s.wg.Done()
 
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	hj := &hijacker{ResponseWriter: w}
+	ws, err := websocket.Accept(hj, r, &websocket.AcceptOptions{
 		Subprotocols:    Subprotocols,
 		OriginPatterns:  s.cfg.OriginPatterns,
 		CompressionMode: websocket.CompressionDisabled,
 	})
 	if err != nil {
+		s.wg.Done()
 		s.log.Debug("sync: upgrade failed", "remote", r.RemoteAddr, "err", err)
 		return
 	}
 	codec := CodecFor(ws.Subprotocol())
 	if codec == nil {
 		ws.Close(CloseProtocolError, "offer subprotocol folio.v1.msgpack or folio.v1.json")
+		s.wg.Done()
 		return
 	}
 	ws.SetReadLimit(s.cfg.MaxFrame)
 
-	c := newConn(r.Context(), s, ws, codec, "s"+strconv.FormatUint(s.session.Add(1), 36), bearer(r))
+	c := newConn(r.Context(), s, ws, hj.conn, codec, "s"+strconv.FormatUint(s.session.Add(1), 36), bearer(r))
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
 		ws.Close(CloseShutdown, "server shutting down; reconnect later")
+		s.wg.Done()
 		return
 	}
 	s.conns[c] = struct{}{}
 	s.mu.Unlock()
 	s.cfg.Metrics.connOpened()
 
-	c.run()
-
-	s.mu.Lock()
-	delete(s.conns, c)
-	s.mu.Unlock()
-	s.cfg.Metrics.connClosed(c.highWater())
+	// The connection is served on a goroutine of its own and the handler
+	// returns: net/http is done with a hijacked connection, and its
+	// goroutine, whose stack grew while it read and routed the request,
+	// would otherwise stay parked in the read loop for the connection's
+	// life. A fresh goroutine keeps a stack as small as the loop needs.
+	go func() {
+		defer s.wg.Done()
+		c.run()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		s.cfg.Metrics.connClosed(c.highWater())
+	}()
 }
 
 func bearer(r *http.Request) string {
