@@ -154,16 +154,16 @@ func (c *conn) readLoop() {
 		}
 		c.proc.Lock()
 		if !c.stopped { // stopped: shutting down; the writer closes the socket
-			// The frame is handled on a goroutine of its own while this
-			// loop waits: a goroutine keeps the largest stack it grew to,
-			// and the read loop lives as long as the connection, so the
-			// deep work of a request (decoding, a save down to the store)
-			// grows a short-lived stack that goes back to the runtime's
-			// pool instead of one per connection.
-			go func() {
+			// The frame is handled on a worker (workers.go) while this
+			// loop waits: a goroutine keeps the largest stack it grew
+			// to, and the read loop lives as long as the connection, so
+			// the deep work of a request (decoding, a save down to the
+			// store) grows the stack of a pooled worker instead of one
+			// per connection.
+			c.srv.workers.run(func() {
 				c.handleFrame(typ, data)
 				c.handled <- struct{}{}
-			}()
+			})
 			<-c.handled
 		}
 		c.proc.Unlock()

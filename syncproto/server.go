@@ -138,9 +138,10 @@ type Server struct {
 
 	wmu      sync.Mutex          // guards watchers (and their subs)
 	watchers map[string]*watcher // by stream name
-	wwg      sync.WaitGroup      // one per watcher goroutine: stop waits for them
+	wwg      sync.WaitGroup      // one per goroutine running a watcher's rounds: stop waits for them
 
-	keys *saveKeys // acks of keyed saves, for retries
+	keys    *saveKeys // acks of keyed saves, for retries
+	workers workers   // run the handling of frames (workers.go)
 
 	wg sync.WaitGroup // one per connection handler
 }

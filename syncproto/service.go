@@ -68,7 +68,7 @@ type Access interface {
 // Events reads persisted streams, in the protocol's terms (the adapter
 // in internal/server/syncrepo turns stored payloads into DraftUpdated,
 // VersionCreated, OwnerChanged or RawData). The store is the source of
-// truth; Wait only wakes readers.
+// truth; Watch only wakes readers.
 type Events interface {
 	// Read returns up to limit events of stream with cursor > after, in
 	// order. Errors: ErrTrimmed when after is older than retention.
@@ -77,7 +77,9 @@ type Events interface {
 	Last(ctx context.Context, stream string) (uint64, error)
 	// FirstRetained returns the first cursor still stored.
 	FirstRetained(ctx context.Context, stream string) (uint64, error)
-	// Wait returns a channel closed when stream may have new events. Take
-	// it before Read so that no event slips between read and wait.
-	Wait(stream string) <-chan struct{}
+	// Watch calls notify whenever stream may have new events, until stop
+	// is called (after stop returns, notify is not called again). notify
+	// runs on the writer's goroutine: it must return at once. Register
+	// before Read so that no event slips between read and notice.
+	Watch(stream string, notify func()) (stop func())
 }

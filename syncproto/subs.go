@@ -29,13 +29,14 @@ import (
 // under the watcher's round lock, when the drain's cursor has reached the
 // last event the rounds read, so no event falls between the two.
 //
-// Why no event is missed: the watcher takes a new Hub channel before a
-// round reads the store. An event committed before that read is found by
-// it; one committed after it closes the channel the watcher holds, which
-// starts another round.
+// Why no event is missed: a round clears the watcher's pending mark
+// before it reads the store. An event committed before that read is
+// found by it; one committed after it sets the mark again (the stream's
+// notice, Events.Watch), which runs another round.
 //
-// Idle cost: a live subscription owns no goroutine; a connection with
-// nothing to write has none either (sendQueue.wakeLocked).
+// Idle cost: a quiet stream's watcher owns no goroutine, nor does a live
+// subscription; a connection with nothing to write has none either
+// (sendQueue.wakeLocked).
 
 // sub is one stream subscription of a connection.
 type sub struct {
@@ -54,11 +55,20 @@ type sub struct {
 	moved   *sync.Cond    // on mu; broadcast when cursor, running or stopped change
 }
 
-// watcher follows one stream for the subscriptions of this server.
+// watcher follows one stream for the subscriptions of this server. It
+// owns no goroutine while the stream is quiet: the stream's notice
+// (Events.Watch) marks a round pending and starts a goroutine for the
+// rounds when none runs, and that goroutine ends when no round is
+// pending.
 type watcher struct {
-	stream string
-	subs   map[*sub]struct{} // guarded by Server.wmu
-	stop   chan struct{}
+	stream  string
+	subs    map[*sub]struct{} // guarded by Server.wmu
+	unwatch func()            // ends the stream's notices
+
+	mu      sync.Mutex // guards the fields below
+	pending bool       // a notice came since the last round began
+	running bool       // a goroutine runs rounds
+	stopped bool       // the last subscription left
 
 	round sync.Mutex // held by the round in progress; guards last
 	last  uint64     // the last event a round read (or the stream's last when the watcher started)
@@ -67,20 +77,21 @@ type watcher struct {
 // watch registers sb with its stream's watcher, starting one when it is
 // the stream's first subscription.
 func (s *Server) watch(sb *sub) {
-	// A new watcher's rounds start after the stream's last event now; a
-	// subscription that starts before it replays from the store.
-	last, err := s.cfg.Events.Last(context.Background(), sb.stream)
-	if err != nil {
-		last = sb.cursor
-	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	w := s.watchers[sb.stream]
 	if w == nil {
-		w = &watcher{stream: sb.stream, subs: map[*sub]struct{}{}, stop: make(chan struct{}), last: last}
+		w = &watcher{stream: sb.stream, subs: map[*sub]struct{}{}}
+		// Notices first, then the stream's last event: an event after
+		// that read is noticed. Until the first round, a subscription
+		// replays from the store (it starts lagging).
+		w.unwatch = s.cfg.Events.Watch(sb.stream, func() { s.kick(w) })
+		last, err := s.cfg.Events.Last(context.Background(), sb.stream)
+		if err != nil {
+			last = sb.cursor
+		}
+		w.last = last
 		s.watchers[sb.stream] = w
-		s.wwg.Add(1)
-		go s.runWatcher(w)
 	}
 	w.subs[sb] = struct{}{}
 	sb.w = w
@@ -88,33 +99,52 @@ func (s *Server) watch(sb *sub) {
 
 func (s *Server) unwatch(sb *sub) {
 	s.wmu.Lock()
-	defer s.wmu.Unlock()
 	w := s.watchers[sb.stream]
 	if w == nil || w != sb.w {
+		s.wmu.Unlock()
 		return
 	}
 	delete(w.subs, sb)
-	if len(w.subs) == 0 {
-		close(w.stop)
+	last := len(w.subs) == 0
+	if last {
 		delete(s.watchers, sb.stream)
+	}
+	s.wmu.Unlock()
+	if last {
+		w.unwatch()
+		w.mu.Lock()
+		w.stopped = true
+		w.mu.Unlock()
 	}
 }
 
-func (s *Server) runWatcher(w *watcher) {
+// kick is the stream's notice: a round is pending; a goroutine runs it
+// unless one runs already (it runs another round after its current one).
+func (s *Server) kick(w *watcher) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pending = true
+	if w.running || w.stopped {
+		return
+	}
+	w.running = true
+	s.wwg.Add(1)
+	go s.runRounds(w)
+}
+
+// runRounds runs rounds while one is pending.
+func (s *Server) runRounds(w *watcher) {
 	defer s.wwg.Done()
 	for {
-		ch := s.cfg.Events.Wait(w.stream)
-		select {
-		case <-w.stop:
+		w.mu.Lock()
+		if !w.pending || w.stopped {
+			w.running = false
+			w.mu.Unlock()
 			return
-		default:
 		}
+		w.pending = false
+		w.mu.Unlock()
 		s.fanout(w)
-		select {
-		case <-ch:
-		case <-w.stop:
-			return
-		}
 	}
 }
 

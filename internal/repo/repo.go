@@ -262,6 +262,11 @@ func (r *Repo) FirstRetained(_ context.Context, name string) (uint64, error) {
 // event slips between the read and the wait.
 func (r *Repo) WaitEvents(name string) <-chan struct{} { return r.hub.Wait(name) }
 
+// WatchEvents calls fn after every later commit that appends to stream
+// name, until stop is called (stream.Hub.Watch: fn must return at once
+// and must not call back into the repository).
+func (r *Repo) WatchEvents(name string, fn func()) (stop func()) { return r.hub.Watch(name, fn) }
+
 // PackStores are the stores packs and git exports read from: the
 // repository's own, so that they see every ref it moved.
 func (r *Repo) PackStores() pack.Stores {

@@ -126,6 +126,10 @@ type Streams interface {
 	// appends to stream name. Take it before reading, so that no event
 	// slips between the read and the wait.
 	WaitEvents(name string) <-chan struct{}
+	// WatchEvents calls fn after every later commit that appends to
+	// stream name until stop is called; fn runs on the writer's
+	// goroutine and must return at once. Register before reading.
+	WatchEvents(name string, fn func()) (stop func())
 }
 
 // Packs gives the stores pack and git exports read from.

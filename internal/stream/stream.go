@@ -155,9 +155,13 @@ func Trim(b *pebble.Batch, stream string, keep uint64) error {
 type Hub struct {
 	mu      sync.Mutex
 	waiters map[string]chan struct{} // closed and replaced on every Notify or Publish
+	watches map[string][]*watch      // called on every Notify or Publish
 	tails   map[string]*tail
 	bytes   int // of every tail's events
 }
+
+// watch is one Watch registration.
+type watch struct{ fn func() }
 
 // tail is a contiguous run of a stream's most recent published events.
 type tail struct {
@@ -174,7 +178,38 @@ const (
 )
 
 // NewHub returns an empty Hub.
-func NewHub() *Hub { return &Hub{waiters: map[string]chan struct{}{}, tails: map[string]*tail{}} }
+func NewHub() *Hub {
+	return &Hub{waiters: map[string]chan struct{}{}, watches: map[string][]*watch{}, tails: map[string]*tail{}}
+}
+
+// Watch calls fn at every later Notify or Publish of stream, until stop
+// is called; after stop returns fn is not called again. It is Wait for a
+// reader that owns no goroutine while the stream is quiet: fn runs on the
+// writer's goroutine, under the hub's lock, so it must return at once
+// (start the reading elsewhere) and must not call the hub. As with Wait,
+// register before reading so that no event slips between the two.
+func (h *Hub) Watch(stream string, fn func()) (stop func()) {
+	w := &watch{fn: fn}
+	h.mu.Lock()
+	h.watches[stream] = append(h.watches[stream], w)
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		ws := h.watches[stream]
+		for i, x := range ws {
+			if x == w {
+				ws = append(ws[:i], ws[i+1:]...)
+				break
+			}
+		}
+		if len(ws) == 0 {
+			delete(h.watches, stream)
+		} else {
+			h.watches[stream] = ws
+		}
+	}
+}
 
 // Wait returns a channel closed at the next Notify or Publish of stream.
 // Take it before reading, so that no event slips between read and wait.
@@ -276,6 +311,9 @@ func (h *Hub) dropLocked(stream string) {
 }
 
 func (h *Hub) wakeLocked(stream string) {
+	for _, w := range h.watches[stream] {
+		w.fn()
+	}
 	if c, ok := h.waiters[stream]; ok {
 		delete(h.waiters, stream)
 		close(c)

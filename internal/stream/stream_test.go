@@ -87,3 +87,27 @@ func TestHubWakes(t *testing.T) {
 	default:
 	}
 }
+
+func TestHubWatch(t *testing.T) {
+	h := NewHub()
+	var a, a2, b int
+	stopA := h.Watch("doc:a", func() { a++ })
+	stopA2 := h.Watch("doc:a", func() { a2++ })
+	defer h.Watch("doc:b", func() { b++ })()
+	h.Notify("doc:a")
+	h.Publish("doc:a", 0, Event{Seq: 1, Type: "t"})
+	h.Publish("doc:a", 0) // a commit without events still wakes
+	if a != 3 || a2 != 3 || b != 0 {
+		t.Fatalf("notices a=%d a2=%d b=%d, want 3, 3, 0", a, a2, b)
+	}
+	stopA()
+	h.Notify("doc:a")
+	if a != 3 || a2 != 4 {
+		t.Fatalf("after stop: a=%d (want 3, no more notices) a2=%d (want 4)", a, a2)
+	}
+	stopA2()
+	h.Notify("doc:a")
+	if len(h.watches) != 1 {
+		t.Fatalf("%d streams watched after both of doc:a stopped, want 1", len(h.watches))
+	}
+}

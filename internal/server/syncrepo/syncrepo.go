@@ -127,7 +127,7 @@ type Streams interface {
 	ReadEvents(ctx context.Context, name string, after uint64, limit int) ([]stream.Event, error)
 	LastEvent(ctx context.Context, name string) (uint64, error)
 	FirstRetained(ctx context.Context, name string) (uint64, error)
-	WaitEvents(name string) <-chan struct{}
+	WatchEvents(name string, fn func()) (stop func())
 }
 
 var _ Streams = (*repo.Repo)(nil)
@@ -172,8 +172,8 @@ func (s Events) FirstRetained(ctx context.Context, name string) (uint64, error) 
 	return s.Streams.FirstRetained(ctx, name)
 }
 
-// Wait implements syncproto.Events.
-func (s Events) Wait(name string) <-chan struct{} { return s.Streams.WaitEvents(name) }
+// Watch implements syncproto.Events.
+func (s Events) Watch(name string, fn func()) (stop func()) { return s.Streams.WatchEvents(name, fn) }
 
 // Data turns a stored event's payload into its wire data: draft.updated
 // (repo.DraftEvent) into a *syncproto.DraftUpdated, version.created
