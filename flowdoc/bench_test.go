@@ -1,6 +1,7 @@
 package flowdoc
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -39,5 +40,24 @@ func BenchmarkApply500(b *testing.B) {
 		if _, err := Apply(d, ops, DefaultLimits); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkFingerprint200: the body fingerprint of a 200-block document,
+// what every draft save computes.
+func BenchmarkFingerprint200(b *testing.B) {
+	ids := make([]string, 200)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("b%04d", i)
+	}
+	var h [32]byte
+	b.ReportAllocs()
+	for b.Loop() {
+		f := NewBodyHasher()
+		for i, id := range ids {
+			h[0] = byte(i)
+			f.Add(id, h)
+		}
+		f.Sum()
 	}
 }

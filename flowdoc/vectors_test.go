@@ -2,8 +2,10 @@ package flowdoc
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -272,4 +274,30 @@ func compactedJSON(t testing.TB, b []byte) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// TestFingerprintBytes: the body fingerprint is SHA-256 over
+// "folio/body\x00" and, for each block in order, one byte of the id's
+// length, the id and the 32-byte content id (docs/objects.md), whatever
+// the number of blocks (the hasher buffers its input).
+func TestFingerprintBytes(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 107, 108, 109, 200, 1000} {
+		hs := make([]BlockHash, n)
+		ref := sha256.New()
+		ref.Write([]byte("folio/body\x00"))
+		for i := range hs {
+			hs[i].ID = fmt.Sprintf("b%0*d", 1+i%60, i)
+			for j := range hs[i].Hash {
+				hs[i].Hash[j] = byte(i*31 + j)
+			}
+			ref.Write([]byte{byte(len(hs[i].ID))})
+			ref.Write([]byte(hs[i].ID))
+			ref.Write(hs[i].Hash[:])
+		}
+		var want Fingerprint
+		ref.Sum(want[:0])
+		if got := FingerprintOfHashes(hs); got != want {
+			t.Fatalf("%d blocks: fingerprint %x, want %x", n, got, want)
+		}
+	}
 }
