@@ -248,6 +248,15 @@ func msgpackDecode(p []byte, v any, strict bool) error {
 }
 
 func (msgpackCodec) Decode(p []byte, allowEvents bool) (Message, error) {
+	if m := msgpackDecodeFast(p, allowEvents); m != nil {
+		return m, nil
+	}
+	return msgpackDecodeFull(p, allowEvents)
+}
+
+// msgpackDecodeFull decodes the envelope, checks it, then the message;
+// each failure names what is wrong.
+func msgpackDecodeFull(p []byte, allowEvents bool) (Message, error) {
 	var env Envelope
 	if err := msgpackUnmarshal(p, &env); err != nil {
 		return nil, &DecodeError{Code: CodeBadMessage, ID: peekMsgpackID(p), Err: fmt.Errorf("not a message map: %v", err)}
@@ -273,6 +282,34 @@ func (msgpackCodec) Decode(p []byte, allowEvents bool) (Message, error) {
 			"in folio.v1.msgpack a body and its blocks use the canonical keys v, b, id, t, a, r, …")
 	}
 	return m, nil
+}
+
+// msgpackDecodeFast decodes a well-formed frame in one pass: its type is
+// read without decoding anything (bounded.MapString), then the frame is
+// decoded straight into that message. It returns nil for anything else,
+// and Decode then takes the longer way (the envelope first), which names
+// what is wrong.
+func msgpackDecodeFast(p []byte, allowEvents bool) Message {
+	typ, ok := bounded.MapString(p, "type", maxIDLen)
+	if !ok || typ == "" {
+		return nil
+	}
+	m, known := newMessage(typ)
+	if !known {
+		if !allowEvents {
+			return nil
+		}
+		var me msgpackEvent
+		if msgpackUnmarshal(p, &me) != nil || me.Type != typ || checkEnvelope(me.Envelope) != nil {
+			return nil
+		}
+		return &Event{Envelope: me.Envelope, Stream: me.Stream, Cursor: me.Cursor, Time: me.Time,
+			raw: me.Data, codec: MsgpackCodec}
+	}
+	if msgpackDecode(p, m, strictDecode(typ)) != nil || m.Env().Type != typ || checkEnvelope(*m.Env()) != nil {
+		return nil
+	}
+	return m
 }
 
 // peekMsgpackID recovers the string "id" of a map whose other entries are
