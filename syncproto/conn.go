@@ -109,9 +109,16 @@ func (c *conn) run() {
 	// is then sent unsolicited (without id).
 	if c.header != "" {
 		c.proc.Lock()
-		if c.authenticate(c.header) {
-			c.welcome("")
-		}
+		// On a worker, like every request: checking a token goes down to
+		// the store, and this goroutine would keep the stack it grew
+		// for the connection's life.
+		c.srv.workers.run(func() {
+			if c.authenticate(c.header) {
+				c.welcome("")
+			}
+			c.handled <- struct{}{}
+		})
+		<-c.handled
 		c.proc.Unlock()
 	}
 	hello := time.AfterFunc(c.srv.cfg.HelloTimeout, func() {
