@@ -308,13 +308,21 @@ func cmdBenchSync(c *cli.Context) error {
 	if server := serverURL(c); server != "" {
 		o.URL = strings.TrimRight(strings.Replace(strings.Replace(server, "https://", "wss://", 1), "http://", "ws://", 1), "/") + "/v1/sync"
 		o.Token = c.String("token")
+		metricsURL := strings.TrimRight(server, "/") + "/metrics"
+		o.GoMemory = func() (uint64, uint64, error) {
+			heap, err := scrapeMetric(c.Context, metricsURL, "go_memstats_heap_inuse_bytes")
+			if err != nil {
+				return 0, 0, err
+			}
+			stacks, err := scrapeMetric(c.Context, metricsURL, "go_memstats_stack_inuse_bytes")
+			return uint64(heap), uint64(stacks), err
+		}
 		if pid := c.Int("pid"); pid > 0 {
 			o.Memory = func() (uint64, error) { return loadgen.ProcessRSS(pid) }
 			o.CPU = func() (time.Duration, error) { return loadgen.ProcessCPU(pid) }
 		} else {
 			// The daemon's own resident memory, from its /metrics (the
 			// process collector).
-			metricsURL := strings.TrimRight(server, "/") + "/metrics"
 			o.Memory = func() (uint64, error) {
 				v, err := scrapeMetric(c.Context, metricsURL, "process_resident_memory_bytes")
 				return uint64(v), err
@@ -345,8 +353,8 @@ func cmdBenchSync(c *cli.Context) error {
 			"acked": rep.Acked, "ackedPerSecond": rep.AckedPerSec, "conflicts": rep.Conflicts, "errors": rep.Errors,
 			"ackP50Millis": ms(rep.AckP50), "ackP90Millis": ms(rep.AckP90), "ackP99Millis": ms(rep.AckP99),
 			"ackP999Millis": ms(rep.AckP999), "ackMaxMillis": ms(rep.AckMax), "events": rep.Events,
-			"bytesPerActiveConn": rep.BytesPerActiveConn,
-			"serverCpuCores":     rep.ServerCPU.Seconds() / rep.Duration.Seconds(), "serverCpuMicrosPerAck": float64(rep.ServerCPUPerAck) / 1e3, "idleConns": rep.IdleConns, "bytesPerIdleConn": rep.BytesPerIdleConn,
+			"bytesPerActiveConn": rep.BytesPerActiveConn, "heapBytesPerActiveConn": rep.HeapPerActiveConn, "stackBytesPerActiveConn": rep.StacksPerActiveConn,
+			"serverCpuCores": rep.ServerCPU.Seconds() / rep.Duration.Seconds(), "serverCpuMicrosPerAck": float64(rep.ServerCPUPerAck) / 1e3, "idleConns": rep.IdleConns, "bytesPerIdleConn": rep.BytesPerIdleConn,
 		})
 	}
 	_, err = fmt.Fprint(c.App.Writer, rep.String())

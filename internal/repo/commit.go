@@ -410,9 +410,10 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 	d := &docRec{ID: p.ID, Owner: p.Owner, Title: p.Attrs.Title, Created: now}
 	dr := &draftRec{Seq: 1, Attrs: p.Attrs, AttrsSeq: 1, Fingerprint: fingerprintOf(entries), LastChange: now, Boot: r.boot,
 		unstored: true}
-	for _, s := range slots {
+	dr.Blocks = make([]draftBlock, len(slots)) // kept between changes (draftCache): no spare capacity
+	for i, s := range slots {
 		s.Seq = 1
-		dr.Blocks = append(dr.Blocks, s.draftBlock)
+		dr.Blocks[i] = s.draftBlock
 	}
 	ev := &events{doc: p.ID, next: 1, keep: r.keep}
 	ids := make([]string, len(entries))

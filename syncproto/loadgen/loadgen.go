@@ -67,6 +67,13 @@ type Options struct {
 	// side is then counted too, so the figures are upper bounds). For a
 	// separate daemon pass ProcessRSS of its pid.
 	Memory func() (uint64, error)
+	// GoMemory returns the server's Go heap in use and goroutine stacks
+	// in bytes (nil: not measured), read with Memory; for a separate
+	// daemon its /metrics. The rest of the resident memory is the
+	// binary, the runtime's own and the store's C-allocated buffers
+	// (memtables, block cache), which grow with writes, not with
+	// connections.
+	GoMemory func() (heap, stacks uint64, err error)
 	// CPU returns the CPU time (user and system) the server has used;
 	// nil: not measured. For a separate daemon pass ProcessCPU of its pid.
 	CPU func() (time.Duration, error)
@@ -96,6 +103,12 @@ type Report struct {
 	// per editor and reader connection (the server's caches grown by the
 	// load included, so an upper bound).
 	BytesPerActiveConn uint64
+	// HeapPerActiveConn and StacksPerActiveConn divide the same growth
+	// of the Go heap in use and of goroutine stacks (Options.GoMemory;
+	// zero when not measured). The heap's growth includes the garbage
+	// of the load not yet collected (up to the live heap again, at the
+	// default GOGC).
+	HeapPerActiveConn, StacksPerActiveConn uint64
 	// ServerCPU is the CPU time the server used in the measured phase
 	// (Options.CPU; zero when not measured) and ServerCPUPerAck that per
 	// acknowledgement received in it: everything the server did for a
@@ -120,7 +133,11 @@ func (r Report) String() string {
 		fmt.Fprintf(&b, "server CPU: %.2f cores, %s per acknowledged save\n", r.ServerCPU.Seconds()/r.Duration.Seconds(), r.ServerCPUPerAck.Round(time.Microsecond))
 	}
 	if r.BytesPerActiveConn > 0 {
-		fmt.Fprintf(&b, "server memory per active connection: %.1f KiB (%d connections)\n", float64(r.BytesPerActiveConn)/1024, r.Editors+r.Readers)
+		fmt.Fprintf(&b, "server memory per active connection: %.1f KiB (%d connections)", float64(r.BytesPerActiveConn)/1024, r.Editors+r.Readers)
+		if r.HeapPerActiveConn > 0 || r.StacksPerActiveConn > 0 {
+			fmt.Fprintf(&b, ", of which Go heap %.1f KiB and goroutine stacks %.1f KiB", float64(r.HeapPerActiveConn)/1024, float64(r.StacksPerActiveConn)/1024)
+		}
+		b.WriteByte('\n')
 	}
 	if r.IdleConns > 0 {
 		fmt.Fprintf(&b, "server memory per idle connection: %.1f KiB (%d connections)\n", float64(r.BytesPerIdleConn)/1024, r.IdleConns)
@@ -203,6 +220,12 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	var baseHeap, baseStacks uint64
+	if o.GoMemory != nil {
+		if baseHeap, baseStacks, err = o.GoMemory(); err != nil {
+			return Report{}, err
+		}
+	}
 
 	// Readers first, so that they see every save.
 	readers := 0
@@ -259,7 +282,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	// The server's CPU time over the measured phase, and its resident
 	// memory under load: sampled at the end of the measured phase, every
 	// connection open and busy.
-	var active uint64
+	var active, activeHeap, activeStacks uint64
 	var activeErr error
 	var cpu0, cpu1 time.Duration
 	select {
@@ -276,6 +299,9 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		}
 		if activeErr == nil {
 			active, activeErr = o.Memory()
+		}
+		if activeErr == nil && o.GoMemory != nil {
+			activeHeap, activeStacks, activeErr = o.GoMemory()
 		}
 	case <-ctx.Done():
 	}
@@ -313,8 +339,15 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			r.ServerCPUPerAck = r.ServerCPU / time.Duration(received)
 		}
 	}
-	if n := uint64(len(eds) + readers); active > base && n > 0 {
-		r.BytesPerActiveConn = (active - base) / n
+	if n := uint64(len(eds) + readers); n > 0 {
+		grow := func(now, before uint64) uint64 {
+			if now > before {
+				return (now - before) / n
+			}
+			return 0
+		}
+		r.BytesPerActiveConn = grow(active, base)
+		r.HeapPerActiveConn, r.StacksPerActiveConn = grow(activeHeap, baseHeap), grow(activeStacks, baseStacks)
 	}
 	fmt.Fprintf(o.Log, "bench: resident %d KiB before connecting, %d KiB under load\n", base>>10, active>>10)
 

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/foliodev/folio/syncproto"
@@ -73,5 +74,15 @@ func RunLocal(ctx context.Context, o LocalOptions) (Report, error) {
 		o.Docs = append(o.Docs, id)
 	}
 	o.URL, o.Token = env.URL, "bench-token"
+	if o.GoMemory == nil {
+		o.GoMemory = selfGoMemory // the clients' side included, as for Memory
+	}
 	return Run(ctx, o.Options)
+}
+
+// selfGoMemory is this process's Go heap in use and goroutine stacks.
+func selfGoMemory() (heap, stacks uint64, err error) {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse, m.StackInuse, nil
 }
