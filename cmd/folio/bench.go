@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,6 +66,7 @@ func init() {
 					&cli.StringSliceFlag{Name: "doc", Usage: "with --server: edit this existing document instead of creating them (repeat)"},
 					&cli.IntFlag{Name: "pid", Usage: "with --server: the daemon's process id, to read its resident memory from /proc/PID/status"},
 					&cli.StringFlag{Name: "subprotocol", Value: "folio.v1.msgpack"},
+					&cli.StringFlag{Name: "cpuprofile", Usage: "write the load generator's own CPU profile to this `file` (go tool pprof)"},
 					formatFlag("text", "text", "json"),
 				},
 				Action: cmdBenchSync,
@@ -303,6 +305,17 @@ func cmdBenchSync(c *cli.Context) error {
 	}
 	if c.Int("readers-per-doc") == 0 {
 		o.ReadersPerDoc = -1 // loadgen: negative means none
+	}
+	if path := c.String("cpuprofile"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var rep loadgen.Report
 	if server := serverURL(c); server != "" {
