@@ -16,11 +16,12 @@ import (
 
 // conn is one WebSocket session.
 //
-// Goroutines: the handler goroutine runs the read loop and processes
-// requests one at a time (so a client's saves apply in the order sent).
-// A writer goroutine runs only while the send queue has frames (see
-// sendQueue.wakeLocked) and a subscription's drain only while it has
-// events to queue (subs.go), so an idle connection costs one goroutine.
+// Goroutines: the connection's goroutine runs the read loop and hands
+// each request to a pooled worker, one at a time (so a client's saves
+// apply in the order sent). A writer runs on a pooled worker only while
+// the send queue has frames (see sendQueue.wakeLocked) and a
+// subscription's drain only while it has events to queue (subs.go), so an
+// idle connection costs one goroutine.
 type conn struct {
 	srv     *Server
 	ws      *websocket.Conn
@@ -69,7 +70,9 @@ func newConn(parent context.Context, s *Server, ws *websocket.Conn, wire *batchC
 		open: map[string]*openDoc{}, subs: map[string]*sub{}}
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(parent))
 	c.wsDone = make(chan struct{})
-	c.q.init(s.cfg.SendQueue, s.cfg.SendQueueBytes, c.writeLoop)
+	// The writer runs on a pooled worker: it starts whenever an idle
+	// queue gets a frame, several times a second on a busy connection.
+	c.q.init(s.cfg.SendQueue, s.cfg.SendQueueBytes, func() { s.workers.Run(c.writeLoop) })
 	c.bucket = bucket{rate: s.cfg.MessagesPerSecond, burst: float64(s.cfg.Burst), tokens: float64(s.cfg.Burst)}
 	return c
 }
@@ -112,7 +115,7 @@ func (c *conn) run() {
 		// On a worker, like every request: checking a token goes down to
 		// the store, and this goroutine would keep the stack it grew
 		// for the connection's life.
-		c.srv.workers.run(func() {
+		c.srv.workers.Run(func() {
 			if c.authenticate(c.header) {
 				c.welcome("")
 			}
@@ -161,13 +164,13 @@ func (c *conn) readLoop() {
 		}
 		c.proc.Lock()
 		if !c.stopped { // stopped: shutting down; the writer closes the socket
-			// The frame is handled on a worker (workers.go) while this
+			// The frame is handled on a pooled worker (package gopool) while this
 			// loop waits: a goroutine keeps the largest stack it grew
 			// to, and the read loop lives as long as the connection, so
 			// the deep work of a request (decoding, a save down to the
 			// store) grows the stack of a pooled worker instead of one
 			// per connection.
-			c.srv.workers.run(func() {
+			c.srv.workers.Run(func() {
 				c.handleFrame(typ, data)
 				c.handled <- struct{}{}
 			})

@@ -42,7 +42,7 @@ type sendQueue struct {
 	hw       int // high-water mark of the length
 	waiters  int // pushWait callers waiting for space
 
-	spawn   func()            // runs a writer (conn.writeLoop); started with go
+	spawn   func()            // starts a writer (conn.writeLoop) on another goroutine, without waiting
 	writing bool              // a writer goroutine runs
 	space   chan struct{}     // closed and replaced when the writer frees room
 	sent    map[string]uint64 // last cursor written per stream
@@ -65,7 +65,7 @@ func (q *sendQueue) init(max, maxBytes int, spawn func()) {
 func (q *sendQueue) wakeLocked() {
 	if !q.writing {
 		q.writing = true
-		go q.spawn()
+		q.spawn()
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 func TestSendQueueBounds(t *testing.T) {
 	var q sendQueue
 	var writers atomic.Int32
-	q.init(8, 1000, func() { writers.Add(1) })
+	q.init(8, 1000, func() { go writers.Add(1) })
 	f := func(n int) frame { return frame{data: make([]byte, n)} }
 
 	// Stream events stop at max - reserve (8 - 2).

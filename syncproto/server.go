@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/foliodev/folio/internal/gopool"
 )
 
 // Config configures a Server. Docs, Events, Auth and Access are required;
@@ -140,8 +141,8 @@ type Server struct {
 	watchers map[string]*watcher // by stream name
 	wwg      sync.WaitGroup      // one per goroutine running a watcher's rounds: stop waits for them
 
-	keys    *saveKeys // acks of keyed saves, for retries
-	workers workers   // run the handling of frames (workers.go)
+	keys    *saveKeys   // acks of keyed saves, for retries
+	workers gopool.Pool // run the handling of frames and the upgrade's authentication
 
 	wg sync.WaitGroup // one per connection handler
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/gopool"
 )
 
 // health is what the store knows about its disk: whether Pebble failed
@@ -53,6 +54,8 @@ type health struct {
 	backoff atomic.Int64               // how long the next failed background write sleeps (ns)
 
 	bgLog, slowLog, stallLog every
+
+	workers gopool.Pool // run do's calls
 }
 
 func newHealth(dir, path string, fs vfs.FS, o Options) *health {
@@ -98,8 +101,9 @@ func (h *health) fail(cause error) {
 	})
 }
 
-// do runs f, a call into Pebble that writes, on its own goroutine and
-// returns its result, or the store's failure as soon as the store fails
+// do runs f, a call into Pebble that writes, on a goroutine of its own
+// (a pooled one: a commit goes deep, and a fresh goroutine would grow its
+// stack on every call) and returns its result, or the store's failure as soon as the store fails
 // while f is still running. Pebble's fatal errors reach here as a Fatalf
 // that never returns (see pebbleLogger) or as a panic, which fails the
 // store. A goroutine caught in the failure is left behind: the process
@@ -109,7 +113,7 @@ func (h *health) do(f func() error) error {
 		return err
 	}
 	done := make(chan error, 1)
-	go func() {
+	h.workers.Run(func() {
 		defer func() {
 			if r := recover(); r != nil {
 				h.fail(panicError(r))
@@ -117,7 +121,7 @@ func (h *health) do(f func() error) error {
 			}
 		}()
 		done <- f()
-	}()
+	})
 	select {
 	case err := <-done:
 		if err != nil && h.failure() != nil {

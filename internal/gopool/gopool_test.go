@@ -1,4 +1,4 @@
-package syncproto
+package gopool
 
 import (
 	"sync"
@@ -6,19 +6,20 @@ import (
 	"time"
 )
 
-// TestWorkersNeverQueue: every function runs at once, however many are
-// running (they all wait for each other here), and afterwards no more
-// than maxIdleWorkers goroutines stay.
-func TestWorkersNeverQueue(t *testing.T) {
-	var p workers
-	const n = 3 * maxIdleWorkers
+// TestNeverQueue: every function runs at once, however many are running
+// (they all wait for each other here), and afterwards no more than
+// MaxIdle goroutines stay.
+func TestNeverQueue(t *testing.T) {
+	const maxIdle = 16
+	p := Pool{MaxIdle: maxIdle}
+	const n = 3 * maxIdle
 	var started, release sync.WaitGroup
 	started.Add(n)
 	release.Add(1)
 	var done sync.WaitGroup
 	done.Add(n)
 	for range n {
-		p.run(func() {
+		p.Run(func() {
 			started.Done()
 			release.Wait()
 			done.Done()
@@ -35,19 +36,17 @@ func TestWorkersNeverQueue(t *testing.T) {
 	done.Wait()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		p.mu.Lock()
-		idle := len(p.idle)
-		p.mu.Unlock()
-		if idle == maxIdleWorkers {
+		idle := p.Idle()
+		if idle == maxIdle {
 			break
 		}
-		if idle > maxIdleWorkers || time.Now().After(deadline) {
-			t.Fatalf("%d idle workers, want %d", idle, maxIdleWorkers)
+		if idle > maxIdle || time.Now().After(deadline) {
+			t.Fatalf("%d idle workers, want %d", idle, maxIdle)
 		}
 		time.Sleep(time.Millisecond)
 	}
 	// An idle worker takes the next function.
 	ran := make(chan struct{})
-	p.run(func() { close(ran) })
+	p.Run(func() { close(ran) })
 	<-ran
 }
