@@ -68,17 +68,18 @@ run() {
 }
 
 line() { # NAME FILE
-  printf '%-6s p50 %7.2f ms  p99 %8.2f ms  p99.9 %8.2f ms  acked %6.0f/s of %6.0f/s  %5.1f KiB/conn (Go heap %4.1f, stacks %3.1f)  server %4.0f us/save\n' "$1" \
+  printf '%-6s p50 %7.2f ms  p99 %8.2f ms  p99.9 %8.2f ms  acked %6.0f/s of %6.0f/s  %5.1f KiB/conn (Go heap %4.1f, stacks %3.1f, outside Go %4.1f)  server %4.0f us/save\n' "$1" \
     "$(field "$2" ackP50Millis)" "$(field "$2" ackP99Millis)" "$(field "$2" ackP999Millis)" \
     "$(field "$2" ackedPerSecond)" "$(field "$2" offeredPerSecond)" \
     "$(awk -v b="$(field "$2" bytesPerActiveConn)" 'BEGIN {print b/1024}')" \
     "$(awk -v b="$(field "$2" heapBytesPerActiveConn)" 'BEGIN {print b/1024}')" \
     "$(awk -v b="$(field "$2" stackBytesPerActiveConn)" 'BEGIN {print b/1024}')" \
+    "$(awk -v b="$(field "$2" nativeBytesPerActiveConn)" 'BEGIN {print b/1024}')" \
     "$(field "$2" serverCpuMicrosPerAck)"
 }
 
 medians() { # NAME PREFIX
-  local f keys=(ackP50Millis ackP99Millis ackP999Millis ackedPerSecond offeredPerSecond bytesPerActiveConn heapBytesPerActiveConn stackBytesPerActiveConn serverCpuMicrosPerAck)
+  local f keys=(ackP50Millis ackP99Millis ackP999Millis ackedPerSecond offeredPerSecond bytesPerActiveConn heapBytesPerActiveConn stackBytesPerActiveConn nativeBytesPerActiveConn serverCpuMicrosPerAck)
   {
     printf '{'
     for k in "${keys[@]}"; do

@@ -597,7 +597,7 @@ func (c *conn) handleAssist(m Message) bool {
 			return true
 		}
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(c.vals, requestTimeout)
 	defer cancel()
 	p := c.principal()
 	var (

@@ -53,7 +53,7 @@ func (c *conn) suggestAttrs(m *AttrsSuggest) {
 		c.replyError(m.ID, Code("attributes_disabled"), "the attributes assistant is not available on this server")
 		return
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, attrsTimeout)
+	ctx, cancel := context.WithTimeout(c.vals, attrsTimeout)
 	res, err := c.srv.cfg.Attrs.SuggestAttrs(ctx, c.principal(), m.Doc)
 	cancel()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -370,5 +371,57 @@ func TestShutdownLeaveEvents(t *testing.T) {
 		if !leaves["doc:d1"] || !leaves["doc:d2"] {
 			t.Errorf("reader %d closed before the leave checkpoints reached it: %v", i, leaves)
 		}
+	}
+}
+
+// TestResumeListsFollowedStreams: a resumable close lists the cursor of
+// every stream the connection still follows, and none of those it
+// unsubscribed or left, however many it followed one after another (the
+// server keeps no record of each).
+func TestResumeListsFollowedStreams(t *testing.T) {
+	e := startEnv(t, nil)
+	ctx := ctxT(t)
+	for i := 0; i < 20; i++ {
+		if err := e.CreateDoc(fmt.Sprintf("t%d", i), "alice", docOf3()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := dial(t, e, "ta", syncproto.SubprotocolMsgpack, nil)
+	for i := 0; i < 20; i++ {
+		doc := fmt.Sprintf("t%d", i)
+		if i%2 == 0 {
+			if _, err := c.Open(ctx, doc); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Request(ctx, &syncproto.Leave{Doc: doc}); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			if _, err := c.Subscribe(ctx, syncproto.DocStream(doc), nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Request(ctx, &syncproto.Unsubscribe{Stream: syncproto.DocStream(doc)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := c.Open(ctx, "d1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Subscribe(ctx, syncproto.DocStream("t3"), nil); err != nil {
+		t.Fatal(err)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.Server.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+	<-c.Done()
+	var ce *client.CloseError
+	if !errors.As(c.Err(), &ce) || ce.Code != syncproto.CloseShutdown {
+		t.Fatalf("closed with %v", c.Err())
+	}
+	if _, resume, _ := strings.Cut(ce.Reason, "; resume "); resume != "doc:d1@1 doc:t3@1" {
+		t.Fatalf("close reason %q, want it to resume doc:d1@1 doc:t3@1 only", ce.Reason)
 	}
 }

@@ -31,8 +31,15 @@ type conn struct {
 	header  string // bearer token of the upgrade request
 	started time.Time
 
-	ctx    context.Context // cancelled when the connection ends
+	ctx    context.Context // cancelled when the connection ends (its drains stop reading)
 	cancel context.CancelFunc
+	// vals carries the upgrade request's values and is never cancelled:
+	// requests and pings derive their deadlines from it. Requests run one
+	// at a time and the connection ends only after the last one, so none
+	// needs ctx's cancellation; and a context derived from a cancellable
+	// one is registered in it, which costs every connection a map for
+	// its life.
+	vals context.Context
 
 	// proc is held while a request is processed; shutdown takes it to
 	// wait for the request in progress and to stop further ones.
@@ -68,7 +75,8 @@ type openDoc struct {
 func newConn(parent context.Context, s *Server, ws *websocket.Conn, wire *batchConn, codec Codec, session, header string) *conn {
 	c := &conn{srv: s, ws: ws, wire: wire, codec: codec, session: session, header: header, started: time.Now(), handled: make(chan struct{}, 1),
 		open: map[string]*openDoc{}, subs: map[string]*sub{}}
-	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(parent))
+	c.vals = context.WithoutCancel(parent)
+	c.ctx, c.cancel = context.WithCancel(c.vals)
 	c.wsDone = make(chan struct{})
 	// The writer runs on a pooled worker: it starts whenever an idle
 	// queue gets a frame, several times a second on a busy connection.
@@ -265,12 +273,18 @@ func (c *conn) encode(m Message) ([]byte, bool) {
 
 // send queues a reply without waiting; a full queue closes the connection
 // as a slow consumer.
-func (c *conn) send(m Message) {
+func (c *conn) send(m Message) { c.sendEnding(m, "") }
+
+// sendEnding is send for the reply that ends the connection's following
+// of stream (unsubscribed, left): once it is written, the stream's cursor
+// is no longer listed in a resumable close (every frame of the stream was
+// queued before it).
+func (c *conn) sendEnding(m Message, stream string) {
 	b, ok := c.encode(m)
 	if !ok {
 		return
 	}
-	switch c.q.push(frame{data: b}, false) {
+	switch c.q.push(frame{data: b, ends: stream}, false) {
 	case pushOK:
 		c.srv.cfg.Metrics.sent(m.Env().Type)
 	case pushFull:
@@ -353,8 +367,11 @@ func (c *conn) writeLoop() {
 			c.q.close(0, "", false, false) // the loop pops the close next
 		} else {
 			for _, f := range fs {
-				if f.stream != "" {
+				switch {
+				case f.stream != "":
 					c.q.wrote(f.stream, f.cursor)
+				case f.ends != "":
+					c.q.forget(f.ends)
 				}
 			}
 		}
@@ -396,7 +413,7 @@ func (c *conn) writeFrames(typ websocket.MessageType, fs []frame) error {
 // is cut (the read loop then ends and cleans up).
 func (c *conn) keepalive() {
 	d := c.srv.cfg.PingInterval
-	ctx, cancel := context.WithTimeout(c.ctx, d)
+	ctx, cancel := context.WithTimeout(c.vals, d)
 	err := c.ws.Ping(ctx)
 	cancel()
 	if err != nil {

@@ -37,7 +37,7 @@ func (c *conn) authenticate(token string) bool {
 		c.closeWith(CloseAuthFailed, "authentication failed: no token in hello or Authorization header", false)
 		return false
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(c.vals, requestTimeout)
 	defer cancel()
 	for {
 		gen := c.srv.revokes.Load()
@@ -108,7 +108,7 @@ func (c *conn) checkDoc(id, doc string) bool {
 		c.replyError(id, CodeInvalid, fmt.Sprintf("document id %q is not 1-64 characters of A-Z a-z 0-9 _ -", doc))
 		return false
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(c.vals, requestTimeout)
 	defer cancel()
 	if !c.srv.cfg.Access.CanAccess(ctx, c.principal(), doc) {
 		c.replyErr(id, docNotFound(doc))
@@ -154,7 +154,7 @@ func (c *conn) openDoc(m *Open) {
 		return
 	}
 
-	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(c.vals, requestTimeout)
 	defer cancel()
 	// The cursor is read before the draft: events after it may already be
 	// in the draft (the client skips those by seq), none can be missed.
@@ -195,7 +195,7 @@ func (c *conn) leave(m *Leave) {
 	c.stopSub(DocStream(m.Doc))
 	var v *VersionInfo
 	if od.dirty {
-		ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+		ctx, cancel := context.WithTimeout(c.vals, requestTimeout)
 		var err error
 		v, err = c.srv.leaveCheckpoint(ctx, m.Doc, c.principal().User)
 		cancel()
@@ -204,7 +204,7 @@ func (c *conn) leave(m *Leave) {
 			return
 		}
 	}
-	c.send(&Left{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Version: v})
+	c.sendEnding(&Left{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Version: v}, DocStream(m.Doc))
 }
 
 func (c *conn) save(m *Save) {
@@ -220,7 +220,7 @@ func (c *conn) save(m *Save) {
 	// Everything else about the save (limits, fields, ops, blocks) is
 	// checked by the content service, as for every other way in.
 	who := c.principal()
-	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(c.vals, requestTimeout)
 	defer cancel()
 	if m.Key != "" {
 		ks, replied := c.keyedSave(ctx, m, who)
@@ -322,7 +322,7 @@ func (c *conn) checkpoint(m *Checkpoint) {
 	if !c.checkDoc(m.ID, m.Doc) {
 		return
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(c.vals, requestTimeout)
 	defer cancel()
 	v, created, err := c.srv.cfg.Docs.Checkpoint(ctx, m.Doc, reason, c.principal().User, m.Message)
 	if err != nil {
@@ -345,7 +345,7 @@ func (c *conn) restore(m *Restore) {
 	if !c.checkDoc(m.ID, m.Doc) {
 		return
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(c.vals, requestTimeout)
 	defer cancel()
 	v, err := c.srv.cfg.Docs.Restore(ctx, m.Doc, m.Label, c.principal().User)
 	if err != nil {
@@ -386,7 +386,7 @@ func (c *conn) streamAllowed(id, name string) bool {
 	case "doc":
 		return c.checkDoc(id, rest)
 	case "run", "task":
-		ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+		ctx, cancel := context.WithTimeout(c.vals, requestTimeout)
 		defer cancel()
 		if !c.srv.cfg.Access.CanReadStream(ctx, c.principal(), name) {
 			c.replyError(id, CodeNotFound, fmt.Sprintf("stream %q not found", name))
@@ -414,7 +414,7 @@ func (c *conn) subscribe(m *Subscribe) {
 		c.replyError(m.ID, CodeTooManySubscriptions, fmt.Sprintf("at most %d subscriptions and open documents per connection", c.srv.cfg.MaxSubscriptions))
 		return
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(c.vals, requestTimeout)
 	defer cancel()
 	last, err := c.srv.cfg.Events.Last(ctx, m.Stream)
 	if err != nil {
@@ -449,5 +449,5 @@ func (c *conn) unsubscribe(m *Unsubscribe) {
 		c.replyError(m.ID, CodeNotSubscribed, fmt.Sprintf("stream %s is not subscribed on this connection", m.Stream))
 		return
 	}
-	c.send(&Unsubscribed{Envelope: Envelope{ID: m.ID}, Stream: m.Stream})
+	c.sendEnding(&Unsubscribed{Envelope: Envelope{ID: m.ID}, Stream: m.Stream}, m.Stream)
 }

@@ -1,7 +1,7 @@
 package syncproto
 
 import (
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +16,7 @@ type frame struct {
 	data   []byte
 	stream string
 	cursor uint64
+	ends   string // a reply that ends the following of this stream (see conn.sendEnding)
 }
 
 type pushResult int
@@ -45,7 +46,7 @@ type sendQueue struct {
 	spawn   func()            // starts a writer (conn.writeLoop) on another goroutine, without waiting
 	writing bool              // a writer goroutine runs
 	space   chan struct{}     // closed and replaced when the writer frees room
-	sent    map[string]uint64 // last cursor written per stream
+	sent    []streamCursor    // last cursor written per stream (a connection follows a few)
 
 	closed      bool
 	closeCode   websocket.StatusCode
@@ -235,29 +236,49 @@ func (q *sendQueue) drain() {
 	q.mu.Unlock()
 }
 
+// streamCursor is the last cursor written of a stream.
+type streamCursor struct {
+	stream string
+	cursor uint64
+}
+
 // wrote records the last cursor written of a stream.
 func (q *sendQueue) wrote(stream string, cursor uint64) {
 	q.mu.Lock()
-	if q.sent == nil {
-		q.sent = map[string]uint64{}
+	defer q.mu.Unlock()
+	for i := range q.sent {
+		if q.sent[i].stream == stream {
+			q.sent[i].cursor = cursor
+			return
+		}
 	}
-	q.sent[stream] = cursor
-	q.mu.Unlock()
+	q.sent = append(q.sent, streamCursor{stream, cursor})
+}
+
+// forget drops a stream the client stopped following (unsubscribe,
+// leave): a resumable close lists the streams followed, and a connection
+// that follows one stream after another keeps no record of each.
+func (q *sendQueue) forget(stream string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i := range q.sent {
+		if q.sent[i].stream == stream {
+			q.sent = append(q.sent[:i], q.sent[i+1:]...)
+			return
+		}
+	}
 }
 
 // cursorsLocked formats the last cursor written per stream: "doc:a@12 run:b@3".
 func (q *sendQueue) cursorsLocked() string {
-	names := make([]string, 0, len(q.sent))
-	for s := range q.sent {
-		names = append(names, s)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, s := range names {
-		parts[i] = s + "@" + strconv.FormatUint(q.sent[s], 10)
-	}
-	if len(parts) == 0 {
+	if len(q.sent) == 0 {
 		return "from your cursors"
+	}
+	sent := slices.Clone(q.sent)
+	slices.SortFunc(sent, func(a, b streamCursor) int { return strings.Compare(a.stream, b.stream) })
+	parts := make([]string, len(sent))
+	for i, sc := range sent {
+		parts[i] = sc.stream + "@" + strconv.FormatUint(sc.cursor, 10)
 	}
 	return strings.Join(parts, " ")
 }

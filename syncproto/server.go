@@ -298,7 +298,7 @@ func (s *Server) Recheck(doc string) int {
 		if !ok || c.q.isClosed() {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(c.ctx, requestTimeout)
+		ctx, cancel := context.WithTimeout(c.vals, requestTimeout)
 		allowed := s.cfg.Access.CanAccess(ctx, p, doc)
 		cancel()
 		if !allowed {

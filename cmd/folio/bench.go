@@ -322,15 +322,9 @@ func cmdBenchSync(c *cli.Context) error {
 		o.URL = strings.TrimRight(strings.Replace(strings.Replace(server, "https://", "wss://", 1), "http://", "ws://", 1), "/") + "/v1/sync"
 		o.Token = c.String("token")
 		metricsURL := strings.TrimRight(server, "/") + "/metrics"
-		o.GoMemory = func() (uint64, uint64, error) {
-			heap, err := scrapeMetric(c.Context, metricsURL, "go_memstats_heap_inuse_bytes")
-			if err != nil {
-				return 0, 0, err
-			}
-			stacks, err := scrapeMetric(c.Context, metricsURL, "go_memstats_stack_inuse_bytes")
-			return uint64(heap), uint64(stacks), err
-		}
-		if pid := c.Int("pid"); pid > 0 {
+		pid := c.Int("pid")
+		o.Breakdown = func() (loadgen.MemBreakdown, error) { return daemonMemory(c.Context, metricsURL, pid) }
+		if pid > 0 {
 			o.Memory = func() (uint64, error) { return loadgen.ProcessRSS(pid) }
 			o.CPU = func() (time.Duration, error) { return loadgen.ProcessCPU(pid) }
 		} else {
@@ -366,8 +360,9 @@ func cmdBenchSync(c *cli.Context) error {
 			"acked": rep.Acked, "ackedPerSecond": rep.AckedPerSec, "conflicts": rep.Conflicts, "errors": rep.Errors,
 			"ackP50Millis": ms(rep.AckP50), "ackP90Millis": ms(rep.AckP90), "ackP99Millis": ms(rep.AckP99),
 			"ackP999Millis": ms(rep.AckP999), "ackMaxMillis": ms(rep.AckMax), "events": rep.Events,
-			"bytesPerActiveConn": rep.BytesPerActiveConn, "heapBytesPerActiveConn": rep.HeapPerActiveConn, "stackBytesPerActiveConn": rep.StacksPerActiveConn,
-			"serverCpuCores": rep.ServerCPU.Seconds() / rep.Duration.Seconds(), "serverCpuMicrosPerAck": float64(rep.ServerCPUPerAck) / 1e3, "idleConns": rep.IdleConns, "bytesPerIdleConn": rep.BytesPerIdleConn,
+			"bytesPerActiveConn": rep.BytesPerActiveConn, "heapBytesPerActiveConn": rep.PerActiveConn.Heap, "stackBytesPerActiveConn": rep.PerActiveConn.Stacks,
+			"nativeBytesPerActiveConn": rep.PerActiveConn.Native,
+			"serverCpuCores":           rep.ServerCPU.Seconds() / rep.Duration.Seconds(), "serverCpuMicrosPerAck": float64(rep.ServerCPUPerAck) / 1e3, "idleConns": rep.IdleConns, "bytesPerIdleConn": rep.BytesPerIdleConn,
 		})
 	}
 	_, err = fmt.Fprint(c.App.Writer, rep.String())
@@ -394,6 +389,33 @@ func benchDocs(c *cli.Context, editors, perDoc, blocks int) ([]string, []string,
 	}
 	fmt.Fprintf(c.App.ErrWriter, "bench: created %d documents of %d blocks\n", n, blocks)
 	return docs, ids, nil
+}
+
+// daemonMemory splits a daemon's memory: Go's heap in use and stacks
+// from its /metrics and, with its pid, the anonymous resident memory
+// outside Go's (RssAnon from /proc less what Go holds from the OS and has
+// not released).
+func daemonMemory(ctx context.Context, metricsURL string, pid int) (loadgen.MemBreakdown, error) {
+	var m loadgen.MemBreakdown
+	vals := map[string]float64{}
+	for _, name := range []string{"go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes", "go_memstats_sys_bytes", "go_memstats_heap_released_bytes"} {
+		v, err := scrapeMetric(ctx, metricsURL, name)
+		if err != nil {
+			return m, err
+		}
+		vals[name] = v
+	}
+	m.Heap, m.Stacks = uint64(vals["go_memstats_heap_inuse_bytes"]), uint64(vals["go_memstats_stack_inuse_bytes"])
+	if pid > 0 {
+		anon, err := loadgen.ProcessStatus(pid, "RssAnon")
+		if err != nil {
+			return m, err
+		}
+		if goHeld := uint64(vals["go_memstats_sys_bytes"] - vals["go_memstats_heap_released_bytes"]); anon > goHeld {
+			m.Native = anon - goHeld
+		}
+	}
+	return m, nil
 }
 
 // scrapeMetric reads the value of an unlabelled metric from a Prometheus

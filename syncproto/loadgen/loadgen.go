@@ -67,13 +67,10 @@ type Options struct {
 	// side is then counted too, so the figures are upper bounds). For a
 	// separate daemon pass ProcessRSS of its pid.
 	Memory func() (uint64, error)
-	// GoMemory returns the server's Go heap in use and goroutine stacks
-	// in bytes (nil: not measured), read with Memory; for a separate
-	// daemon its /metrics. The rest of the resident memory is the
-	// binary, the runtime's own and the store's C-allocated buffers
-	// (memtables, block cache), which grow with writes, not with
-	// connections.
-	GoMemory func() (heap, stacks uint64, err error)
+	// Breakdown splits the server's memory (nil: not split), read
+	// together with Memory; for a separate daemon from its /metrics and
+	// /proc.
+	Breakdown func() (MemBreakdown, error)
 	// CPU returns the CPU time (user and system) the server has used;
 	// nil: not measured. For a separate daemon pass ProcessCPU of its pid.
 	CPU func() (time.Duration, error)
@@ -103,12 +100,9 @@ type Report struct {
 	// per editor and reader connection (the server's caches grown by the
 	// load included, so an upper bound).
 	BytesPerActiveConn uint64
-	// HeapPerActiveConn and StacksPerActiveConn divide the same growth
-	// of the Go heap in use and of goroutine stacks (Options.GoMemory;
-	// zero when not measured). The heap's growth includes the garbage
-	// of the load not yet collected (up to the live heap again, at the
-	// default GOGC).
-	HeapPerActiveConn, StacksPerActiveConn uint64
+	// PerActiveConn splits the same growth (Options.Breakdown; zero when
+	// not measured).
+	PerActiveConn MemBreakdown
 	// ServerCPU is the CPU time the server used in the measured phase
 	// (Options.CPU; zero when not measured) and ServerCPUPerAck that per
 	// acknowledgement received in it: everything the server did for a
@@ -134,8 +128,12 @@ func (r Report) String() string {
 	}
 	if r.BytesPerActiveConn > 0 {
 		fmt.Fprintf(&b, "server memory per active connection: %.1f KiB (%d connections)", float64(r.BytesPerActiveConn)/1024, r.Editors+r.Readers)
-		if r.HeapPerActiveConn > 0 || r.StacksPerActiveConn > 0 {
-			fmt.Fprintf(&b, ", of which Go heap %.1f KiB and goroutine stacks %.1f KiB", float64(r.HeapPerActiveConn)/1024, float64(r.StacksPerActiveConn)/1024)
+		if m := r.PerActiveConn; m != (MemBreakdown{}) {
+			kib := func(n uint64) float64 { return float64(n) / 1024 }
+			fmt.Fprintf(&b, ": Go heap %.1f KiB, goroutine stacks %.1f KiB", kib(m.Heap), kib(m.Stacks))
+			if m.Native > 0 {
+				fmt.Fprintf(&b, ", outside Go (the store's memtables and block cache) %.1f KiB", kib(m.Native))
+			}
 		}
 		b.WriteByte('\n')
 	}
@@ -220,9 +218,9 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	var baseHeap, baseStacks uint64
-	if o.GoMemory != nil {
-		if baseHeap, baseStacks, err = o.GoMemory(); err != nil {
+	var baseMem MemBreakdown
+	if o.Breakdown != nil {
+		if baseMem, err = o.Breakdown(); err != nil {
 			return Report{}, err
 		}
 	}
@@ -282,7 +280,8 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	// The server's CPU time over the measured phase, and its resident
 	// memory under load: sampled at the end of the measured phase, every
 	// connection open and busy.
-	var active, activeHeap, activeStacks uint64
+	var active uint64
+	var activeMem MemBreakdown
 	var activeErr error
 	var cpu0, cpu1 time.Duration
 	select {
@@ -300,8 +299,8 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		if activeErr == nil {
 			active, activeErr = o.Memory()
 		}
-		if activeErr == nil && o.GoMemory != nil {
-			activeHeap, activeStacks, activeErr = o.GoMemory()
+		if activeErr == nil && o.Breakdown != nil {
+			activeMem, activeErr = o.Breakdown()
 		}
 	case <-ctx.Done():
 	}
@@ -347,7 +346,8 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			return 0
 		}
 		r.BytesPerActiveConn = grow(active, base)
-		r.HeapPerActiveConn, r.StacksPerActiveConn = grow(activeHeap, baseHeap), grow(activeStacks, baseStacks)
+		r.PerActiveConn = MemBreakdown{Heap: grow(activeMem.Heap, baseMem.Heap), Stacks: grow(activeMem.Stacks, baseMem.Stacks),
+			Native: grow(activeMem.Native, baseMem.Native)}
 	}
 	fmt.Fprintf(o.Log, "bench: resident %d KiB before connecting, %d KiB under load\n", base>>10, active>>10)
 
@@ -359,6 +359,20 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		r.IdleConns, r.BytesPerIdleConn = o.IdleConns, per
 	}
 	return r, nil
+}
+
+// MemBreakdown is a server's memory by kind, in bytes.
+type MemBreakdown struct {
+	// Heap is Go's heap in use: live data and the garbage not yet
+	// collected (under load the heap grows to about twice the live
+	// data between collections, at the default GOGC).
+	Heap uint64
+	// Stacks are the goroutine stacks.
+	Stacks uint64
+	// Native is anonymous resident memory outside Go's: mostly the
+	// store's memtables and block cache (allocated in C), which grow
+	// with writes and reads, not with connections. Zero when unknown.
+	Native uint64
 }
 
 // editor is one editing connection.
@@ -499,7 +513,11 @@ func ProcessCPU(pid int) (time.Duration, error) {
 func SelfRSS() (uint64, error) { return ProcessRSS(os.Getpid()) }
 
 // ProcessRSS returns the resident memory of process pid (Linux /proc).
-func ProcessRSS(pid int) (uint64, error) {
+func ProcessRSS(pid int) (uint64, error) { return ProcessStatus(pid, "VmRSS") }
+
+// ProcessStatus returns a memory figure of /proc/PID/status (VmRSS,
+// RssAnon, RssFile, …) in bytes.
+func ProcessStatus(pid int, field string) (uint64, error) {
 	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0, fmt.Errorf("loadgen: resident memory: %w", err)
@@ -507,13 +525,13 @@ func ProcessRSS(pid int) (uint64, error) {
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(s.Text(), field+":"); ok {
 			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("loadgen: parse VmRSS %q: %w", v, err)
+				return 0, fmt.Errorf("loadgen: parse %s %q: %w", field, v, err)
 			}
 			return kb << 10, nil
 		}
 	}
-	return 0, errors.New("loadgen: no VmRSS in /proc status")
+	return 0, fmt.Errorf("loadgen: no %s in /proc status", field)
 }

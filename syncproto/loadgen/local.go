@@ -74,15 +74,15 @@ func RunLocal(ctx context.Context, o LocalOptions) (Report, error) {
 		o.Docs = append(o.Docs, id)
 	}
 	o.URL, o.Token = env.URL, "bench-token"
-	if o.GoMemory == nil {
-		o.GoMemory = selfGoMemory // the clients' side included, as for Memory
+	if o.Breakdown == nil {
+		o.Breakdown = selfGoMemory // the clients' side included, as for Memory
 	}
 	return Run(ctx, o.Options)
 }
 
 // selfGoMemory is this process's Go heap in use and goroutine stacks.
-func selfGoMemory() (heap, stacks uint64, err error) {
+func selfGoMemory() (MemBreakdown, error) {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return m.HeapInuse, m.StackInuse, nil
+	return MemBreakdown{Heap: m.HeapInuse, Stacks: m.StackInuse}, nil
 }
