@@ -47,12 +47,13 @@ type conn struct {
 	stopped bool          // guarded by proc: ignore further requests
 	handled chan struct{} // the request's goroutine is done (readLoop)
 
-	mu     sync.Mutex // guards the fields below
-	authed bool
-	who    Principal
-	open   map[string]*openDoc // by document id
-	subs   map[string]*sub     // by stream name
-	bucket bucket
+	mu         sync.Mutex // guards the fields below
+	authed     bool
+	who        Principal
+	helloTimer *time.Timer         // closes a connection that sends no hello in time; dropped once authenticated
+	open       map[string]*openDoc // by document id
+	subs       map[string]*sub     // by stream name
+	bucket     bucket
 
 	pingMu      sync.Mutex  // guards ping, pingStopped
 	ping        *time.Timer // the next keepalive ping
@@ -132,11 +133,15 @@ func (c *conn) run() {
 		<-c.handled
 		c.proc.Unlock()
 	}
-	hello := time.AfterFunc(c.srv.cfg.HelloTimeout, func() {
-		if _, ok := c.principalIfAuthed(); !ok {
-			c.closeWith(CloseAuthFailed, "no hello within "+c.srv.cfg.HelloTimeout.String(), false)
-		}
-	})
+	if _, ok := c.principalIfAuthed(); !ok {
+		c.mu.Lock()
+		c.helloTimer = time.AfterFunc(c.srv.cfg.HelloTimeout, func() {
+			if _, ok := c.principalIfAuthed(); !ok {
+				c.closeWith(CloseAuthFailed, "no hello within "+c.srv.cfg.HelloTimeout.String(), false)
+			}
+		})
+		c.mu.Unlock()
+	}
 
 	if d := c.srv.cfg.PingInterval; d > 0 {
 		c.pingMu.Lock()
@@ -145,7 +150,11 @@ func (c *conn) run() {
 	}
 
 	c.readLoop()
-	hello.Stop()
+	c.mu.Lock()
+	if c.helloTimer != nil {
+		c.helloTimer.Stop()
+	}
+	c.mu.Unlock()
 	c.stopPing()
 
 	// The peer is gone or the server closes: no more requests.

@@ -51,6 +51,10 @@ func (c *conn) authenticate(token string) bool {
 		}
 		c.mu.Lock()
 		c.who, c.authed = p, true
+		if c.helloTimer != nil {
+			c.helloTimer.Stop()
+			c.helloTimer = nil
+		}
 		c.mu.Unlock()
 		if c.srv.revokes.Load() == gen {
 			return true
