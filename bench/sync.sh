@@ -43,7 +43,7 @@ messages_per_second = 1000
 EOF
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-field() { tr -d '\n ' <"$1" | sed -n 's/.*"'"$2"'":\([-0-9.eE+]*\).*/\1/p'; }
+field() { { tr -d '\n ' <"$1"; echo; } | sed -n 's/.*"'"$2"'":\([-0-9.eE+]*\).*/\1/p'; }
 
 # run BIN N E OUT: one run against a fresh daemon.
 run() {
