@@ -45,7 +45,7 @@ type sendQueue struct {
 
 	spawn   func()            // starts a writer (conn.writeLoop) on another goroutine, without waiting
 	writing bool              // a writer goroutine runs
-	space   chan struct{}     // closed and replaced when the writer frees room
+	space   chan struct{}     // closed and dropped when the writer frees room; made by a waiter (nil: none waits)
 	sent    []streamCursor    // last cursor written per stream (a connection follows a few)
 
 	closed      bool
@@ -58,7 +58,6 @@ type sendQueue struct {
 func (q *sendQueue) init(max, maxBytes int, spawn func()) {
 	q.max, q.maxBytes, q.spawn = max, maxBytes, spawn
 	q.reserve = max / 4
-	q.space = make(chan struct{})
 }
 
 // wakeLocked makes sure a writer runs. The writer goroutine exists only
@@ -134,6 +133,9 @@ func (q *sendQueue) pushWait(f frame, lag time.Duration, stop <-chan struct{}) p
 			q.mu.Unlock()
 			return q.push(f, true)
 		}
+		if q.space == nil {
+			q.space = make(chan struct{})
+		}
 		space := q.space
 		q.waiters++
 		q.mu.Unlock()
@@ -183,9 +185,9 @@ func (q *sendQueue) pop(dst []frame, maxFrames, maxBytes int) (fs []frame, closi
 			q.frames = q.frames[:0]
 			q.head = 0
 		}
-		if q.waiters > 0 {
+		if q.waiters > 0 && q.space != nil {
 			close(q.space)
-			q.space = make(chan struct{})
+			q.space = nil
 		}
 		return dst, false, 0, ""
 	}
@@ -217,8 +219,10 @@ func (q *sendQueue) close(code websocket.StatusCode, reason string, flush, resum
 	if !flush {
 		q.dropLocked()
 	}
-	close(q.space)
-	q.space = make(chan struct{})
+	if q.space != nil {
+		close(q.space)
+		q.space = nil
+	}
 	q.wakeLocked()
 	return true
 }

@@ -242,7 +242,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func bearer(r *http.Request) string {
 	h := r.Header.Get("Authorization")
 	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		return strings.TrimSpace(h[7:])
+		// A copy: the connection keeps the token, not the request's headers.
+		return strings.Clone(strings.TrimSpace(h[7:]))
 	}
 	return ""
 }

@@ -338,6 +338,7 @@ func (sb *sub) drain() {
 				close(sb.stopCh)
 			}
 			close(sb.idle)
+			sb.idle = nil
 			sb.moved.Broadcast()
 			sb.mu.Unlock()
 			sb.c.srv.unwatch(sb)
@@ -352,6 +353,7 @@ func (sb *sub) drain() {
 			sb.live = !sb.stopped
 			sb.running = false
 			close(sb.idle)
+			sb.idle = nil
 			sb.moved.Broadcast()
 		}
 		sb.mu.Unlock()
