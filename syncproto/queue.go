@@ -43,10 +43,10 @@ type sendQueue struct {
 	hw       int // high-water mark of the length
 	waiters  int // pushWait callers waiting for space
 
-	spawn   func()            // starts a writer (conn.writeLoop) on another goroutine, without waiting
-	writing bool              // a writer goroutine runs
-	space   chan struct{}     // closed and dropped when the writer frees room; made by a waiter (nil: none waits)
-	sent    []streamCursor    // last cursor written per stream (a connection follows a few)
+	spawn   func()         // starts a writer (conn.writeLoop) on another goroutine, without waiting
+	writing bool           // a writer goroutine runs
+	space   chan struct{}  // closed and dropped when the writer frees room; made by a waiter (nil: none waits)
+	sent    []streamCursor // last cursor written per stream (a connection follows a few)
 
 	closed      bool
 	closeCode   websocket.StatusCode

@@ -193,7 +193,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.wg.Add(1)
 	s.mu.Unlock()
 
-	hj := &hijacker{ResponseWriter: w}
+	hj := &hijacker{ResponseWriter: w, timeout: s.cfg.WriteTimeout}
 	ws, err := websocket.Accept(hj, r, &websocket.AcceptOptions{
 		Subprotocols:    Subprotocols,
 		OriginPatterns:  s.cfg.OriginPatterns,

@@ -30,7 +30,8 @@ import (
 //     with one system call under one deadline (flush). Frames of other
 //     goroutines (the library's pongs, a keepalive ping) that arrive
 //     during a batch join it, after the frames before them, as the
-//     library orders frames; nothing else writes to the socket.
+//     library orders frames; nothing else writes to the socket. Every
+//     write to the socket has a deadline (WriteTimeout).
 //
 // So an idle connection holds about readBuffer + writeBuffer bytes of
 // buffers, and a connection that has several frames to send (a burst of
@@ -48,7 +49,8 @@ const (
 // hijacker is the ResponseWriter passed to websocket.Accept.
 type hijacker struct {
 	http.ResponseWriter
-	conn *batchConn // set by Hijack
+	timeout time.Duration // bounds each write to the socket (Config.WriteTimeout)
+	conn    *batchConn    // set by Hijack
 }
 
 // Unwrap gives http.ResponseController the writer underneath.
@@ -80,13 +82,18 @@ func (h *hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 			return nil, nil, err
 		}
 	}
-	h.conn = &batchConn{Conn: nc}
+	h.conn = &batchConn{Conn: nc, timeout: h.timeout}
 	return nc, bufio.NewReadWriter(br, bufio.NewWriterSize(h.conn, writeBuffer)), nil
 }
 
-// batchConn is the writer under the library's write buffer.
+// batchConn is the writer under the library's write buffer. Every write
+// to the socket has a deadline: a batch's own, and WriteTimeout from now
+// for a write outside a batch (the library's control frames, which also
+// bound themselves). The deadline is set before each write and never
+// cleared: one call per write.
 type batchConn struct {
 	net.Conn
+	timeout time.Duration // for writes outside a batch
 
 	mu       sync.Mutex
 	batching bool
@@ -105,7 +112,7 @@ func (b *batchConn) Write(p []byte) (int, error) {
 		return 0, b.err
 	}
 	if !b.batching {
-		return b.writeLocked(p)
+		return b.writeLocked(p, time.Now().Add(b.timeout))
 	}
 	*b.buf = append(*b.buf, p...)
 	if len(*b.buf) >= maxBatch {
@@ -149,20 +156,16 @@ func (b *batchConn) flushLocked() error {
 	if len(*b.buf) == 0 {
 		return nil
 	}
-	_, err := b.writeLocked(*b.buf)
+	_, err := b.writeLocked(*b.buf, b.deadline)
 	*b.buf = (*b.buf)[:0]
 	return err
 }
 
-// writeLocked writes p to the socket, within the batch's deadline when in
-// one.
-func (b *batchConn) writeLocked(p []byte) (int, error) {
-	if b.batching {
-		if err := b.Conn.SetWriteDeadline(b.deadline); err != nil {
-			b.err = err
-			return 0, err
-		}
-		defer b.Conn.SetWriteDeadline(time.Time{})
+// writeLocked writes p to the socket by deadline.
+func (b *batchConn) writeLocked(p []byte, deadline time.Time) (int, error) {
+	if err := b.Conn.SetWriteDeadline(deadline); err != nil {
+		b.err = err
+		return 0, err
 	}
 	n, err := b.Conn.Write(p)
 	if err != nil {

@@ -6,10 +6,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -49,7 +51,7 @@ func TestBatchOneWrite(t *testing.T) {
 	got := make(chan result, 1)
 	var ln *countingListener
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hj := &hijacker{ResponseWriter: w}
+		hj := &hijacker{ResponseWriter: w, timeout: 5 * time.Second}
 		ws, err := websocket.Accept(hj, r, nil)
 		if err != nil {
 			t.Error(err)
@@ -118,7 +120,7 @@ func TestBatchOneWrite(t *testing.T) {
 func TestHijackKeepsEarlyBytes(t *testing.T) {
 	got := make(chan string, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := websocket.Accept(&hijacker{ResponseWriter: w}, r, nil)
+		ws, err := websocket.Accept(&hijacker{ResponseWriter: w, timeout: 5 * time.Second}, r, nil)
 		if err != nil {
 			t.Error(err)
 			return
@@ -177,5 +179,53 @@ func TestHijackKeepsEarlyBytes(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server did not read the early frames")
+	}
+}
+
+// TestBatchWriteDeadline: a peer that stops reading cannot hold a writer
+// past the write timeout; the failed write fails every later one.
+func TestBatchWriteDeadline(t *testing.T) {
+	got := make(chan error, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hj := &hijacker{ResponseWriter: w, timeout: 200 * time.Millisecond}
+		ws, err := websocket.Accept(hj, r, nil)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer ws.CloseNow()
+		msg := bytes.Repeat([]byte("x"), 1<<20)
+		for range 256 { // far more than any socket buffers
+			hj.conn.begin(time.Now().Add(200 * time.Millisecond))
+			err = ws.Write(context.Background(), websocket.MessageBinary, msg)
+			if ferr := hj.conn.flush(); err == nil {
+				err = ferr
+			}
+			if err != nil {
+				break
+			}
+		}
+		if err == nil {
+			got <- nil
+			return
+		}
+		_, again := hj.conn.Write([]byte("more"))
+		got <- errors.Join(err, again)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow() // and never read
+	select {
+	case err := <-got:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("writes to a peer that does not read ended with %v, want the deadline", err)
+		}
+	case <-time.After(8 * time.Second):
+		t.Fatal("a write to a peer that does not read outlived its deadline")
 	}
 }

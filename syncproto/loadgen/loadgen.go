@@ -94,7 +94,12 @@ type Report struct {
 	// Ack latency of the measured saves, from the time each was due to
 	// its draft.ack.
 	AckP50, AckP90, AckP99, AckP999, AckMax time.Duration
-	Events                                  int64 // events received by readers and editors
+	// SendLateP50 and SendLateP99 are how late the generator itself sent
+	// the measured saves (from the due time to the write): part of the
+	// ack latency that is not the server's, when the generator shares a
+	// busy machine with it.
+	SendLateP50, SendLateP99 time.Duration
+	Events                   int64 // events received by readers and editors
 	// BytesPerActiveConn is the growth of the server's resident memory
 	// from before the first connection to the end of the measured phase,
 	// per editor and reader connection (the server's caches grown by the
@@ -122,6 +127,7 @@ func (r Report) String() string {
 	rd := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
 	fmt.Fprintf(&b, "ack latency from the due time: p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n",
 		rd(r.AckP50), rd(r.AckP90), rd(r.AckP99), rd(r.AckP999), rd(r.AckMax))
+	fmt.Fprintf(&b, "of which the generator's own lateness in sending: p50 %s, p99 %s\n", rd(r.SendLateP50), rd(r.SendLateP99))
 	fmt.Fprintf(&b, "events received: %d\n", r.Events)
 	if r.ServerCPU > 0 {
 		fmt.Fprintf(&b, "server CPU: %.2f cores, %s per acknowledged save\n", r.ServerCPU.Seconds()/r.Duration.Seconds(), r.ServerCPUPerAck.Round(time.Microsecond))
@@ -314,7 +320,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 
 	r := Report{Docs: len(docs), Blocks: len(o.Blocks), EditorsPerDoc: o.EditorsPerDoc, Editors: len(eds), Readers: readers,
 		Interval: o.Interval, Duration: o.Duration, Events: events.Load()}
-	var lat []time.Duration
+	var lat, late []time.Duration
 	received := 0
 	for _, ed := range eds {
 		r.Offered += ed.offered
@@ -323,6 +329,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		r.Conflicts += ed.conflicts
 		r.Errors += ed.errors
 		lat = append(lat, ed.lat...)
+		late = append(late, ed.late...)
 	}
 	r.OfferedPerSec = float64(r.Offered) / o.Duration.Seconds()
 	r.AckedPerSec = float64(received) / o.Duration.Seconds()
@@ -331,6 +338,11 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		q := func(p float64) time.Duration { return lat[min(int(float64(len(lat))*p), len(lat)-1)] }
 		r.AckP50, r.AckP90, r.AckP99, r.AckP999 = q(0.50), q(0.90), q(0.99), q(0.999)
 		r.AckMax = lat[len(lat)-1]
+	}
+	if len(late) > 0 {
+		slices.Sort(late)
+		q := func(p float64) time.Duration { return late[min(int(float64(len(late))*p), len(late)-1)] }
+		r.SendLateP50, r.SendLateP99 = q(0.50), q(0.99)
 	}
 	if cpu1 > cpu0 {
 		r.ServerCPU = cpu1 - cpu0
@@ -384,7 +396,7 @@ type editor struct {
 
 	// Written by the editor's goroutine only; read after it ended.
 	offered, acked, received, conflicts, errors int
-	lat                                         []time.Duration
+	lat, late                                   []time.Duration
 }
 
 func (ed *editor) open(ctx context.Context) error {
@@ -417,6 +429,9 @@ func (ed *editor) loop(ctx context.Context, first time.Time, every time.Duration
 		}
 		b := flowdoc.Block{ID: ed.block, Type: flowdoc.Paragraph,
 			RichText: []flowdoc.Run{{Text: "Autosaved paragraph, revision " + strconv.Itoa(n) + ", of the load generator: a sentence or two of ordinary prose."}}}
+		if measured {
+			ed.late = append(ed.late, time.Since(due))
+		}
 		ack, err := ed.c.Save(ctx, ed.doc, ed.seq, syncproto.Change{Op: "upsert", Block: &b})
 		answered := time.Now()
 		if answered.After(warm) && answered.Before(end) && err == nil {
