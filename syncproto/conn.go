@@ -50,9 +50,9 @@ type conn struct {
 	mu         sync.Mutex // guards the fields below
 	authed     bool
 	who        Principal
-	helloTimer *time.Timer         // closes a connection that sends no hello in time; dropped once authenticated
-	open       map[string]*openDoc // by document id
-	subs       map[string]*sub     // by stream name
+	helloTimer *time.Timer   // closes a connection that sends no hello in time; dropped once authenticated
+	open       few[*openDoc] // by document id
+	subs       few[*sub]     // by stream name
 	bucket     bucket
 
 	pingMu      sync.Mutex  // guards ping, pingStopped
@@ -74,8 +74,7 @@ type openDoc struct {
 // came on) but not its cancellation: the connection outlives the handler's
 // request.
 func newConn(parent context.Context, s *Server, ws *websocket.Conn, wire *batchConn, codec Codec, session, header string) *conn {
-	c := &conn{srv: s, ws: ws, wire: wire, codec: codec, session: session, header: header, started: time.Now(), handled: make(chan struct{}, 1),
-		open: map[string]*openDoc{}, subs: map[string]*sub{}}
+	c := &conn{srv: s, ws: ws, wire: wire, codec: codec, session: session, header: header, started: time.Now(), handled: make(chan struct{}, 1)}
 	c.vals = context.WithoutCancel(parent)
 	c.ctx, c.cancel = context.WithCancel(c.vals)
 	c.wsDone = make(chan struct{})
@@ -95,11 +94,11 @@ func (c *conn) principalIfAuthed() (Principal, bool) {
 func (c *conn) info() ConnInfo {
 	c.mu.Lock()
 	ci := ConnInfo{Session: c.session, User: c.who.User, Protocol: c.codec.Name(), Connected: c.started}
-	for name := range c.subs {
-		ci.Streams = append(ci.Streams, name)
+	for _, it := range c.subs.items {
+		ci.Streams = append(ci.Streams, it.key)
 	}
-	for doc := range c.open {
-		ci.OpenDocs = append(ci.OpenDocs, doc)
+	for _, it := range c.open.items {
+		ci.OpenDocs = append(ci.OpenDocs, it.key)
 	}
 	c.mu.Unlock()
 	sort.Strings(ci.Streams)
@@ -477,7 +476,7 @@ func (c *conn) failStop(reason string) {
 	c.proc.Unlock()
 	c.stopAllSubs()
 	c.mu.Lock()
-	c.open = map[string]*openDoc{}
+	c.open = few[*openDoc]{}
 	c.mu.Unlock()
 	c.closeWith(CloseStorageFailed, reason, true)
 }
@@ -486,12 +485,12 @@ func (c *conn) failStop(reason string) {
 // connection changed, then forgets its open documents.
 func (c *conn) sealLeaves(ctx context.Context) {
 	c.mu.Lock()
-	docs := c.open
-	c.open = map[string]*openDoc{}
+	docs := c.open.items
+	c.open = few[*openDoc]{}
 	who := c.who
 	c.mu.Unlock()
-	for doc, od := range docs {
-		if od.dirty {
+	for _, it := range docs {
+		if doc, od := it.key, it.val; od.dirty {
 			if _, err := c.srv.leaveCheckpoint(ctx, doc, who.User); err != nil {
 				c.srv.log.Warn("sync: leave checkpoint failed", "doc", doc, "user", who.User, "err", err)
 			}

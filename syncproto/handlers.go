@@ -130,7 +130,7 @@ func (c *conn) principal() Principal {
 func (c *conn) isOpen(doc string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.open[doc] != nil
+	return c.open.get(doc) != nil
 }
 
 func (c *conn) openDoc(m *Open) {
@@ -139,9 +139,9 @@ func (c *conn) openDoc(m *Open) {
 	}
 	name := DocStream(m.Doc)
 	c.mu.Lock()
-	_, opened := c.open[m.Doc]
-	_, subscribed := c.subs[name]
-	full := len(c.subs) >= c.srv.cfg.MaxSubscriptions
+	opened := c.open.has(m.Doc)
+	subscribed := c.subs.has(name)
+	full := c.subs.len() >= c.srv.cfg.MaxSubscriptions
 	c.mu.Unlock()
 	// An open document whose subscription ended (resync) may be opened
 	// again for a fresh snapshot.
@@ -181,7 +181,7 @@ func (c *conn) openDoc(m *Open) {
 		Stream: name, Cursor: cursor, Recovered: recovered})
 	if !reopen {
 		c.mu.Lock()
-		c.open[m.Doc] = &openDoc{}
+		c.open.set(m.Doc, &openDoc{})
 		c.mu.Unlock()
 	}
 	c.startSub(name, cursor)
@@ -189,8 +189,8 @@ func (c *conn) openDoc(m *Open) {
 
 func (c *conn) leave(m *Leave) {
 	c.mu.Lock()
-	od := c.open[m.Doc]
-	delete(c.open, m.Doc)
+	od := c.open.get(m.Doc)
+	c.open.del(m.Doc)
 	c.mu.Unlock()
 	if od == nil {
 		c.replyError(m.ID, CodeNotOpen, fmt.Sprintf("document %q is not open on this connection", m.Doc))
@@ -305,7 +305,7 @@ func (c *conn) saveNow(ctx context.Context, m *Save, who Principal, start time.T
 		return
 	}
 	c.mu.Lock()
-	if od := c.open[m.Doc]; od != nil {
+	if od := c.open.get(m.Doc); od != nil {
 		od.dirty = true
 	}
 	c.mu.Unlock()
@@ -337,7 +337,7 @@ func (c *conn) checkpoint(m *Checkpoint) {
 	if created {
 		c.srv.cfg.Metrics.checkpoint(reason)
 		c.mu.Lock()
-		if od := c.open[m.Doc]; od != nil {
+		if od := c.open.get(m.Doc); od != nil {
 			od.dirty = false
 		}
 		c.mu.Unlock()
@@ -407,8 +407,8 @@ func (c *conn) subscribe(m *Subscribe) {
 		return
 	}
 	c.mu.Lock()
-	_, dup := c.subs[m.Stream]
-	full := len(c.subs) >= c.srv.cfg.MaxSubscriptions
+	dup := c.subs.has(m.Stream)
+	full := c.subs.len() >= c.srv.cfg.MaxSubscriptions
 	c.mu.Unlock()
 	if dup {
 		c.replyError(m.ID, CodeAlreadySubscribed, fmt.Sprintf("stream %s is already subscribed on this connection", m.Stream))

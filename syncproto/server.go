@@ -285,8 +285,8 @@ func (s *Server) Recheck(doc string) int {
 	var follow []*conn
 	for c := range s.conns {
 		c.mu.Lock()
-		_, open := c.open[doc]
-		_, sub := c.subs[name]
+		open := c.open.has(doc)
+		sub := c.subs.has(name)
 		c.mu.Unlock()
 		if open || sub {
 			follow = append(follow, c)

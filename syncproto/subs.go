@@ -429,7 +429,7 @@ func (c *conn) startSub(name string, after uint64) {
 		sb.skip = c.session
 	}
 	c.mu.Lock()
-	c.subs[name] = sb
+	c.subs.set(name, sb)
 	c.mu.Unlock()
 	c.q.wrote(name, after)
 	c.srv.watch(sb)
@@ -441,8 +441,8 @@ func (c *conn) startSub(name string, after uint64) {
 // stopSub ends a subscription; nothing of it is queued after it returns.
 func (c *conn) stopSub(name string) bool {
 	c.mu.Lock()
-	sb := c.subs[name]
-	delete(c.subs, name)
+	sb := c.subs.get(name)
+	c.subs.del(name)
 	c.mu.Unlock()
 	if sb == nil {
 		return false
@@ -459,7 +459,7 @@ func (c *conn) stopSub(name string) bool {
 func (c *conn) catchUp(ctx context.Context, doc string) {
 	name := DocStream(doc)
 	c.mu.Lock()
-	sb := c.subs[name]
+	sb := c.subs.get(name)
 	c.mu.Unlock()
 	if sb == nil {
 		return
@@ -477,17 +477,17 @@ func (c *conn) catchUp(ctx context.Context, doc string) {
 // forgetSub drops a subscription that ended itself.
 func (c *conn) forgetSub(sb *sub) {
 	c.mu.Lock()
-	if c.subs[sb.stream] == sb {
-		delete(c.subs, sb.stream)
+	if c.subs.get(sb.stream) == sb {
+		c.subs.del(sb.stream)
 	}
 	c.mu.Unlock()
 }
 
 func (c *conn) stopAllSubs() {
 	c.mu.Lock()
-	names := make([]string, 0, len(c.subs))
-	for n := range c.subs {
-		names = append(names, n)
+	names := make([]string, 0, c.subs.len())
+	for _, it := range c.subs.items {
+		names = append(names, it.key)
 	}
 	c.mu.Unlock()
 	for _, n := range names {
@@ -498,9 +498,9 @@ func (c *conn) stopAllSubs() {
 // flushSubs makes every subscription deliver what its stream holds now.
 func (c *conn) flushSubs(ctx context.Context) {
 	c.mu.Lock()
-	subs := make([]*sub, 0, len(c.subs))
-	for _, sb := range c.subs {
-		subs = append(subs, sb)
+	subs := make([]*sub, 0, c.subs.len())
+	for _, it := range c.subs.items {
+		subs = append(subs, it.val)
 	}
 	c.mu.Unlock()
 	for _, sb := range subs {
