@@ -8,8 +8,10 @@
 # the median of each figure per point.
 #
 # With FOLIO_BASE set to another folio binary (a previous build), every run
-# of the build under test is followed by the same run of FOLIO_BASE, side by
-# side on the same machine, and the medians of both are printed.
+# of the build under test is followed by the same run against a daemon of
+# FOLIO_BASE, side by side on the same machine, and the medians of both are
+# printed. The load generator is always FOLIO_BIN's, so that both daemons
+# get the same load from the same client.
 #
 #   bench/sync.sh [RUNS] [POINT...]       # default 3 2000:1 2000:10 1000:50
 #   BLOCKS=200 DURATION=10s FOLIO_BIN=bin/folio FOLIO_BASE= bench/sync.sh
@@ -45,7 +47,7 @@ EOF
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 field() { { tr -d '\n ' <"$1"; echo; } | sed -n 's/.*"'"$2"'":\([-0-9.eE+]*\).*/\1/p'; }
 
-# run BIN N E OUT: one run against a fresh daemon.
+# run DAEMON_BIN N E OUT: one run against a fresh daemon of DAEMON_BIN.
 run() {
   local bin=$1 n=$2 e=$3 out=$4 data port
   data=$(mktemp -d "$work/data.XXXX")
@@ -58,7 +60,7 @@ run() {
   done
   local token
   token=$(grep -o 'folio_[A-Za-z0-9_]*' "$data.out" | head -1)
-  "$bin" bench sync --server "http://127.0.0.1:$port" --token "$token" --pid "$daemon" \
+  "$BIN" bench sync --server "http://127.0.0.1:$port" --token "$token" --pid "$daemon" \
     --editors "$n" --editors-per-doc "$e" --readers-per-doc 2 --blocks "$BLOCKS" \
     --duration "$DURATION" --format json >"$out" 2>"$data.bench"
   kill -TERM "$daemon"
