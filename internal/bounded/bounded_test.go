@@ -451,3 +451,43 @@ func TestStrictRefusesUnknownKeys(t *testing.T) {
 		t.Errorf("strict msgpack of a hostile claim: %v", err)
 	}
 }
+
+// TestScalars: Uint, Int and String read exactly what the msgpack
+// library decodes, and refuse what does not fit.
+func TestScalars(t *testing.T) {
+	for _, v := range []int64{0, 1, 127, 128, 255, 256, 65535, 65536, 1<<32 - 1, 1 << 32, 1<<63 - 1, -1, -32, -33, -128, -129, -32768, -32769, -1 << 31, -1<<31 - 1, -1 << 63} {
+		p, err := msgpack.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := bounded.Int(p); !ok || got != v {
+			t.Errorf("Int(%x) = %d, %v; want %d", p, got, ok, v)
+		}
+		got, ok := bounded.Uint(p)
+		if v >= 0 && (!ok || got != uint64(v)) || v < 0 && ok {
+			t.Errorf("Uint(%x) = %d, %v for %d", p, got, ok, v)
+		}
+	}
+	p, _ := msgpack.Marshal(uint64(1 << 63))
+	if _, ok := bounded.Int(p); ok {
+		t.Error("Int took a uint64 over the int64 range")
+	}
+	if u, ok := bounded.Uint(p); !ok || u != 1<<63 {
+		t.Errorf("Uint(%x) = %d, %v", p, u, ok)
+	}
+	s, _ := msgpack.Marshal("doc:d1")
+	if got, ok := bounded.String(s); !ok || got != "doc:d1" {
+		t.Errorf("String = %q, %v", got, ok)
+	}
+	if _, ok := bounded.String(append(s, 0)); ok {
+		t.Error("String took a value with a byte after it")
+	}
+	var keys []string
+	m, _ := msgpack.Marshal(map[string]any{"a": 1})
+	if err := bounded.MapEntries(m, func(k, v []byte) bool { keys = append(keys, string(k)); return true }); err != nil || len(keys) != 1 {
+		t.Errorf("MapEntries: %v %v", keys, err)
+	}
+	if err := bounded.MapEntries([]byte{0x81, 0xa1, 'a', 0xdd, 0xff, 0xff, 0xff, 0xff}, func(k, v []byte) bool { return true }); err == nil {
+		t.Error("MapEntries took an array claiming 2^32-1 elements in 0 bytes")
+	}
+}

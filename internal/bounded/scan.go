@@ -154,3 +154,101 @@ func appendJSON(dst, data []byte, i int) ([]byte, int, error) {
 	}
 	return append(dst, '}'), p, nil
 }
+
+// MapEntries walks data, which must be exactly one msgpack map, checking
+// it as Validate does (every length within what remains, nesting within
+// MaxDepth, nothing after the map), and calls fn with each entry's key
+// and the bytes of its value, in order, without decoding or copying
+// anything; the slices alias data. Keys must be strings. fn returning
+// false stops the walk (MapEntries then returns nil without checking the
+// rest). It is for hand-written decoders of hot, small messages; the
+// values are read with String, Uint and Int.
+func MapEntries(data []byte, fn func(key, val []byte) bool) error {
+	k, n, p, err := head(data, 0)
+	if err != nil {
+		return err
+	}
+	if k != mMap {
+		return mpErr(0, "a map was expected, found a %s", k)
+	}
+	w := walker{data: data, pos: p}
+	for range n {
+		kk, kn, kp, err := head(data, w.pos)
+		if err != nil {
+			return err
+		}
+		if kk != mStr {
+			return mpErr(w.pos, "a map key that is a %s, not a string", kk)
+		}
+		key := data[kp : kp+kn]
+		w.pos = kp + kn
+		start := w.pos
+		if err := w.value(nil, 1); err != nil {
+			return err
+		}
+		if !fn(key, data[start:w.pos]) {
+			return nil
+		}
+	}
+	return w.end()
+}
+
+// String returns the msgpack str val (one whole value, as MapEntries
+// gives it); ok is false for any other value.
+func String(val []byte) (string, bool) {
+	k, n, p, err := head(val, 0)
+	if err != nil || k != mStr || p+n != len(val) {
+		return "", false
+	}
+	return string(val[p : p+n]), true
+}
+
+// Uint returns the msgpack integer val when it is one and not negative.
+func Uint(val []byte) (uint64, bool) {
+	if len(val) == 0 {
+		return 0, false
+	}
+	c, b := val[0], val[1:]
+	switch {
+	case c <= 0x7f && len(val) == 1:
+		return uint64(c), true
+	case c == 0xcc && len(b) == 1:
+		return uint64(b[0]), true
+	case c == 0xcd && len(b) == 2:
+		return uint64(binary.BigEndian.Uint16(b)), true
+	case c == 0xce && len(b) == 4:
+		return uint64(binary.BigEndian.Uint32(b)), true
+	case c == 0xcf && len(b) == 8:
+		return binary.BigEndian.Uint64(b), true
+	case c >= 0xd0 && c <= 0xd3:
+		if i, ok := Int(val); ok && i >= 0 {
+			return uint64(i), true
+		}
+	}
+	return 0, false
+}
+
+// Int returns the msgpack integer val when it fits an int64.
+func Int(val []byte) (int64, bool) {
+	if len(val) == 0 {
+		return 0, false
+	}
+	c, b := val[0], val[1:]
+	switch {
+	case (c <= 0x7f || c >= 0xe0) && len(val) == 1:
+		return int64(int8(c)), true
+	case c == 0xd0 && len(b) == 1:
+		return int64(int8(b[0])), true
+	case c == 0xd1 && len(b) == 2:
+		return int64(int16(binary.BigEndian.Uint16(b))), true
+	case c == 0xd2 && len(b) == 4:
+		return int64(int32(binary.BigEndian.Uint32(b))), true
+	case c == 0xd3 && len(b) == 8:
+		return int64(binary.BigEndian.Uint64(b)), true
+	case c >= 0xcc && c <= 0xcf:
+		if u, ok := Uint(val); ok && u <= 1<<63-1 {
+			return int64(u), true
+		}
+	}
+	return 0, false
+}
