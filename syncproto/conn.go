@@ -25,7 +25,7 @@ import (
 type conn struct {
 	srv     *Server
 	ws      *websocket.Conn
-	wire    *batchConn // the socket under ws (transport.go); nil: write frame by frame
+	wire    *batchConn // the socket under ws (transport.go)
 	codec   Codec
 	session string
 	header  string // bearer token of the upgrade request
@@ -45,7 +45,7 @@ type conn struct {
 	// wait for the request in progress and to stop further ones.
 	proc    sync.Mutex
 	stopped bool          // guarded by proc: ignore further requests
-	handled chan struct{} // the request's goroutine is done (readLoop)
+	handled chan struct{} // the request's worker is done (onWorker)
 
 	mu         sync.Mutex // guards the fields below
 	authed     bool
@@ -120,16 +120,11 @@ func (c *conn) run() {
 	// is then sent unsolicited (without id).
 	if c.header != "" {
 		c.proc.Lock()
-		// On a worker, like every request: checking a token goes down to
-		// the store, and this goroutine would keep the stack it grew
-		// for the connection's life.
-		c.srv.workers.Run(func() {
+		c.onWorker(func() { // like every request: checking a token reads the store
 			if c.authenticate(c.header) {
 				c.welcome("")
 			}
-			c.handled <- struct{}{}
 		})
-		<-c.handled
 		c.proc.Unlock()
 	}
 	if _, ok := c.principalIfAuthed(); !ok {
@@ -180,20 +175,23 @@ func (c *conn) readLoop() {
 		}
 		c.proc.Lock()
 		if !c.stopped { // stopped: shutting down; the writer closes the socket
-			// The frame is handled on a pooled worker (package gopool) while this
-			// loop waits: a goroutine keeps the largest stack it grew
-			// to, and the read loop lives as long as the connection, so
-			// the deep work of a request (decoding, a save down to the
-			// store) grows the stack of a pooled worker instead of one
-			// per connection.
-			c.srv.workers.Run(func() {
-				c.handleFrame(typ, data)
-				c.handled <- struct{}{}
-			})
-			<-c.handled
+			c.onWorker(func() { c.handleFrame(typ, data) })
 		}
 		c.proc.Unlock()
 	}
+}
+
+// onWorker runs fn on a pooled worker (package gopool) and waits for it.
+// A goroutine keeps the largest stack it grew to, and the connection's
+// goroutine lives as long as the connection, so the deep work of a
+// request (decoding, a save down to the store) grows the stack of a
+// pooled worker instead of one per connection.
+func (c *conn) onWorker(fn func()) {
+	c.srv.workers.Run(func() {
+		fn()
+		c.handled <- struct{}{}
+	})
+	<-c.handled
 }
 
 func (c *conn) handleFrame(typ websocket.MessageType, data []byte) {
@@ -389,20 +387,8 @@ func (c *conn) writeLoop() {
 }
 
 // writeFrames writes fs to the socket: framed into one batch and written
-// at once within WriteTimeout, or (a connection not made by ServeHTTP's
-// hijacker) frame by frame.
+// at once within WriteTimeout.
 func (c *conn) writeFrames(typ websocket.MessageType, fs []frame) error {
-	if c.wire == nil {
-		for _, f := range fs {
-			ctx, cancel := context.WithTimeout(context.Background(), c.srv.cfg.WriteTimeout)
-			err := c.ws.Write(ctx, typ, f.data)
-			cancel()
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	c.wire.begin(time.Now().Add(c.srv.cfg.WriteTimeout))
 	var err error
 	for _, f := range fs {

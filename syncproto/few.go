@@ -1,8 +1,9 @@
 package syncproto
 
 // few is a small map kept as a slice, for what a connection holds by
-// name: the documents it opened and the streams it follows (at most
-// MaxSubscriptions of them, most often one or two). A Go map costs some
+// name: the documents it opened, the streams it follows (at most
+// MaxSubscriptions of them, most often one or two) and the last cursor
+// written of each. A Go map costs some
 // 250 bytes even with one entry, a slice of one 24 to 32; a lookup scans
 // a few entries. The zero value is empty.
 type few[V any] struct{ items []fewItem[V] }

@@ -43,10 +43,10 @@ type sendQueue struct {
 	hw       int // high-water mark of the length
 	waiters  int // pushWait callers waiting for space
 
-	spawn   func()         // starts a writer (conn.writeLoop) on another goroutine, without waiting
-	writing bool           // a writer goroutine runs
-	space   chan struct{}  // closed and dropped when the writer frees room; made by a waiter (nil: none waits)
-	sent    []streamCursor // last cursor written per stream (a connection follows a few)
+	spawn   func()        // starts a writer (conn.writeLoop) on another goroutine, without waiting
+	writing bool          // a writer goroutine runs
+	space   chan struct{} // closed and dropped when the writer frees room; made by a waiter (nil: none waits)
+	sent    few[uint64]   // last cursor written per stream
 
 	closed      bool
 	closeCode   websocket.StatusCode
@@ -240,23 +240,11 @@ func (q *sendQueue) drain() {
 	q.mu.Unlock()
 }
 
-// streamCursor is the last cursor written of a stream.
-type streamCursor struct {
-	stream string
-	cursor uint64
-}
-
 // wrote records the last cursor written of a stream.
 func (q *sendQueue) wrote(stream string, cursor uint64) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	for i := range q.sent {
-		if q.sent[i].stream == stream {
-			q.sent[i].cursor = cursor
-			return
-		}
-	}
-	q.sent = append(q.sent, streamCursor{stream, cursor})
+	q.sent.set(stream, cursor)
+	q.mu.Unlock()
 }
 
 // forget drops a stream the client stopped following (unsubscribe,
@@ -264,25 +252,20 @@ func (q *sendQueue) wrote(stream string, cursor uint64) {
 // that follows one stream after another keeps no record of each.
 func (q *sendQueue) forget(stream string) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	for i := range q.sent {
-		if q.sent[i].stream == stream {
-			q.sent = append(q.sent[:i], q.sent[i+1:]...)
-			return
-		}
-	}
+	q.sent.del(stream)
+	q.mu.Unlock()
 }
 
 // cursorsLocked formats the last cursor written per stream: "doc:a@12 run:b@3".
 func (q *sendQueue) cursorsLocked() string {
-	if len(q.sent) == 0 {
+	if q.sent.len() == 0 {
 		return "from your cursors"
 	}
-	sent := slices.Clone(q.sent)
-	slices.SortFunc(sent, func(a, b streamCursor) int { return strings.Compare(a.stream, b.stream) })
+	sent := slices.Clone(q.sent.items)
+	slices.SortFunc(sent, func(a, b fewItem[uint64]) int { return strings.Compare(a.key, b.key) })
 	parts := make([]string, len(sent))
-	for i, sc := range sent {
-		parts[i] = sc.stream + "@" + strconv.FormatUint(sc.cursor, 10)
+	for i, it := range sent {
+		parts[i] = it.key + "@" + strconv.FormatUint(it.val, 10)
 	}
 	return strings.Join(parts, " ")
 }

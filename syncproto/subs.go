@@ -78,23 +78,37 @@ type watcher struct {
 // the stream's first subscription.
 func (s *Server) watch(sb *sub) {
 	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	if w := s.watchers[sb.stream]; w != nil {
+		w.subs[sb] = struct{}{}
+		sb.w = w
+		s.wmu.Unlock()
+		return
+	}
+	s.wmu.Unlock()
+	// A new watcher, made outside the server's lock (reading the stream's
+	// last event may read the store): notices first, then the last
+	// event, so that an event after that read is noticed. Until the
+	// first round, a subscription replays from the store (it starts
+	// lagging).
+	nw := &watcher{stream: sb.stream, subs: map[*sub]struct{}{}}
+	nw.unwatch = s.cfg.Events.Watch(sb.stream, func() { s.kick(nw) })
+	last, err := s.cfg.Events.Last(context.Background(), sb.stream)
+	if err != nil {
+		last = sb.cursor
+	}
+	nw.last = last
+	s.wmu.Lock()
 	w := s.watchers[sb.stream]
-	if w == nil {
-		w = &watcher{stream: sb.stream, subs: map[*sub]struct{}{}}
-		// Notices first, then the stream's last event: an event after
-		// that read is noticed. Until the first round, a subscription
-		// replays from the store (it starts lagging).
-		w.unwatch = s.cfg.Events.Watch(sb.stream, func() { s.kick(w) })
-		last, err := s.cfg.Events.Last(context.Background(), sb.stream)
-		if err != nil {
-			last = sb.cursor
-		}
-		w.last = last
+	if w == nil { // (else another subscription made one meanwhile)
+		w = nw
 		s.watchers[sb.stream] = w
 	}
 	w.subs[sb] = struct{}{}
 	sb.w = w
+	s.wmu.Unlock()
+	if w != nw {
+		nw.stop()
+	}
 }
 
 func (s *Server) unwatch(sb *sub) {
@@ -111,14 +125,19 @@ func (s *Server) unwatch(sb *sub) {
 	}
 	s.wmu.Unlock()
 	if last {
-		w.unwatch()
-		w.mu.Lock()
-		w.stopped = true
-		w.mu.Unlock()
+		w.stop()
 	}
 }
 
-// kick is the stream's notice: a round is pending; a goroutine runs it
+// stop ends the watcher's notices; no round starts after it.
+func (w *watcher) stop() {
+	w.unwatch()
+	w.mu.Lock()
+	w.stopped = true
+	w.mu.Unlock()
+}
+
+// kick is the stream's notice: a round is pending; a worker runs it
 // unless one runs already (it runs another round after its current one).
 func (s *Server) kick(w *watcher) {
 	w.mu.Lock()
@@ -129,7 +148,7 @@ func (s *Server) kick(w *watcher) {
 	}
 	w.running = true
 	s.wwg.Add(1)
-	go s.runRounds(w)
+	s.workers.Run(func() { s.runRounds(w) }) // a round goes deep: a pooled worker keeps its stack
 }
 
 // runRounds runs rounds while one is pending.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -406,13 +407,10 @@ func benchDocs(c *cli.Context, editors, perDoc, blocks int) ([]string, []string,
 // not released).
 func daemonMemory(ctx context.Context, metricsURL string, pid int) (loadgen.MemBreakdown, error) {
 	var m loadgen.MemBreakdown
-	vals := map[string]float64{}
-	for _, name := range []string{"go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes", "go_memstats_sys_bytes", "go_memstats_heap_released_bytes"} {
-		v, err := scrapeMetric(ctx, metricsURL, name)
-		if err != nil {
-			return m, err
-		}
-		vals[name] = v
+	vals, err := scrapeMetrics(ctx, metricsURL, "go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes",
+		"go_memstats_sys_bytes", "go_memstats_heap_released_bytes")
+	if err != nil {
+		return m, err
 	}
 	m.Heap, m.Stacks = uint64(vals["go_memstats_heap_inuse_bytes"]), uint64(vals["go_memstats_stack_inuse_bytes"])
 	if pid > 0 {
@@ -430,28 +428,43 @@ func daemonMemory(ctx context.Context, metricsURL string, pid int) (loadgen.MemB
 // scrapeMetric reads the value of an unlabelled metric from a Prometheus
 // text endpoint.
 func scrapeMetric(ctx context.Context, url, name string) (float64, error) {
+	vals, err := scrapeMetrics(ctx, url, name)
+	return vals[name], err
+}
+
+// scrapeMetrics reads the values of unlabelled metrics from a Prometheus
+// text endpoint, in one request.
+func scrapeMetrics(ctx context.Context, url string, names ...string) (map[string]float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer resp.Body.Close()
+	vals := make(map[string]float64, len(names))
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				return 0, fmt.Errorf("%s: %s %q: %w", url, name, v, err)
-			}
-			return f, nil
+	for sc.Scan() && len(vals) < len(names) {
+		name, v, ok := strings.Cut(sc.Text(), " ")
+		if !ok || !slices.Contains(names, name) {
+			continue
 		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s %q: %w", url, name, v, err)
+		}
+		vals[name] = f
 	}
 	if err := sc.Err(); err != nil {
-		return 0, err
+		return nil, err
 	}
-	return 0, fmt.Errorf("%s has no %s", url, name)
+	for _, name := range names {
+		if _, ok := vals[name]; !ok {
+			return nil, fmt.Errorf("%s has no %s", url, name)
+		}
+	}
+	return vals, nil
 }

@@ -103,8 +103,8 @@ func (h *health) fail(cause error) {
 
 // do runs f, a call into Pebble that writes, on a goroutine of its own
 // (a pooled one: a commit goes deep, and a fresh goroutine would grow its
-// stack on every call) and returns its result, or the store's failure as soon as the store fails
-// while f is still running. Pebble's fatal errors reach here as a Fatalf
+// stack on every call) and returns its result, or the store's failure as
+// soon as the store fails while f is still running. Pebble's fatal errors reach here as a Fatalf
 // that never returns (see pebbleLogger) or as a panic, which fails the
 // store. A goroutine caught in the failure is left behind: the process
 // is about to exit, and Pebble's state is unknown.

@@ -335,14 +335,13 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	r.AckedPerSec = float64(received) / o.Duration.Seconds()
 	if len(lat) > 0 {
 		slices.Sort(lat)
-		q := func(p float64) time.Duration { return lat[min(int(float64(len(lat))*p), len(lat)-1)] }
+		q := func(p float64) time.Duration { return quantile(lat, p) }
 		r.AckP50, r.AckP90, r.AckP99, r.AckP999 = q(0.50), q(0.90), q(0.99), q(0.999)
 		r.AckMax = lat[len(lat)-1]
 	}
 	if len(late) > 0 {
 		slices.Sort(late)
-		q := func(p float64) time.Duration { return late[min(int(float64(len(late))*p), len(late)-1)] }
-		r.SendLateP50, r.SendLateP99 = q(0.50), q(0.99)
+		r.SendLateP50, r.SendLateP99 = quantile(late, 0.50), quantile(late, 0.99)
 	}
 	if cpu1 > cpu0 {
 		r.ServerCPU = cpu1 - cpu0
@@ -371,6 +370,11 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		r.IdleConns, r.BytesPerIdleConn = o.IdleConns, per
 	}
 	return r, nil
+}
+
+// quantile returns the p quantile of sorted, which is not empty.
+func quantile(sorted []time.Duration, p float64) time.Duration {
+	return sorted[min(int(float64(len(sorted))*p), len(sorted)-1)]
 }
 
 // MemBreakdown is a server's memory by kind, in bytes.
