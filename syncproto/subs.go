@@ -137,7 +137,7 @@ func (w *watcher) stop() {
 	w.mu.Unlock()
 }
 
-// kick is the stream's notice: a round is pending; a worker runs it
+// kick is the stream's notice: a round is pending; a goroutine runs it
 // unless one runs already (it runs another round after its current one).
 func (s *Server) kick(w *watcher) {
 	w.mu.Lock()
@@ -148,7 +148,7 @@ func (s *Server) kick(w *watcher) {
 	}
 	w.running = true
 	s.wwg.Add(1)
-	s.workers.Run(func() { s.runRounds(w) }) // a round goes deep: a pooled worker keeps its stack
+	go s.runRounds(w)
 }
 
 // runRounds runs rounds while one is pending.
