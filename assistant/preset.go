@@ -190,7 +190,10 @@ func (s *Service) seedPresets(ctx context.Context) error {
 	if b.Empty() {
 		return nil
 	}
-	return s.db.Apply(b, kv.Sync)
+	// The built-in presets are a few KiB compiled into the binary, written
+	// once per preset: a daemon starting on a disk below its reserve
+	// writes them within it (kv.DB.ApplyReserved).
+	return s.db.ApplyReserved(b, kv.Sync)
 }
 
 // check validates a version's fields.

@@ -133,14 +133,15 @@ func cmdServe(c *cli.Context) error {
 	ro.KV = storeOptions(fc, log)
 	ro.CheckpointIdle, ro.CheckpointMax = fc.Checkpoint.Idle, fc.Checkpoint.Max
 	ro.Logger = log.With("part", "repo")
-	r, err := openStore(c.Context, dir, ro)
+	var lowDisk lowDiskStart
+	r, err := openServed(c.Context, dir, ro, log, &lowDisk)
 	if errors.Is(err, kv.ErrNotInitialized) {
 		// The first run creates the store.
 		if err = repo.Init(dir); err == nil {
 			// Said before the token and the address, so that whoever
 			// waits for those has read this line too.
 			fmt.Fprintf(c.App.Writer, "created a new folio store in %s\n", dir)
-			r, err = openStore(c.Context, dir, ro)
+			r, err = openServed(c.Context, dir, ro, log, &lowDisk)
 		}
 	}
 	if err != nil {
@@ -218,7 +219,7 @@ func cmdServe(c *cli.Context) error {
 	}
 	// The first admin's token is printed only once, so only a daemon that
 	// is about to serve creates it.
-	if err := bootstrapAdmin(c, cfg.Auth); err != nil {
+	if err := bootstrapAdmin(c, cfg.Auth, &lowDisk); err != nil {
 		ln.Close()
 		return err
 	}
@@ -233,6 +234,8 @@ func cmdServe(c *cli.Context) error {
 		ln.Close()
 		return errs.E(errs.Internal, "start the task runner: %v", err)
 	}
+	lowDisk.tasks = runner.RecoveryWaiting()
+	lowDisk.report(c.Context, r.DB(), log)
 	url := "http://" + ln.Addr().String()
 	if err := writeAddr(dir, url); err != nil {
 		ln.Close()
@@ -373,8 +376,10 @@ func failStop(log *slog.Logger, srv *server.Server, stopRunner func(context.Cont
 }
 
 // bootstrapAdmin creates the first admin on a store without users and
-// prints its token once; only its hash is stored.
-func bootstrapAdmin(c *cli.Context, as *auth.Store) error {
+// prints its token once; only its hash is stored. The write is small and
+// made once, so it dips into the disk's reserve when it must
+// (auth.Store.AddFirstAdmin).
+func bootstrapAdmin(c *cli.Context, as *auth.Store, low *lowDiskStart) error {
 	n, err := as.Count(c.Context)
 	if err != nil {
 		return errs.E(errs.Internal, "read users: %v", err)
@@ -382,7 +387,10 @@ func bootstrapAdmin(c *cli.Context, as *auth.Store) error {
 	if n > 0 {
 		return nil
 	}
-	_, it, err := as.AddUser(c.Context, "admin", true)
+	_, it, err := as.AddFirstAdmin(c.Context, "admin")
+	if err == nil {
+		low.admin = true
+	}
 	if err != nil {
 		return fmt.Errorf("create the first admin user: %w", err)
 	}

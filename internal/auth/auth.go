@@ -174,6 +174,20 @@ func (s *Store) notify(ids []string) {
 // AddUser creates user name (an admin when admin is set) with a first
 // full token. Errors: ErrInvalid (bad name), ErrExists.
 func (s *Store) AddUser(ctx context.Context, name string, admin bool) (User, Issued, error) {
+	return s.addUser(ctx, name, admin, false)
+}
+
+// AddFirstAdmin adds the first user of a store without users, an admin
+// named name, and issues its first token. It is the daemon's first-start
+// write: one user and one token record (well under a KiB), written once,
+// so it may dip into the disk's reserve (kv.DB.ApplyReserved) and a first
+// start on a disk below the reserve still prints a token. Errors: those
+// of AddUser; errs.Conflict when the store has users.
+func (s *Store) AddFirstAdmin(ctx context.Context, name string) (User, Issued, error) {
+	return s.addUser(ctx, name, true, true)
+}
+
+func (s *Store) addUser(ctx context.Context, name string, admin, first bool) (User, Issued, error) {
 	if err := ctx.Err(); err != nil {
 		return User{}, Issued{}, err
 	}
@@ -188,6 +202,17 @@ func (s *Store) AddUser(ctx context.Context, name string, admin bool) (User, Iss
 	}
 	if ok {
 		return User{}, Issued{}, errs.E(errs.Conflict, "user %q already exists", name)
+	}
+	apply := s.db.Apply
+	if first {
+		us, err := s.ListUsers(ctx)
+		if err != nil {
+			return User{}, Issued{}, err
+		}
+		if len(us) > 0 {
+			return User{}, Issued{}, errs.E(errs.Conflict, "the store has users already: the first admin is made only on a store without users")
+		}
+		apply = s.db.ApplyReserved
 	}
 	id, err := NewUserID()
 	if err != nil {
@@ -209,7 +234,7 @@ func (s *Store) AddUser(ctx context.Context, name string, admin bool) (User, Iss
 	if err := put(b, tokenKey(rec.ID), rec); err != nil {
 		return User{}, Issued{}, err
 	}
-	if err := s.db.Apply(b, kv.Sync); err != nil {
+	if err := apply(b, kv.Sync); err != nil {
 		return User{}, Issued{}, fmt.Errorf("auth: add user %s: %w", name, err)
 	}
 	return u, it, nil

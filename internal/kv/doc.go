@@ -40,7 +40,10 @@
 // survivable (Pebble retries; the data stays in the log): the error is
 // logged, writes answer storage_full until a flush or compaction succeeds
 // again, and reads keep working throughout. Writes resume by themselves
-// once space is freed. Open refuses, in one line naming the directory, the
+// once space is freed. ApplyReserved is the one way below the reserve: a
+// small batch (at most MaxReservedWrite, ReservedBudget per open store in
+// all, never leaving less than ReservedFloor free) for the one-time writes
+// a daemon must make to start on such a disk. Open refuses, in one line naming the directory, the
 // free space and what to do, when the disk cannot hold the write-ahead log
 // it must replay, and removes the files of an open that failed half-way
 // (as long as that open did not install a new manifest). Pebble's

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -343,6 +344,60 @@ func TestReserveRefusesWritesBeforePebbleRunsOut(t *testing.T) {
 	fs.SetFree(1 << 30)
 	if err := put(db, "t/b", "v"); err != nil {
 		t.Fatalf("save after space came back: %v", err)
+	}
+}
+
+// Below the reserve, ApplyReserved commits a small batch, refuses one over
+// MaxReservedWrite, refuses once the store spent ReservedBudget that way,
+// and refuses when the write would leave less than ReservedFloor free.
+func TestApplyReservedIsBounded(t *testing.T) {
+	db, fs, _, _ := openFaulty(t, kv.Options{MinFree: 64 << 20})
+	defer db.Close()
+	fs.SetFree(32 << 20)
+	batch := func(key string, n int) *pebble.Batch {
+		b := db.NewBatch()
+		b.Set([]byte(key), make([]byte, n), nil)
+		return b
+	}
+	small := batch("t/small", 100)
+	defer small.Close()
+	if errs.KindOf(db.Apply(small, kv.Sync)) != errs.StorageFull {
+		t.Fatal("Apply below the reserve was not refused")
+	}
+	if err := db.ApplyReserved(small, kv.Sync); err != nil {
+		t.Fatalf("a small reserved write below the reserve: %v", err)
+	}
+	if v, err := kv.Get(db, []byte("t/small")); err != nil || len(v) != 100 {
+		t.Fatalf("the reserved write is not there: %d bytes, %v", len(v), err)
+	}
+	big := batch("t/big", kv.MaxReservedWrite+1)
+	defer big.Close()
+	if errs.KindOf(db.ApplyReserved(big, kv.Sync)) != errs.StorageFull {
+		t.Fatal("a reserved write over MaxReservedWrite was committed")
+	}
+	var spent int
+	for spent = 0; spent < 2*kv.ReservedBudget; spent += kv.MaxReservedWrite - 64 {
+		b := batch(fmt.Sprintf("t/budget%d", spent), kv.MaxReservedWrite-64)
+		err := db.ApplyReserved(b, kv.Sync)
+		b.Close()
+		if err != nil {
+			if errs.KindOf(err) != errs.StorageFull {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if spent > kv.ReservedBudget || spent < kv.ReservedBudget-kv.MaxReservedWrite {
+		t.Fatalf("reserved writes stopped after %d bytes, want about ReservedBudget (%d)", spent, kv.ReservedBudget)
+	}
+	db2, fs2, _, _ := openFaulty(t, kv.Options{MinFree: 64 << 20})
+	defer db2.Close()
+	fs2.SetFree(kv.ReservedFloor)
+	b := db2.NewBatch()
+	defer b.Close()
+	b.Set([]byte("t/floor"), []byte("v"), nil)
+	if errs.KindOf(db2.ApplyReserved(b, kv.Sync)) != errs.StorageFull {
+		t.Fatal("a reserved write below the floor was committed")
 	}
 }
 

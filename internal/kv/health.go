@@ -50,8 +50,9 @@ type health struct {
 	failed chan struct{} // closed by fail, after err is set
 	err    *errs.Error   // valid once failed is closed
 
-	noSpace atomic.Pointer[errs.Error] // a background write ran out of space; cleared by the next successful flush or compaction
-	backoff atomic.Int64               // how long the next failed background write sleeps (ns)
+	noSpace  atomic.Pointer[errs.Error] // a background write ran out of space; cleared by the next successful flush or compaction
+	backoff  atomic.Int64               // how long the next failed background write sleeps (ns)
+	reserved atomic.Int64               // bytes ApplyReserved committed below the reserve
 
 	bgLog, slowLog, stallLog every
 

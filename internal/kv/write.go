@@ -2,9 +2,11 @@ package kv
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/internal/errs"
 )
 
 // Apply commits batch b atomically: with Sync it returns nil only once the
@@ -35,6 +37,74 @@ func (db *DB) Apply(b *pebble.Batch, m WriteMode) error {
 	})
 	return err
 }
+
+// ApplyReserved commits b like Apply, except that it may dip into the
+// reserve ([storage] min_free) that Apply keeps free. It is for the few
+// small writes a daemon must make to start at all on a disk that is below
+// the reserve: the first admin user, the marker of the owner migration,
+// putting tasks a crash interrupted back in the queue. Each of those is
+// made once (the next start finds it done and writes nothing), so a
+// daemon that restarts in a loop does not eat into the reserve again and
+// again.
+//
+// What it may spend is bounded twice: b must be at most MaxReservedWrite
+// bytes, and one open store spends at most ReservedBudget this way in all;
+// and the disk must keep ReservedFloor free after the write (Pebble's own
+// writes after a commit: the log record, a flush's sstable overhead), so a
+// write here never runs the write-ahead log out of space.
+//
+// Errors: those of Apply; an errs.StorageFull error (nothing written) when
+// b is over the bounds or the disk is below the floor — the caller then
+// waits until Writable is nil, and says so.
+func (db *DB) ApplyReserved(b *pebble.Batch, m WriteMode) error {
+	err := db.h.writable()
+	if err == nil {
+		return db.Apply(b, m)
+	}
+	if !errors.Is(err, errs.StorageFull) || db.h.noSpace.Load() != nil {
+		return err // failed, or a flush already ran out of space
+	}
+	n := int64(len(b.Repr()))
+	if n > MaxReservedWrite {
+		return err
+	}
+	if spent := db.h.reserved.Add(n); spent > ReservedBudget {
+		db.h.reserved.Add(-n)
+		return err
+	}
+	if u, uerr := db.h.fs.GetDiskUsage(db.h.path); uerr == nil && u.AvailBytes < uint64(ReservedFloor+2*n) {
+		db.h.reserved.Add(-n)
+		return err
+	}
+	c := db.DB.NewBatch()
+	if err := c.SetRepr(bytes.Clone(b.Repr())); err != nil {
+		c.Close()
+		db.h.reserved.Add(-n)
+		return fmt.Errorf("kv: apply: %w", err)
+	}
+	return db.h.do(func() error {
+		err := db.DB.Apply(c, m.options())
+		c.Close()
+		return err
+	})
+}
+
+// The bounds of ApplyReserved.
+const (
+	// MaxReservedWrite is the largest batch ApplyReserved commits.
+	MaxReservedWrite = 256 << 10
+	// ReservedBudget is what one open store may spend of the reserve.
+	ReservedBudget = 4 << 20
+	// ReservedFloor is the free space ApplyReserved leaves on the disk,
+	// besides twice the batch.
+	ReservedFloor = 8 << 20
+)
+
+// BelowReserve reports whether err is the refusal of a write because the
+// disk is below the reserve or a background flush ran out of space
+// (errs.StorageFull): a condition that clears by itself once space is
+// freed, unlike a failed store.
+func BelowReserve(err error) bool { return errors.Is(err, errs.StorageFull) }
 
 // Set writes one key (see Apply).
 func (db *DB) Set(key, value []byte, m WriteMode) error {

@@ -49,7 +49,9 @@ func (r *Repo) draftOf(doc string, dr *draftRec) (Draft, error) {
 
 // OpenDraft returns the draft for an editor that opens doc. A draft left
 // unsealed by an earlier session (a crash, or a previous process) is first
-// sealed as a recovery checkpoint, whose info is returned.
+// sealed as a recovery checkpoint, whose info is returned; on a disk below
+// its reserve (errs.StorageFull) the checkpoint waits and the draft is
+// returned unsealed, as opening is a read.
 func (r *Repo) OpenDraft(ctx context.Context, doc, actor string) (Draft, *VersionInfo, error) {
 	if err := ctxErr(ctx); err != nil {
 		return Draft{}, nil, err
@@ -69,12 +71,20 @@ func (r *Repo) OpenDraft(ctx context.Context, doc, actor string) (Draft, *Versio
 	var sealed *VersionInfo
 	if dr.Unsealed && dr.Boot != r.boot {
 		info, _, err := r.checkpointLocked(doc, objstore.ReasonRecovery, actor, "recovered unsealed draft")
-		if err != nil {
+		switch {
+		case kv.BelowReserve(err):
+			// A recovery checkpoint is history, not a read: on a disk
+			// below its reserve it waits, and the editor gets the draft
+			// as it is (still unsealed); the first open after writes
+			// resume seals it.
+			r.cp.log.Warn("recovery checkpoint waits until writes resume: the disk is below its reserve", "doc", doc)
+		case err != nil:
 			return Draft{}, nil, err
-		}
-		sealed = &info
-		if dr, err = r.loadDraft(doc); err != nil {
-			return Draft{}, nil, err
+		default:
+			sealed = &info
+			if dr, err = r.loadDraft(doc); err != nil {
+				return Draft{}, nil, err
+			}
 		}
 	}
 	d, err := r.draftOf(doc, dr)

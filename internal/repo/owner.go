@@ -114,6 +114,9 @@ func ownersKey() []byte { return kv.TableKey("meta", "owner-ids") }
 // done are one synced batch, so a crash leaves the store either untouched
 // or migrated, and once the marker is there MigrateOwners reads one key
 // and returns. Every process that opens a store runs it before serving.
+// Below the disk's reserve the batch is written only when it is small
+// (kv.DB.ApplyReserved); otherwise the error is errs.StorageFull and
+// nothing is written.
 func (r *Repo) MigrateOwners(ctx context.Context, users UserIDs) (MigrateReport, error) {
 	if ok, err := kv.Has(r.db.DB, ownersKey()); err != nil || ok {
 		return MigrateReport{Done: ok}, err
@@ -164,7 +167,12 @@ func (r *Repo) MigrateOwners(ctx context.Context, users UserIDs) (MigrateReport,
 	if err := b.Set(ownersKey(), []byte{1}, nil); err != nil {
 		return MigrateReport{}, err
 	}
-	err = r.db.Apply(b, kv.Sync)
+	// On a fresh store (and on most old ones) this is the marker alone, a
+	// few bytes written once: it may dip into the disk's reserve, so that
+	// a daemon starts on a disk below the reserve. A migration too big for
+	// that (kv.MaxReservedWrite) is refused with errs.StorageFull and waits
+	// until writes resume.
+	err = r.db.ApplyReserved(b, kv.Sync)
 	r.docs.forgetAll() // records rewritten without their documents' locks
 	if err != nil {
 		return MigrateReport{}, fmt.Errorf("migrate owners: %w", err)

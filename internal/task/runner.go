@@ -60,6 +60,9 @@ type Runner struct {
 	locks  [lockStripes]sync.Mutex // serialize transitions of one task (striped by id)
 	ulocks [lockStripes]sync.Mutex // serialize enqueues of one unique key (striped)
 	lastID atomic.Uint64           // last allocated ID
+	// waiting counts interrupted tasks whose recovery waits for the disk
+	// to leave its reserve (recoverLater).
+	waiting atomic.Int64
 
 	mu       sync.Mutex // guards every field below
 	kinds    map[string]*kind
@@ -222,7 +225,11 @@ func (r *Runner) commit(old, t *Task, x *txn, isNew bool) error {
 	if err := r.hook(b, old, t, x); err != nil {
 		return err
 	}
-	if err := r.db.Apply(b, kv.Sync); err != nil {
+	apply := r.db.Apply
+	if x.reserved {
+		apply = r.db.ApplyReserved
+	}
+	if err := apply(b, kv.Sync); err != nil {
 		return fmt.Errorf("task: %s: commit %s -> %s: %w", t.ID, old.State, t.State, err)
 	}
 	r.observe(old, t, isNew)

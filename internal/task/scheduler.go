@@ -113,7 +113,8 @@ func (r *Runner) Start(ctx context.Context) error {
 	}
 	r.started = true
 	r.mu.Unlock()
-	if err := r.recover(ctx); err != nil {
+	waiting, err := r.recover(ctx)
+	if err != nil {
 		return err
 	}
 	if err := r.loadQueue(ctx); err != nil {
@@ -121,6 +122,11 @@ func (r *Runner) Start(ctx context.Context) error {
 	}
 	r.wg.Add(1)
 	go r.loop()
+	r.waiting.Store(int64(waiting))
+	if waiting > 0 {
+		r.wg.Add(1)
+		go r.recoverLater()
+	}
 	if r.opts.Retention > 0 {
 		r.wg.Add(1)
 		go r.trimLoop()
@@ -129,16 +135,20 @@ func (r *Runner) Start(ctx context.Context) error {
 }
 
 // recover moves every running task back to queued before any dispatch.
-func (r *Runner) recover(ctx context.Context) error {
+// Each move is a small write made once, so it may dip into the disk's
+// reserve (kv.DB.ApplyReserved); the moves the reserve cannot hold are
+// left for recoverLater, and their count returned.
+func (r *Runner) recover(ctx context.Context) (waiting int, err error) {
 	running, err := r.indexIDs(statePrefix(Running))
 	if err != nil {
-		return fmt.Errorf("task: recover: %w", err)
+		return 0, fmt.Errorf("task: recover: %w", err)
 	}
 	for _, id := range running {
 		if err := ctx.Err(); err != nil {
-			return err
+			return 0, err
 		}
 		_, err := r.update(id, func(t *Task, x *txn) error {
+			x.reserved = true
 			if err := expect(t, Running, -1); err != nil {
 				return err
 			}
@@ -151,11 +161,59 @@ func (r *Runner) recover(ctx context.Context) error {
 			t.State, t.RunAt = Queued, x.now
 			return nil
 		})
+		if kv.BelowReserve(err) {
+			waiting++
+			continue
+		}
 		if err != nil && !errors.Is(err, ErrStale) {
-			return fmt.Errorf("task: recover %s: %w", id, err)
+			return 0, fmt.Errorf("task: recover %s: %w", id, err)
 		}
 	}
-	return nil
+	return waiting, nil
+}
+
+// RecoveryWaiting is how many tasks interrupted by the previous process
+// wait for the disk to leave its reserve before they go back to the
+// queue (0 once they are back).
+func (r *Runner) RecoveryWaiting() int { return int(r.waiting.Load()) }
+
+// recoverWait is how often recoverLater looks whether writes resumed.
+const recoverWait = 2 * time.Second
+
+// recoverLater finishes the start-up recovery the disk's reserve could not
+// hold, once writes resume: the tasks go back to the queue and run.
+func (r *Runner) recoverLater() {
+	defer r.wg.Done()
+	for {
+		t := r.clock.NewTimer(recoverWait)
+		select {
+		case <-r.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		if r.db.Writable() != nil {
+			continue
+		}
+		waiting, err := r.recover(r.ctx)
+		if err != nil {
+			if r.ctx.Err() == nil {
+				r.opts.Logger.Error("task: recovery after the disk had room again failed; it runs again at the next start", "err", err)
+			}
+			return
+		}
+		r.waiting.Store(int64(waiting))
+		if waiting > 0 {
+			continue
+		}
+		if err := r.loadQueue(r.ctx); err != nil {
+			r.opts.Logger.Error("task: reload the queue after recovery", "err", err)
+			return
+		}
+		r.opts.Logger.Info("task: writes resumed: interrupted tasks are back in the queue")
+		r.kick()
+		return
+	}
 }
 
 func (r *Runner) indexIDs(p []byte) ([]ID, error) {

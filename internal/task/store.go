@@ -118,6 +118,9 @@ type txn struct {
 	appended []Appended
 	// wake are streams to notify after the commit (OnTransition's).
 	wake []string
+	// reserved lets the commit dip into the disk's reserve (start-up
+	// recovery: kv.DB.ApplyReserved).
+	reserved bool
 }
 
 type pendingEvent struct {

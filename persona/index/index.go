@@ -166,7 +166,9 @@ func Open(ctx context.Context, db *kv.DB, root string, src Source, o Options) (*
 		}
 	}
 	x.removeStale()
-	if err := x.Drain(ctx); err != nil {
+	// Below the disk's reserve the outbox entries cannot be deleted yet:
+	// the applier goroutine applies them once writes resume.
+	if err := x.Drain(ctx); err != nil && !kv.BelowReserve(err) {
 		x.Close(context.Background())
 		return nil, err
 	}
@@ -444,7 +446,9 @@ func (x *Index) run(ctx context.Context, poll time.Duration) {
 		case <-x.wake:
 		case <-t.C:
 		}
-		if err := x.Drain(ctx); err != nil && ctx.Err() == nil {
+		// Below the disk's reserve the daemon has said so once; the
+		// applier retries quietly until writes resume.
+		if err := x.Drain(ctx); err != nil && ctx.Err() == nil && !kv.BelowReserve(err) {
 			x.log.Error("memory index: applying the outbox failed; will retry", "err", err)
 		}
 	}
