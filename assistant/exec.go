@@ -105,7 +105,7 @@ func (s *Service) execute(ctx context.Context, t *task.Task) error {
 	// a timeout.
 	err = s.repo.Locked(context.WithoutCancel(ctx), pl.Doc, func(tx *repo.DocTx) error {
 		return s.runner.Complete(ctx, t, func(b *pebble.Batch) error {
-			return s.writeSuccess(b, tx, pl, out, cand, g)
+			return s.writeSuccess(b, tx, pl, out, cand, g, snap.Body)
 		})
 	})
 	if errors.Is(err, task.ErrCancelRequested) {
@@ -150,7 +150,7 @@ func classify(err error) error {
 // suggestion (conflicted at once when the baseline moved while the model
 // answered), the assistant message, the usage events and the run and
 // document events. It runs under the document lock and the task's lock.
-func (s *Service) writeSuccess(b *pebble.Batch, tx *repo.DocTx, pl payload, out *StructuredResult, cand candidate, g *RunGrounding) error {
+func (s *Service) writeSuccess(b *pebble.Batch, tx *repo.DocTx, pl payload, out *StructuredResult, cand candidate, g *RunGrounding, base flowdoc.Document) error {
 	run, err := s.loadRun(s.db, pl.Run)
 	if err != nil {
 		return err
@@ -174,10 +174,29 @@ func (s *Service) writeSuccess(b *pebble.Batch, tx *repo.DocTx, pl payload, out 
 				sg.Deletes = true
 			}
 		}
+		if pl.Scope.Kind != ScopeDocument {
+			sg.Watch = watchOf(base, pl.Base, cand.ops)
+		}
 		if tx.Head != pl.Base.Version || tx.Fingerprint != pl.Base.Fingerprint {
-			sg.Status = StatusConflicted
-			sg.Conflict = &Conflict{Reason: fmt.Sprintf("the article changed after %s while the suggestion was generated", pl.Base.Label),
-				By: "generation", Time: now}
+			// The article changed while the model answered: a strict
+			// suggestion is stale; a block-scoped one only when a block it
+			// watches changed (it carries over otherwise).
+			var hit []string
+			if !sg.strict() {
+				cur, err := tx.Blocks(sg.watchIDs())
+				if err != nil {
+					return err
+				}
+				hit = sg.changedWatched(cur)
+			}
+			if sg.strict() || len(hit) > 0 {
+				sg.Status = StatusConflicted
+				reason := fmt.Sprintf("the article changed after %s while the suggestion was generated", pl.Base.Label)
+				if len(hit) > 0 {
+					reason = fmt.Sprintf("its blocks %s changed while the suggestion was generated", strings.Join(hit, ", "))
+				}
+				sg.Conflict = &Conflict{Reason: reason, Blocks: hit, By: "generation", Time: now}
+			}
 		}
 		run.Outcome, run.Suggestion, msg.Suggestion = OutcomeSuggestion, sg.ID, sg.ID
 	}
@@ -225,7 +244,7 @@ func (s *Service) writeSuccess(b *pebble.Batch, tx *repo.DocTx, pl payload, out 
 		}
 		if sg.Status == StatusPending {
 			s.pend.created()
-			if err := b.Set(suggPendKey(sg.Doc, sg.ID), nil, nil); err != nil {
+			if err := indexPending(b, sg); err != nil {
 				return err
 			}
 		} else if err := tx.Emit(b, EventSuggestionConflicted, now, SuggestionEvent{ID: sg.ID, Doc: sg.Doc, Run: sg.Run,

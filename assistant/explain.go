@@ -53,8 +53,13 @@ type TxnInfo struct {
 	BaseFingerprint flowdoc.Fingerprint `json:"baseFingerprint,omitzero"`
 	IdempotencyKey  string              `json:"idempotencyKey,omitempty"`
 	SuggestionID    string              `json:"suggestion,omitempty"`
-	Time            int64               `json:"time"`
-	Events          []TxnEvent          `json:"events"`
+	// OrigBase and OrigBaseFingerprint are, for an accept carried over
+	// to a newer baseline, the suggestion's own baseline; BaseVersion and
+	// BaseFingerprint are then the carried-over one.
+	OrigBase            objstore.ID         `json:"origBase,omitzero"`
+	OrigBaseFingerprint flowdoc.Fingerprint `json:"origBaseFingerprint,omitzero"`
+	Time                int64               `json:"time"`
+	Events              []TxnEvent          `json:"events"`
 }
 
 // TxnEvent is one block-level change of a transaction.
@@ -110,7 +115,8 @@ func (s *Service) Explain(ctx context.Context, a Actor, doc, label string) (Expl
 	}
 	e := Explanation{Doc: doc, Version: info, Txn: TxnInfo{ID: v.Txn, Kind: tx.Kind, Actor: tx.Actor, Reason: tx.Reason,
 		BaseVersion: tx.BaseVersion, BaseFingerprint: tx.BaseFingerprint, IdempotencyKey: tx.IdempotencyKey,
-		SuggestionID: tx.SuggestionID, Time: tx.Time, Events: []TxnEvent{}}}
+		SuggestionID: tx.SuggestionID, OrigBase: tx.OrigBase, OrigBaseFingerprint: tx.OrigBaseFP,
+		Time: tx.Time, Events: []TxnEvent{}}}
 	for _, ev := range tx.Events {
 		e.Txn.Events = append(e.Txn.Events, TxnEvent{Op: ev.Op, Block: ev.BlockID, Before: ev.Before, After: ev.After})
 	}
@@ -134,6 +140,9 @@ func (s *Service) Explain(ctx context.Context, a Actor, doc, label string) (Expl
 	}
 	e.Suggestion = &sg
 	e.Note = fmt.Sprintf("accepted suggestion %s by %s", sg.ID, tx.Actor)
+	if c := sg.Carried; c != nil {
+		e.Note += fmt.Sprintf(", carried over from %s to %s (its blocks were unchanged; edits elsewhere kept)", c.From.Label, c.To.Label)
+	}
 	run, err := s.loadRun(s.db, sg.Run)
 	if err != nil {
 		return e, chainBroken(err, "run %s of suggestion %s", sg.Run, sg.ID)

@@ -206,7 +206,7 @@ func TestSwitchesOffKeepEverythingElseWorking(t *testing.T) {
 		}
 	}
 	// Editing, checkpoints, history and restore.
-	w.save(doc, para("p1", "edited with the assistant off"))
+	w.save(doc, para("p3", "edited with the assistant off"))
 	v, sealed, err := w.repo.Checkpoint(ctx, doc, objstore.ReasonManual, "author-a", "")
 	if err != nil || !sealed {
 		t.Fatalf("checkpoint: %v %v", sealed, err)

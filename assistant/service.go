@@ -184,6 +184,9 @@ func NewService(ctx context.Context, o Options) (*Service, error) {
 	if err := s.seedPresets(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.migrateWatch(ctx); err != nil {
+		return nil, err
+	}
 	ko := o.Task
 	d := DefaultTaskOptions
 	if ko.MaxAttempts <= 0 {
@@ -205,6 +208,24 @@ func NewService(ctx context.Context, o Options) (*Service, error) {
 	s.runner.Register(TaskKind, s.execute, ko)
 	s.repo.SetHook(changeHook{s})
 	return s, nil
+}
+
+// WatchSuggestions installs on r the change hook that keeps the
+// assistant's suggestions true to the article (changeHook.DocChanged),
+// for a process that writes documents without running the assistant —
+// the direct-mode CLI: a `folio doc save` that changes a block a pending
+// suggestion watches conflicts it at once, as a save through the daemon
+// does. NewService installs the same hook.
+func WatchSuggestions(ctx context.Context, r *repo.Repo, log *slog.Logger) error {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Service{repo: r, db: r.DB(), log: log, now: time.Now, limits: r.Limits(), point: func(string) {}}
+	if err := s.migrateWatch(ctx); err != nil {
+		return err
+	}
+	r.SetHook(changeHook{s})
+	return nil
 }
 
 // Switches are the switches in force.

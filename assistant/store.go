@@ -17,6 +17,8 @@ const (
 	tableSuggestion = "asug"     // <suggestion>
 	tableSuggDoc    = "asugdoc"  // <doc> 0x00 <suggestion>
 	tableSuggPend   = "asugpend" // <doc> 0x00 <suggestion>
+	tableSuggBlk    = "asugblk"  // <doc> 0x00 <block> 0x00 <suggestion>: pending, watching the block
+	tableSuggAll    = "asugall"  // <doc> 0x00 <suggestion>: pending and strict (whole document)
 	tableProduced   = "aprod"    // <doc> 0x00 <block>
 	tableObs        = "aobs"     // <suggestion> 0x00 <kind> 0x00 <block>
 	tableObsPersona = "aobsp"    // <persona> 0x00 <suggestion> 0x00 <kind> 0x00 <block>
@@ -44,6 +46,12 @@ func suggestionKey(id string) []byte         { return kv.TableKey(tableSuggestio
 func suggDocPrefix(doc string) []byte        { return append(kv.TableKey(tableSuggDoc, doc), 0) }
 func suggPendPrefix(doc string) []byte       { return append(kv.TableKey(tableSuggPend, doc), 0) }
 func suggPendKey(doc, id string) []byte      { return kv.TableKey(tableSuggPend, doc, id) }
+func suggBlkPrefix(doc, block string) []byte { return append(kv.TableKey(tableSuggBlk, doc, block), 0) }
+func suggBlkKey(doc, block, id string) []byte {
+	return kv.TableKey(tableSuggBlk, doc, block, id)
+}
+func suggAllPrefix(doc string) []byte        { return append(kv.TableKey(tableSuggAll, doc), 0) }
+func suggAllKey(doc, id string) []byte       { return kv.TableKey(tableSuggAll, doc, id) }
 func producedPrefix(doc string) []byte       { return append(kv.TableKey(tableProduced, doc), 0) }
 func producedKey(doc, block string) []byte   { return kv.TableKey(tableProduced, doc, block) }
 func obsPrefix(sugg string) []byte           { return append(kv.TableKey(tableObs, sugg), 0) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -32,16 +33,23 @@ const (
 // CommitChange) or rejects. It is created by a run's success and changes
 // only its status.
 type Suggestion struct {
-	ID              string           `json:"id" msgpack:"id"`
-	Doc             string           `json:"doc" msgpack:"doc"`
-	Run             string           `json:"run" msgpack:"run"`
-	Session         string           `json:"session" msgpack:"session"`
-	Status          SuggestionStatus `json:"status" msgpack:"status"`
-	Scope           Scope            `json:"scope" msgpack:"scope"`
-	Base            Baseline         `json:"base" msgpack:"base"`
-	Ops             []flowdoc.Op     `json:"ops" msgpack:"ops"`
-	Summary         string           `json:"summary,omitempty" msgpack:"summary,omitempty"`
-	Personalization Personalization  `json:"personalization" msgpack:"pers"`
+	ID      string           `json:"id" msgpack:"id"`
+	Doc     string           `json:"doc" msgpack:"doc"`
+	Run     string           `json:"run" msgpack:"run"`
+	Session string           `json:"session" msgpack:"session"`
+	Status  SuggestionStatus `json:"status" msgpack:"status"`
+	Scope   Scope            `json:"scope" msgpack:"scope"`
+	Base    Baseline         `json:"base" msgpack:"base"`
+	// Watch are, for a block-scoped suggestion, the top-level blocks it
+	// depends on — its targets and every block its operations name — with
+	// their content at the baseline: while they are unchanged it carries
+	// over to newer baselines (see Carried); empty for a whole-document
+	// suggestion (and for those stored before Watch existed), which is
+	// strict.
+	Watch           []Target        `json:"watch,omitempty" msgpack:"watch,omitempty"`
+	Ops             []flowdoc.Op    `json:"ops" msgpack:"ops"`
+	Summary         string          `json:"summary,omitempty" msgpack:"summary,omitempty"`
+	Personalization Personalization `json:"personalization" msgpack:"pers"`
 	// Deletes says the operations delete blocks: accepting needs an
 	// explicit confirmation.
 	Deletes bool  `json:"deletes,omitempty" msgpack:"deletes,omitempty"`
@@ -52,6 +60,10 @@ type Suggestion struct {
 	// Version is the version an accept created.
 	Version   string      `json:"version,omitempty" msgpack:"version,omitempty"`
 	VersionID objstore.ID `json:"versionId,omitzero" msgpack:"vid,omitempty"`
+	// Carried is set when the accept carried the suggestion over from its
+	// baseline to the head and draft of the time (edits elsewhere came
+	// between); absent when it applied to its own baseline.
+	Carried *Carried `json:"carried,omitempty" msgpack:"carried,omitempty"`
 	// Conflict says why the suggestion can no longer apply.
 	Conflict     *Conflict `json:"conflict,omitempty" msgpack:"conflict,omitempty"`
 	RejectReason string    `json:"rejectReason,omitempty" msgpack:"reason,omitempty"`
@@ -97,6 +109,9 @@ type SuggestionEvent struct {
 	Reason  string           `json:"reason,omitempty" msgpack:"reason,omitempty"`
 	Blocks  []string         `json:"blocks,omitempty" msgpack:"blocks,omitempty"`
 	By      string           `json:"by,omitempty" msgpack:"by,omitempty"`
+	// CarriedFrom is, on suggestion.accepted, the suggestion's own
+	// baseline label when the accept carried it over to a newer one.
+	CarriedFrom string `json:"carriedFrom,omitempty" msgpack:"carriedFrom,omitempty"`
 }
 
 func (s *Service) loadSuggestion(r pebble.Reader, id string) (Suggestion, error) {
@@ -167,13 +182,26 @@ type Preview struct {
 	Candidate flowdoc.Document `json:"candidate"`
 	// Changes is the block and word diff from the baseline to Candidate.
 	Changes []flowdoc.BlockChange `json:"changes"`
-	// Current says the baseline is still the article's head and body, so
-	// an accept would apply.
+	// Current says an accept would apply now: the baseline is still the
+	// article's head and body, or (CarriedOver) the suggestion's watched
+	// blocks are unchanged in the current draft.
 	Current bool `json:"current"`
+	// CarriedOver says the preview shows the current context: Candidate is
+	// the current draft with the operations applied and Changes its diff
+	// from that draft, as an accept now would make it. Otherwise they are
+	// against the suggestion's own baseline.
+	CarriedOver bool `json:"carriedOver"`
+	// Against is the label of the version the preview was made against
+	// (the baseline, or with CarriedOver the draft's head) and Unsealed
+	// whether the draft had changes beyond it.
+	Against  string `json:"against"`
+	Unsealed bool   `json:"unsealed,omitempty"`
 }
 
-// Preview materializes suggestion id against its baseline version and
-// diffs it, block by block and word by word.
+// Preview materializes suggestion id and diffs it, block by block and
+// word by word: a pending block-scoped suggestion whose watched blocks
+// are unchanged against the current draft (what an accept would carry it
+// over to), anything else against its own baseline version.
 func (s *Service) Preview(ctx context.Context, a Actor, id string) (Preview, error) {
 	sg, err := s.loadSuggestion(s.db, id)
 	if err != nil {
@@ -191,12 +219,28 @@ func (s *Service) Preview(ctx context.Context, a Actor, id string) (Preview, err
 	if err != nil {
 		return Preview{}, errs.E(errs.Corrupt, "suggestion %s no longer applies to its own baseline: %w", id, err)
 	}
-	p := Preview{Suggestion: sg, Candidate: cand, Changes: flowdoc.Diff(snap.Body, cand)}
+	p := Preview{Suggestion: sg, Candidate: cand, Changes: flowdoc.Diff(snap.Body, cand), Against: sg.Base.Label}
 	dr, err := s.repo.Draft(ctx, sg.Doc)
 	if err != nil {
 		return Preview{}, repoErr(err)
 	}
 	p.Current = dr.HeadID == sg.Base.Version && dr.Fingerprint == sg.Base.Fingerprint
+	if p.Current || sg.Status != StatusPending || sg.strict() {
+		return p, nil
+	}
+	cur := map[string]objstore.ID{}
+	for _, b := range dr.Body.Blocks {
+		cur[b.ID] = objstore.Sum(objstore.KindContent, flowdoc.EncodeContent(b))
+	}
+	if len(sg.changedWatched(cur)) > 0 {
+		return p, nil // a change conflicts it at once; shown against its baseline
+	}
+	now, err := flowdoc.Apply(dr.Body, ops, s.limits)
+	if err != nil {
+		return p, nil // it no longer applies: an accept is a conflict
+	}
+	p.Candidate, p.Changes, p.Current, p.CarriedOver = now, flowdoc.Diff(dr.Body, now), true, true
+	p.Against, p.Unsealed = dr.Head, dr.Unsealed
 	return p, nil
 }
 
@@ -233,7 +277,12 @@ func acceptKey(id string) string { return "suggestion/" + id }
 // baseline checks — version, body fingerprint, each target block's
 // content and the idempotency key — creating a revision (selection,
 // block, section) or a new major version (document) of kind
-// accept_suggestion whose transaction names the suggestion. The
+// accept_suggestion whose transaction names the suggestion. A
+// block-scoped suggestion whose watched blocks are unchanged is carried
+// over to the current head and draft (edits elsewhere are kept), the
+// checks run against that baseline, and the transaction and the
+// suggestion (Carried) record both; a whole-document one must apply to
+// exactly its baseline. The
 // suggestion becomes accepted, and an accepted observation is written, in
 // the version's own batch. Accepting an accepted suggestion returns the
 // first result.
@@ -259,15 +308,11 @@ func (s *Service) Accept(ctx context.Context, a Actor, id string, o AcceptOption
 		return Accepted{}, errs.C(errs.Invalid, CodeDeleteConfirmation,
 			"suggestion %s deletes blocks; accept it with the deletion confirmed", id)
 	}
-	targets := make(map[string]objstore.ID, len(sg.Base.Targets))
-	for _, t := range sg.Base.Targets {
-		targets[t.ID] = t.Content
-	}
 	v, err := s.repo.CommitChange(ctx, repo.ChangeParams{
 		Doc: sg.Doc, Actor: a.User, Kind: objstore.KindAcceptSuggestion,
-		BaseVersion: sg.Base.Version, BaseFingerprint: sg.Base.Fingerprint, TargetBlocks: targets,
+		BaseVersion: sg.Base.Version, BaseFingerprint: sg.Base.Fingerprint, TargetBlocks: sg.watchMap(),
 		Ops: confirmed(sg.Ops), IdempotencyKey: acceptKey(id), SuggestionID: id,
-		Message: "accept suggestion " + id,
+		Message: "accept suggestion " + id, CarryOver: !sg.strict(),
 	})
 	var ce *repo.ConflictError
 	switch {
@@ -341,7 +386,7 @@ func (s *Service) conflictIn(b *pebble.Batch, sg *Suggestion, c Conflict, emit f
 	if err := kv.SetRecord(b, suggestionKey(sg.ID), sg); err != nil {
 		return err
 	}
-	if err := b.Delete(suggPendKey(sg.Doc, sg.ID), nil); err != nil {
+	if err := unindexPending(b, sg); err != nil {
 		return err
 	}
 	return emit(EventSuggestionConflicted, SuggestionEvent{ID: sg.ID, Doc: sg.Doc, Run: sg.Run, Status: StatusConflicted,
@@ -379,7 +424,7 @@ func (s *Service) Reject(ctx context.Context, a Actor, id, reason string) (Sugge
 		if err := kv.SetRecord(b, suggestionKey(id), sg); err != nil {
 			return err
 		}
-		if err := b.Delete(suggPendKey(sg.Doc, id), nil); err != nil {
+		if err := unindexPending(b, &sg); err != nil {
 			return err
 		}
 		if err := s.observe(b, Observation{Kind: ObsRejected, Suggestion: id, Run: sg.Run, Doc: sg.Doc, Actor: a.User,
@@ -403,11 +448,14 @@ var _ repo.ChangeHook = changeHook{}
 // DocChanged keeps suggestions true to the article inside every change's
 // batch: the suggestion an accept applies becomes accepted (with its
 // observation and the blocks it produced remembered); every other pending
-// suggestion whose baseline the change moved — a body change or a new
-// version — becomes conflicted at once, with a suggestion.conflicted
-// event; and a version that closes the window after an accept records an
-// edited_after_accept observation for each produced block the author
-// changed.
+// suggestion the change conflicts becomes conflicted at once, with a
+// suggestion.conflicted event — a block-scoped one when the change
+// changed, added or deleted a block it watches, a whole-document one on
+// any body change or new version; and a version that closes the window
+// after an accept records an edited_after_accept observation for each
+// produced block the author changed. Finding the suggestions costs one
+// index read per changed block (see carry.go), and none for a document
+// known to have no pending suggestion.
 func (h changeHook) DocChanged(b *pebble.Batch, c *repo.Change) error {
 	s := h.s
 	emit := c.Emit
@@ -433,19 +481,22 @@ func (h changeHook) DocChanged(b *pebble.Batch, c *repo.Change) error {
 	if none {
 		return nil
 	}
-	keys, err := kv.Keys(s.db, suggPendPrefix(c.Doc), 0)
+	if keys, err := kv.Keys(s.db, suggPendPrefix(c.Doc), 1); err != nil {
+		return err
+	} else if len(keys) == 0 {
+		s.pend.found(c.Doc, gen)
+		return nil
+	}
+	hits, err := s.affected(c)
 	if err != nil {
 		return err
 	}
-	if len(keys) == 0 {
-		s.pend.found(c.Doc, gen)
+	ids := make([]string, 0, len(hits))
+	for id := range hits {
+		ids = append(ids, id)
 	}
-	changed := map[string]bool{}
-	for _, id := range c.Changed {
-		changed[id] = true
-	}
-	for _, k := range keys {
-		id := lastAfterZero(k)
+	sort.Strings(ids) // events in a stable order
+	for _, id := range ids {
 		if id == c.SuggestionID {
 			continue
 		}
@@ -456,17 +507,23 @@ func (h changeHook) DocChanged(b *pebble.Batch, c *repo.Change) error {
 		if sg.Status != StatusPending {
 			continue
 		}
-		var hit []string
-		for _, t := range sg.Base.Targets {
-			if changed[t.ID] {
-				hit = append(hit, t.ID)
+		hit := hits[id]
+		if sg.strict() {
+			if !c.BodyChanged && c.Version == nil {
+				continue
+			}
+			hit = nil
+			changed := map[string]bool{}
+			for _, b := range c.Changed {
+				changed[b] = true
+			}
+			for _, t := range sg.Base.Targets {
+				if changed[t.ID] {
+					hit = append(hit, t.ID)
+				}
 			}
 		}
-		reason := fmt.Sprintf("the article changed after %s (%s)", sg.Base.Label, byWhat(c))
-		if len(hit) > 0 {
-			reason = fmt.Sprintf("its blocks %s changed (%s)", strings.Join(hit, ", "), byWhat(c))
-		}
-		if err := s.conflictIn(b, &sg, Conflict{Reason: reason, Blocks: hit, By: c.Kind, Time: c.Time}, emit); err != nil {
+		if err := s.conflictIn(b, &sg, Conflict{Reason: conflictReason(&sg, hit, c), Blocks: hit, By: c.Kind, Time: c.Time}, emit); err != nil {
 			return err
 		}
 	}
@@ -505,10 +562,17 @@ func (s *Service) acceptIn(b *pebble.Batch, c *repo.Change, emit func(string, an
 	}
 	sg.Status, sg.Decided, sg.DecidedBy = StatusAccepted, c.Time, c.Actor
 	sg.Version, sg.VersionID = c.Version.Label, c.Version.Hash
+	carriedFrom := ""
+	if c.Carried {
+		sg.Carried = &Carried{
+			From: BaseRef{Label: sg.Base.Label, Version: sg.Base.Version, Fingerprint: sg.Base.Fingerprint},
+			To:   BaseRef{Label: c.BaseLabel, Version: c.BaseVersion, Fingerprint: c.BaseFingerprint}}
+		carriedFrom = sg.Base.Label
+	}
 	if err := kv.SetRecord(b, suggestionKey(sg.ID), sg); err != nil {
 		return err
 	}
-	if err := b.Delete(suggPendKey(sg.Doc, sg.ID), nil); err != nil {
+	if err := unindexPending(b, &sg); err != nil {
 		return err
 	}
 	if err := s.observe(b, Observation{Kind: ObsAccepted, Suggestion: sg.ID, Run: sg.Run, Doc: sg.Doc, Actor: c.Actor,
@@ -516,5 +580,5 @@ func (s *Service) acceptIn(b *pebble.Batch, c *repo.Change, emit func(string, an
 		return err
 	}
 	return emit(EventSuggestionAccepted, SuggestionEvent{ID: sg.ID, Doc: sg.Doc, Run: sg.Run, Status: StatusAccepted,
-		Actor: c.Actor, Version: c.Version.Label})
+		Actor: c.Actor, Version: c.Version.Label, CarriedFrom: carriedFrom})
 }

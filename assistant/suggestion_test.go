@@ -47,12 +47,15 @@ func acceptConflicts(t *testing.T, w *world, doc string, sg Suggestion, reason s
 // Each of the four baseline checks of CommitChange refuses a stale
 // accept on its own. The live hook is taken off for the first three so
 // that accept itself must catch the staleness (as it must after a pack
-// import, which moves heads without the hook).
+// import, which moves heads without the hook). The version and
+// fingerprint checks are those of a strict (whole-document) suggestion;
+// a block-scoped one is carried over past them (TestCarriedOverAccept)
+// but not past a changed block it watches.
 func TestAcceptChecksEveryBaseline(t *testing.T) {
 	t.Run("version", func(t *testing.T) {
 		w := newWorld(t)
 		doc := w.article(3, false)
-		sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p2"})
+		sg := w.suggest(doc, Scope{Kind: ScopeDocument})
 		w.repo.SetHook(nil)
 		// A new head with the same body: only the version check can see it.
 		attrs := flowdoc.Attributes{Title: "Renamed"}
@@ -69,10 +72,20 @@ func TestAcceptChecksEveryBaseline(t *testing.T) {
 	t.Run("fingerprint", func(t *testing.T) {
 		w := newWorld(t)
 		doc := w.article(3, false)
-		sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p2"})
+		sg := w.suggest(doc, Scope{Kind: ScopeDocument})
 		w.repo.SetHook(nil)
 		w.save(doc, para("p3", "another block typed meanwhile")) // same head, new body
 		acceptConflicts(t, w, doc, sg, "fingerprint")
+	})
+	t.Run("watched block, carried over", func(t *testing.T) {
+		w := newWorld(t)
+		doc := w.article(3, false)
+		sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p2"})
+		hook := changeHook{w.svc}
+		w.repo.SetHook(nil)
+		w.save(doc, para("p2", "typed over the suggestion's block"))
+		w.repo.SetHook(hook) // so that the refused accept marks it
+		acceptConflicts(t, w, doc, sg, "target blocks changed")
 	})
 	t.Run("target block", func(t *testing.T) {
 		w := newWorld(t)
@@ -81,6 +94,7 @@ func TestAcceptChecksEveryBaseline(t *testing.T) {
 		// Version and fingerprint still hold; the recorded anchor content
 		// does not (as if the suggestion had been made on another p2).
 		sg.Base.Targets[0].Content = objstore.Sum(objstore.KindContent, flowdoc.EncodeContent(para("p2", "other")))
+		sg.Watch[0].Content = sg.Base.Targets[0].Content
 		b := w.db.NewBatch()
 		kv.SetRecord(b, suggestionKey(sg.ID), sg)
 		w.db.Apply(b, kv.Sync)
@@ -215,12 +229,32 @@ func TestLiveInvalidation(t *testing.T) {
 		conflictedBy(t, w, doc, cur, sg, repo.ChangeDraft, []string{"p2"})
 	})
 	t.Run("draft save elsewhere", func(t *testing.T) {
+		// A block-scoped suggestion survives edits of blocks it does not
+		// watch: no conflict, no event.
 		w := newWorld(t)
 		doc := w.article(3, false)
 		sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p2"})
 		cur := w.lastDocEvent(doc)
-		w.save(doc, para("p3", "another block")) // the fingerprint moves: accept could not apply
-		conflictedBy(t, w, doc, cur, sg, repo.ChangeDraft, nil)
+		w.save(doc, para("p3", "another block"))
+		w.save(doc, para("p9", "a new block"))
+		if _, _, err := w.repo.Checkpoint(ctx, doc, objstore.ReasonManual, "author-a", ""); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.suggestion(sg.ID); got.Status != StatusPending {
+			t.Fatalf("an edit elsewhere conflicted the suggestion: %+v", got.Conflict)
+		}
+		if evs := types(w.docEvents(doc, cur)); slices.Contains(evs, EventSuggestionConflicted) {
+			t.Fatalf("suggestion.conflicted fired for an edit elsewhere: %v", evs)
+		}
+	})
+	t.Run("whole document stays strict", func(t *testing.T) {
+		w := newWorld(t)
+		doc := w.article(3, false)
+		sg := w.suggest(doc, Scope{Kind: ScopeDocument})
+		cur := w.lastDocEvent(doc)
+		w.save(doc, para("p3", "another block")) // any change conflicts it
+		conflictedBy(t, w, doc, cur, sg, repo.ChangeDraft, []string{"p3"})
+		acceptConflicts(t, w, doc, sg, "")
 	})
 	t.Run("attributes only", func(t *testing.T) {
 		w := newWorld(t)
@@ -258,12 +292,16 @@ func TestLiveInvalidation(t *testing.T) {
 		doc := w.article(3, false)
 		w.save(doc, para("p1", "second state"))
 		w.repo.Checkpoint(ctx, doc, objstore.ReasonManual, "author-a", "")
-		sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p3"})
+		sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p1"})
+		other := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p3"})
 		cur := w.lastDocEvent(doc)
 		if _, err := w.repo.Restore(ctx, doc, "v1.r0", "author-a"); err != nil {
 			t.Fatal(err)
 		}
-		conflictedBy(t, w, doc, cur, sg, objstore.KindRestore, nil)
+		conflictedBy(t, w, doc, cur, sg, objstore.KindRestore, []string{"p1"})
+		if got := w.suggestion(other.ID); got.Status != StatusPending {
+			t.Fatalf("a restore that left p3 alone conflicted its suggestion: %+v", got.Conflict)
+		}
 	})
 	t.Run("during generation", func(t *testing.T) {
 		w := newWorld(t)
@@ -284,6 +322,26 @@ func TestLiveInvalidation(t *testing.T) {
 		}
 		if pend, _ := kv.Keys(w.db, suggPendPrefix(doc), 0); len(pend) != 0 {
 			t.Fatal("a conflicted suggestion is in the pending index")
+		}
+		if blk, _ := kv.Keys(w.db, suggBlkPrefix(doc, "p2"), 0); len(blk) != 0 {
+			t.Fatal("a conflicted suggestion is in the block index")
+		}
+	})
+	t.Run("during generation elsewhere", func(t *testing.T) {
+		w := newWorld(t)
+		doc := w.article(3, false)
+		w.model.hold = make(chan struct{})
+		w.model.started = make(chan struct{}, 1)
+		q, err := w.svc.Assist(ctx, authorA, AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p2"}, Instruction: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-w.model.started
+		w.save(doc, para("p3", "typed elsewhere while the model answered"))
+		close(w.model.hold)
+		run := w.wait(q.Run.ID)
+		if sg := w.suggestion(run.Suggestion); sg.Status != StatusPending {
+			t.Fatalf("a suggestion whose blocks did not change is %s (%+v)", sg.Status, sg.Conflict)
 		}
 	})
 }
@@ -383,8 +441,102 @@ func TestPreviewShowsBlockAndWordDiff(t *testing.T) {
 	if got := flowdoc.PlainText(p.Candidate.Blocks[1].RichText); got != "EDITED 2 says something about 世界 and 🌍." {
 		t.Fatalf("candidate %q", got)
 	}
+	// After an edit elsewhere the preview shows the current context:
+	// the draft with the operation applied, diffed against the draft.
 	w.save(doc, para("p3", "moved on"))
-	if p, _ := w.svc.Preview(ctx, authorA, sg.ID); p.Current || p.Suggestion.Status != StatusConflicted {
-		t.Fatalf("preview after a change: current %v status %s", p.Current, p.Suggestion.Status)
+	p, err = w.svc.Preview(ctx, authorA, sg.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Current || !p.CarriedOver || p.Suggestion.Status != StatusPending || !p.Unsealed {
+		t.Fatalf("preview after an edit elsewhere: current %v carried %v status %s unsealed %v", p.Current, p.CarriedOver, p.Suggestion.Status, p.Unsealed)
+	}
+	if got := flowdoc.PlainText(p.Candidate.Blocks[2].RichText); got != "moved on" {
+		t.Fatalf("the carried-over preview lost the edit elsewhere: p3 %q", got)
+	}
+	if len(p.Changes) != 1 || p.Changes[0].BlockID != "p2" {
+		t.Fatalf("carried-over changes %+v, want p2 only", p.Changes)
+	}
+	w.save(doc, para("p2", "the author took p2 back"))
+	if p, _ := w.svc.Preview(ctx, authorA, sg.ID); p.Current || p.CarriedOver || p.Suggestion.Status != StatusConflicted {
+		t.Fatalf("preview after a change of its block: current %v status %s", p.Current, p.Suggestion.Status)
+	}
+}
+
+// A block-scoped suggestion accepted after edits elsewhere (a draft save
+// and a checkpoint) is carried over: the new revision is the current
+// head with the operation applied and the edits kept; the transaction
+// records both baselines; the suggestion, its event and explain say so.
+func TestCarriedOverAccept(t *testing.T) {
+	w := newWorld(t)
+	doc := w.article(3, false)
+	sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p2"})
+	w.save(doc, para("p3", "edited elsewhere, checkpointed"))
+	cp, _, err := w.repo.Checkpoint(ctx, doc, objstore.ReasonManual, "author-a", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.save(doc, para("p1", "edited elsewhere, unsealed"))
+	cur := w.lastDocEvent(doc)
+	acc, err := w.svc.Accept(ctx, authorA, sg.ID, AcceptOptions{})
+	if err != nil {
+		t.Fatalf("accept after edits elsewhere: %v", err)
+	}
+	snap, err := w.repo.Show(ctx, doc, acc.Version.Label)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := make([]string, len(snap.Body.Blocks))
+	for i, b := range snap.Body.Blocks {
+		texts[i] = flowdoc.PlainText(b.RichText)
+	}
+	base, _ := w.repo.Show(ctx, doc, "v1.r0")
+	want, err := flowdoc.Apply(base.Body, sg.Ops, flowdoc.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if texts[0] != "edited elsewhere, unsealed" || texts[2] != "edited elsewhere, checkpointed" || texts[1] != flowdoc.PlainText(want.Blocks[1].RichText) || texts[1] == flowdoc.PlainText(base.Body.Blocks[1].RichText) {
+		t.Fatalf("the carried-over revision %s: %q", acc.Version.Label, texts)
+	}
+	if acc.Version.Label != "v1.r2" {
+		t.Fatalf("the carried-over accept is %s, want the revision v1.r2 after the checkpoint %s", acc.Version.Label, cp.Label)
+	}
+	c := acc.Suggestion.Carried
+	if c == nil || c.From.Label != "v1.r0" || c.From.Version != sg.Base.Version || c.To.Label != cp.Label || c.To.Version != cp.Hash {
+		t.Fatalf("suggestion carried %+v, want from v1.r0 to %s", c, cp.Label)
+	}
+	v, _ := w.repo.Objects().GetVersion(acc.Version.Hash)
+	tx, _ := w.repo.Objects().GetTxn(v.Txn)
+	if tx.OrigBase != sg.Base.Version || tx.OrigBaseFP != sg.Base.Fingerprint || tx.BaseVersion != cp.Hash || tx.BaseFingerprint == sg.Base.Fingerprint {
+		t.Fatalf("txn bases: orig %s/%s, base %s/%s", tx.OrigBase.Short(), tx.OrigBaseFP.Short(), tx.BaseVersion.Short(), tx.BaseFingerprint.Short())
+	}
+	found := false
+	for _, e := range w.docEvents(doc, cur) {
+		var se SuggestionEvent
+		if e.Type == EventSuggestionAccepted && kv.Unmarshal(e.Data, &se) == nil && se.ID == sg.ID && se.CarriedFrom == "v1.r0" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("no suggestion.accepted event saying it was carried over from v1.r0")
+	}
+	e, err := w.svc.Explain(ctx, authorA, doc, acc.Version.Label)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(e.Note, "carried over from v1.r0 to "+cp.Label) || e.Txn.OrigBase != sg.Base.Version || e.Suggestion.Carried == nil {
+		t.Fatalf("explain: note %q, orig base %s", e.Note, e.Txn.OrigBase.Short())
+	}
+	// A suggestion accepted on its own baseline says nothing of the kind.
+	w2 := newWorld(t)
+	doc2 := w2.article(3, false)
+	sg2 := w2.suggest(doc2, Scope{Kind: ScopeBlock, Block: "p2"})
+	acc2, err := w2.svc.Accept(ctx, authorA, sg2.ID, AcceptOptions{})
+	if err != nil || acc2.Suggestion.Carried != nil {
+		t.Fatalf("accept on the baseline: carried %+v, %v", acc2.Suggestion.Carried, err)
+	}
+	v2, _ := w2.repo.Objects().GetVersion(acc2.Version.Hash)
+	if tx2, _ := w2.repo.Objects().GetTxn(v2.Txn); !tx2.OrigBase.IsZero() {
+		t.Fatal("a plain accept's transaction names an original baseline")
 	}
 }

@@ -82,8 +82,15 @@ type Txn struct {
 	BaseFingerprint flowdoc.Fingerprint `msgpack:"basefp,omitempty"`
 	IdempotencyKey  string              `msgpack:"idem,omitempty"`
 	SuggestionID    string              `msgpack:"sugg,omitempty"`
-	Time            int64               `msgpack:"time"`
-	Events          []TxnEvent          `msgpack:"events,omitempty"`
+	// OrigBase and OrigBaseFP are, for a change carried over to a newer
+	// baseline (a block-scoped suggestion accepted after edits elsewhere),
+	// the baseline it was made against; BaseVersion and BaseFingerprint
+	// are then the carried-over baseline it was checked and applied
+	// against. Zero for every other change.
+	OrigBase   ID                  `msgpack:"origbase,omitempty"`
+	OrigBaseFP flowdoc.Fingerprint `msgpack:"origbasefp,omitempty"`
+	Time       int64               `msgpack:"time"`
+	Events     []TxnEvent          `msgpack:"events,omitempty"`
 }
 
 // Encode returns v's canonical encoding and id.

@@ -279,6 +279,16 @@ type SuggestionInfo struct {
 	Conflict     *SuggestionConflict `json:"conflict,omitempty"`
 	RejectReason string              `json:"rejectReason,omitempty"`
 	Closeness    *Closeness          `json:"closeness,omitempty"`
+	// Carried is set on an accepted suggestion that the accept carried
+	// over from its baseline (From, a version label) to a newer one (To:
+	// the head then, with the draft's edits elsewhere kept).
+	Carried *SuggestionCarried `json:"carried,omitempty"`
+}
+
+// SuggestionCarried names the two baselines of a carried-over accept.
+type SuggestionCarried struct {
+	From string `json:"from"`
+	To   string `json:"to"`
 }
 
 // SuggestionPreview asks for suggestion Suggestion materialized against
@@ -288,16 +298,20 @@ type SuggestionPreview struct {
 	Suggestion string `json:"suggestion"`
 }
 
-// SuggestionPreviewDone answers SuggestionPreview: the baseline with the
-// operations applied (a deletion shown as done), the block and word diff
-// from the baseline to it, and whether the baseline is still the
-// article's head and body (an accept would apply).
+// SuggestionPreviewDone answers SuggestionPreview: the operations
+// applied (a deletion shown as done) and the block and word diff they
+// make, and whether an accept would apply now (Current). For a pending
+// block-scoped suggestion whose watched blocks are unchanged, that is
+// against the current draft (CarriedOver: what the accept would carry it
+// over to; Against its head's label); otherwise against its baseline.
 type SuggestionPreviewDone struct {
 	Envelope
-	Suggestion SuggestionInfo        `json:"suggestion"`
-	Candidate  flowdoc.Document      `json:"candidate"`
-	Changes    []flowdoc.BlockChange `json:"changes"`
-	Current    bool                  `json:"current"`
+	Suggestion  SuggestionInfo        `json:"suggestion"`
+	Candidate   flowdoc.Document      `json:"candidate"`
+	Changes     []flowdoc.BlockChange `json:"changes"`
+	Current     bool                  `json:"current"`
+	CarriedOver bool                  `json:"carriedOver,omitempty"`
+	Against     string                `json:"against,omitempty"`
 }
 
 // SuggestionAccept accepts a suggestion: the server applies it through
@@ -427,6 +441,9 @@ type SuggestionEventData struct {
 	Reason  string       `json:"reason,omitempty"`
 	Blocks  []string     `json:"blocks,omitempty"`
 	By      string       `json:"by,omitempty"`
+	// CarriedFrom is, on suggestion.accepted, the suggestion's own
+	// baseline label when the accept carried it over to a newer one.
+	CarriedFrom string `json:"carriedFrom,omitempty"`
 }
 
 // Assistant is the writing assistant as the sync server needs it

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/user"
 	"path/filepath"
 	"strings"
 	"syscall"
 
+	"github.com/foliodev/folio/assistant"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/config"
@@ -256,6 +258,13 @@ func openStore(ctx context.Context, dir string, o repo.Options) (*repo.Repo, err
 		return nil, err
 	}
 	if _, err := r.MigrateOwners(ctx, auth.New(r.DB())); err != nil {
+		r.Close()
+		return nil, err
+	}
+	// Direct-mode writes keep suggestions true to the article as the
+	// daemon's do: a save that changes a block a pending suggestion
+	// watches conflicts it at once.
+	if err := assistant.WatchSuggestions(ctx, r, slog.New(slog.DiscardHandler)); err != nil {
 		r.Close()
 		return nil, err
 	}

@@ -1223,6 +1223,9 @@ func printExplanation(w io.Writer, e assistant.Explanation) {
 	if !t.BaseFingerprint.IsZero() {
 		fmt.Fprintf(w, ", base fingerprint %s", t.BaseFingerprint.Short())
 	}
+	if !t.OrigBase.IsZero() {
+		fmt.Fprintf(w, ", carried over from base %s (fingerprint %s)", t.OrigBase.Short(), t.OrigBaseFingerprint.Short())
+	}
 	if t.IdempotencyKey != "" {
 		fmt.Fprintf(w, ", key %s", t.IdempotencyKey)
 	}
@@ -1247,6 +1250,9 @@ func printExplanation(w io.Writer, e assistant.Explanation) {
 			ops[i] = opText(op)
 		}
 		fmt.Fprintf(w, "  ops: %s\n", strings.Join(ops, "; "))
+		if c := sg.Carried; c != nil {
+			fmt.Fprintf(w, "  carried over from %s to %s: the blocks it watches were unchanged, edits elsewhere kept\n", c.From.Label, c.To.Label)
+		}
 		if sg.Summary != "" {
 			fmt.Fprintf(w, "  summary: %s\n", oneLine(sg.Summary))
 		}

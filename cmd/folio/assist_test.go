@@ -449,3 +449,82 @@ enabled = false
 		}
 	})
 }
+
+// In direct mode too, a `folio doc save` of another block leaves a block
+// suggestion pending and its accept is carried over (explain says so),
+// while a save of the suggestion's own block conflicts it at once.
+func TestDirectSaveAndCarriedOverSuggestions(t *testing.T) {
+	isolateEnv(t)
+	tmp := t.TempDir()
+	data := filepath.Join(tmp, "data")
+	d := func(args ...string) string {
+		t.Helper()
+		out, stderr, code := run(t, append([]string{"--data", data}, args...)...)
+		if code != 0 {
+			t.Fatalf("folio %s: %d %s", strings.Join(args, " "), code, stderr)
+		}
+		return out
+	}
+	status := func(id string) string {
+		t.Helper()
+		var list []struct{ ID, Status string }
+		if err := json.Unmarshal([]byte(d("suggestion", "list", "d1", "--format", "json")), &list); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range list {
+			if s.ID == id {
+				return s.Status
+			}
+		}
+		t.Fatalf("no suggestion %s", id)
+		return ""
+	}
+	suggest := func(scope string) string {
+		t.Helper()
+		var res struct{ Run struct{ ID string } }
+		if err := json.Unmarshal([]byte(d("assist", "d1", "--scope", scope, "--editing-preset", "six-rules", "--format", "json")), &res); err != nil {
+			t.Fatal(err)
+		}
+		var run struct{ Suggestion string }
+		if err := json.Unmarshal([]byte(d("run", "show", res.Run.ID, "--wait", "--format", "json")), &run); err != nil || run.Suggestion == "" {
+			t.Fatalf("run %s: no suggestion (%v)", res.Run.ID, err)
+		}
+		return run.Suggestion
+	}
+	d("init")
+	d("user", "add", "admin", "--admin")
+	d("doc", "new", "--id", "d1", "--title", "t", "--from", writeFile(t, tmp, "b0.json", assistBody))
+	s1 := suggest("block:p1")
+	d("doc", "save", "d1", "--from", writeFile(t, tmp, "b1.json", strings.Replace(assistBody, "The results are in the table.", "The results are in the second table.", 1)))
+	if st := status(s1); st != "pending" {
+		t.Fatalf("a direct save of another block left the suggestion %s", st)
+	}
+	s2 := suggest("block:p2")
+	d("suggestion", "accept", s1)
+	out := d("explain", "d1")
+	if !strings.Contains(out, "carried over from v1.r0 to v1.r1") {
+		t.Fatalf("explain of the carried-over accept:\n%s", out)
+	}
+	var e struct {
+		Txn struct {
+			OrigBase string `json:"origBase"`
+		} `json:"txn"`
+		Suggestion struct {
+			Carried struct{ From, To struct{ Label string } } `json:"carried"`
+		} `json:"suggestion"`
+	}
+	if err := json.Unmarshal([]byte(d("explain", "d1", "--format", "json")), &e); err != nil || e.Txn.OrigBase == "" ||
+		e.Suggestion.Carried.From.Label != "v1.r0" || e.Suggestion.Carried.To.Label != "v1.r1" {
+		t.Fatalf("explain --format json of the carried-over accept: %+v %v", e, err)
+	}
+	// The accept kept the edit elsewhere.
+	if out := d("show", "d1", "--format", "text"); !strings.Contains(out, "second table") {
+		t.Fatalf("the carried-over accept lost the edit elsewhere:\n%s", out)
+	}
+	body := strings.Replace(assistBody, "We basically need to cut the filler.", "We need to cut it.", 1)
+	body = strings.Replace(body, "The results are in the table.", "The results are in the second table.", 1)
+	d("doc", "save", "d1", "--from", writeFile(t, tmp, "b2.json", body))
+	if st := status(s2); st != "conflicted" {
+		t.Fatalf("a direct save of the suggestion's block left it %s", st)
+	}
+}

@@ -218,6 +218,17 @@ type ChangeParams struct {
 	IdempotencyKey  string
 	SuggestionID    string
 	Message         string
+	// CarryOver carries a change whose baseline is no longer current
+	// (the head moved, or the draft changed since) over to the current
+	// head and draft, when every block in TargetBlocks is unchanged in the
+	// draft: the checks then run against that carried-over baseline, the
+	// operations apply to the current draft, and the transaction records
+	// both baselines (objstore.Txn.OrigBase). Anything else — a changed
+	// or missing target, operations that no longer apply — is a
+	// *ConflictError as for a strict change. A block-scoped suggestion's
+	// accept sets it, with TargetBlocks naming every block its operations
+	// name (DESIGN §6 "Carrying a suggestion over").
+	CarryOver bool
 }
 
 // BlockRevision is one revision of a block in a document's history.

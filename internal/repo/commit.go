@@ -101,6 +101,8 @@ type versionSpec struct {
 	restoredFrom                 string
 	idemKey, suggestionID        string
 	baseFP                       flowdoc.Fingerprint
+	origBase                     objstore.ID         // a carried-over change's own baseline (CarryOver)
+	origBaseFP                   flowdoc.Fingerprint // and its fingerprint
 	entries                      []objstore.BlockEntry
 	fp                           flowdoc.Fingerprint // of entries, when the caller has it
 	attrs                        flowdoc.Attributes
@@ -142,6 +144,7 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 		Doc: d.ID, Actor: spec.actor, Kind: spec.kind, Reason: spec.reason,
 		BaseFingerprint: spec.baseFP, IdempotencyKey: spec.idemKey,
 		SuggestionID: spec.suggestionID, Time: now, Events: txnEvents,
+		OrigBase: spec.origBase, OrigBaseFP: spec.origBaseFP,
 	}
 	var parents []objstore.ID
 	if head != nil {
@@ -213,7 +216,7 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 	}
 	if err := r.callHook(b, ev, &Change{Doc: d.ID, Actor: spec.actor, Kind: spec.kind, Changed: spec.changed,
 		BodyChanged: spec.bodyChanged, Version: &info, SuggestionID: spec.suggestionID, Blocks: spec.entries,
-		Time: now}); err != nil {
+		Time: now, Carried: !spec.origBase.IsZero(), BaseVersion: old, BaseLabel: dr0.Label, BaseFingerprint: spec.baseFP}); err != nil {
 		b.Close()
 		return VersionInfo{}, err
 	}
@@ -539,11 +542,14 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	if err != nil {
 		return VersionInfo{}, err
 	}
-	if p.BaseVersion != d.Head {
-		return VersionInfo{}, &ConflictError{Doc: p.Doc, Reason: fmt.Sprintf("base version %s is not the head %s", p.BaseVersion.Short(), d.Label)}
-	}
-	if p.BaseFingerprint != dr.Fingerprint {
-		return VersionInfo{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "the body changed since the baseline (fingerprint differs)"}
+	moved := p.BaseVersion != d.Head || p.BaseFingerprint != dr.Fingerprint
+	if !p.CarryOver || !moved {
+		if p.BaseVersion != d.Head {
+			return VersionInfo{}, &ConflictError{Doc: p.Doc, Reason: fmt.Sprintf("base version %s is not the head %s", p.BaseVersion.Short(), d.Label)}
+		}
+		if p.BaseFingerprint != dr.Fingerprint {
+			return VersionInfo{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "the body changed since the baseline (fingerprint differs)"}
+		}
 	}
 	cur := map[string]int{}
 	for i, blk := range dr.Blocks {
@@ -572,11 +578,23 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	if len(stale) > 0 {
 		return VersionInfo{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "target blocks changed since the baseline", Blocks: stale}
 	}
+	var origBase objstore.ID
+	var origFP flowdoc.Fingerprint
+	if moved {
+		// Carried over: every block the change names is as it was, so
+		// the current head and draft become its baseline, against which
+		// the checks above (version, fingerprint, targets) now hold.
+		origBase, origFP = p.BaseVersion, p.BaseFingerprint
+		p.BaseVersion, p.BaseFingerprint = d.Head, dr.Fingerprint
+	}
 	body, err := r.materialize(draftEntries(dr))
 	if err != nil {
 		return VersionInfo{}, err
 	}
 	next, err := flowdoc.Apply(body, p.Ops, r.limits)
+	if err != nil && moved {
+		return VersionInfo{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: fmt.Sprintf("the operations no longer apply to the current article (%v)", err)}
+	}
 	if err != nil {
 		return VersionInfo{}, errs.E(errs.Invalid, "%w", err)
 	}
@@ -591,7 +609,7 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	}
 	return r.commitBody(p.Doc, d, dr, next, dr.Attrs, versionSpec{kind: p.Kind, actor: p.Actor,
 		message: p.Message, major: major, idemKey: p.IdempotencyKey, suggestionID: p.SuggestionID,
-		baseFP: p.BaseFingerprint})
+		baseFP: p.BaseFingerprint, origBase: origBase, origBaseFP: origFP})
 }
 
 func draftEntries(dr *draftRec) []objstore.BlockEntry {

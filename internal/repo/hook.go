@@ -38,6 +38,14 @@ type Change struct {
 	Blocks []objstore.BlockEntry
 	// Time is the change's time, Unix ms.
 	Time int64
+	// BaseVersion, BaseLabel and BaseFingerprint are, for a change that
+	// sealed a version, the head it was made on and the fingerprint it
+	// was checked against; Carried says a CommitChange was carried over
+	// to them from an older baseline (ChangeParams.CarryOver).
+	BaseVersion     objstore.ID
+	BaseLabel       string
+	BaseFingerprint flowdoc.Fingerprint
+	Carried         bool
 
 	emit func(typ string, data any) error
 }
@@ -99,6 +107,28 @@ type DocTx struct {
 
 	ev      *events
 	emitted bool
+	r       *Repo
+}
+
+// Blocks returns the current content of the draft's blocks named by ids
+// (block id -> content id); a block the draft does not hold is absent.
+// It reads the whole draft (usually from memory).
+func (tx *DocTx) Blocks(ids []string) (map[string]objstore.ID, error) {
+	dr, err := tx.r.loadDraft(tx.Doc)
+	if err != nil {
+		return nil, err
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	out := make(map[string]objstore.ID, len(ids))
+	for _, b := range dr.Blocks {
+		if want[b.ID] {
+			out[b.ID] = b.Content
+		}
+	}
+	return out, nil
 }
 
 // Emit appends an event to the document's stream in b. Use one batch per
@@ -138,7 +168,7 @@ func (r *Repo) Locked(ctx context.Context, doc string, fn func(tx *DocTx) error)
 		return err
 	}
 	tx := &DocTx{Doc: doc, Head: d.Head, HeadLabel: d.Label, Fingerprint: dr.Fingerprint,
-		Unsealed: dr.Unsealed, Seq: dr.Seq, ev: ev}
+		Unsealed: dr.Unsealed, Seq: dr.Seq, ev: ev, r: r}
 	err = fn(tx)
 	switch {
 	case tx.emitted && err == nil:

@@ -94,7 +94,7 @@ func (a syncAssist) PreviewSuggestion(ctx context.Context, p syncproto.Principal
 		return syncproto.SuggestionPreviewDone{}, err
 	}
 	return syncproto.SuggestionPreviewDone{Suggestion: suggestionInfo(pv.Suggestion), Candidate: pv.Candidate,
-		Changes: pv.Changes, Current: pv.Current}, nil
+		Changes: pv.Changes, Current: pv.Current, CarriedOver: pv.CarriedOver, Against: pv.Against}, nil
 }
 
 func (a syncAssist) AcceptSuggestion(ctx context.Context, p syncproto.Principal, id string, confirmDelete bool) (syncproto.SuggestionAcceptDone, error) {
@@ -244,6 +244,9 @@ func suggestionInfo(sg assistant.Suggestion) syncproto.SuggestionInfo {
 		Created: sg.Created, Decided: sg.Decided, DecidedBy: sg.DecidedBy, Version: sg.Version, RejectReason: sg.RejectReason}
 	if c := sg.Conflict; c != nil {
 		out.Conflict = &syncproto.SuggestionConflict{Reason: c.Reason, Blocks: c.Blocks, By: c.By}
+	}
+	if c := sg.Carried; c != nil {
+		out.Carried = &syncproto.SuggestionCarried{From: c.From.Label, To: c.To.Label}
 	}
 	if c := sg.Closeness; c != nil {
 		out.Closeness = &syncproto.Closeness{Delta: c.Delta, Percentile: c.Percentile, Units: c.Units, Reliable: c.Reliable}

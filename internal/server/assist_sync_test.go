@@ -487,9 +487,9 @@ func TestAssistLiveInvalidationWebSocket(t *testing.T) {
 				t.Fatalf("the refused accept touched the body: %+v %v", dr, err)
 			}
 
-			// A restore sent over the socket conflicts a pending suggestion on
-			// any block (the request first sealed the saved draft, reason ai).
-			q2 := request[*syncproto.AssistQueued](t, c, &syncproto.AssistRequest{Doc: doc, Scope: blockScope("p2"), EditingPreset: "six-rules"})
+			// A save elsewhere leaves a suggestion pending, and the preview
+			// over the socket shows the current draft.
+			q2 := request[*syncproto.AssistQueued](t, c, &syncproto.AssistRequest{Doc: doc, Scope: blockScope("p1"), EditingPreset: "six-rules"})
 			if q2.Checkpoint != "v1.r1" {
 				t.Fatalf("the request sealed %q, want v1.r1", q2.Checkpoint)
 			}
@@ -497,6 +497,18 @@ func TestAssistLiveInvalidationWebSocket(t *testing.T) {
 			if err != nil || run2.Suggestion == "" {
 				t.Fatalf("run %+v %v", run2, err)
 			}
+			cur, _ := ae.repo.Draft(ctx, doc)
+			p2 := para("p2", "Typed elsewhere after the suggestion.")
+			if _, err := c.Save(ctx, doc, cur.Seq, syncproto.Change{Op: syncproto.OpUpsert, Block: &p2}); err != nil {
+				t.Fatal(err)
+			}
+			pv := request[*syncproto.SuggestionPreviewDone](t, c, &syncproto.SuggestionPreview{Suggestion: run2.Suggestion})
+			if pv.Suggestion.Status != "pending" || !pv.Current || !pv.CarriedOver || pv.Against != "v1.r1" ||
+				flowdoc.PlainText(pv.Candidate.Blocks[1].RichText) != "Typed elsewhere after the suggestion." {
+				t.Fatalf("preview after a save elsewhere: %s current %v carried %v against %q", pv.Suggestion.Status, pv.Current, pv.CarriedOver, pv.Against)
+			}
+			// A restore sent over the socket that changes its block
+			// conflicts it.
 			if _, err := c.Restore(ctx, doc, "v1.r0"); err != nil {
 				t.Fatal(err)
 			}

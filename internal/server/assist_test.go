@@ -457,8 +457,32 @@ func TestAssistLiveInvalidationHTTP(t *testing.T) {
 	}
 	ae.wantErr("POST", "/v1/suggestions/"+sg+"/accept", ae.a, nil, 409, assistant.CodeSuggestionConflicted)
 
-	// A restore moves the baseline of a suggestion on any block.
-	sg = pending("p2")
+	// A save elsewhere leaves a block suggestion pending (no event), its
+	// preview shows the current draft, and its accept is carried over.
+	carried := pending("p2")
+	cursor, _ = stream.Last(ae.repo.DB(), repo.Stream(doc))
+	ae.ok("GET", "/v1/docs/"+doc+"/draft", ae.a, nil, &dr)
+	elsewhere := para("p1", "In order to win, we all made a decision together.")
+	ae.ok("POST", "/v1/docs/"+doc+"/draft", ae.a, SaveRequest{BaseSeq: dr.Seq, Changes: []repo.DraftChange{{Op: repo.ChangeUpsert, Block: &elsewhere}}}, nil)
+	if got := status(carried); got.Status != assistant.StatusPending {
+		t.Fatalf("a save elsewhere conflicted the suggestion: %+v", got.Conflict)
+	}
+	if ae.docStreamHas(doc, cursor, assistant.EventSuggestionConflicted, carried) {
+		t.Fatal("suggestion.conflicted fired for a save elsewhere")
+	}
+	var pv assistant.Preview
+	ae.ok("GET", "/v1/suggestions/"+carried+"/preview", ae.a, nil, &pv)
+	if !pv.Current || !pv.CarriedOver || flowdoc.PlainText(pv.Candidate.Blocks[0].RichText) != "In order to win, we all made a decision together." {
+		t.Fatalf("preview after a save elsewhere: current %v carried %v", pv.Current, pv.CarriedOver)
+	}
+	var acc assistant.Accepted
+	ae.ok("POST", "/v1/suggestions/"+carried+"/accept", ae.a, nil, &acc)
+	if acc.Suggestion.Carried == nil || acc.Suggestion.Carried.From.Label != "v1.r1" {
+		t.Fatalf("the accept after a save elsewhere: carried %+v", acc.Suggestion.Carried)
+	}
+
+	// A restore that changes a suggestion's block conflicts it.
+	sg = pending("p1")
 	cursor, _ = stream.Last(ae.repo.DB(), repo.Stream(doc))
 	ae.ok("POST", "/v1/docs/"+doc+"/restore", ae.a, RestoreRequest{Label: "v1.r0"}, nil)
 	if got := status(sg); got.Status != assistant.StatusConflicted {
