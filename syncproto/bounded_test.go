@@ -100,7 +100,7 @@ func TestStoredEventPassThrough(t *testing.T) {
 	if err := json.Unmarshal(j, &got); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"kind": `"assist"`, "attempt": `-3`, "ratio": `0.25`, "Tags": `["a","é"]`, "raw": `"AAE="`}
+	want := map[string]string{"kind": `"assist"`, "attempt": `-3`, "ratio": `0.25`, "Tags": `["a","é"]`, "raw": `"0001"`} // bin is hex, as every hash in JSON
 	for k, v := range want {
 		if string(got.Data[k]) != v {
 			t.Errorf("JSON data %s = %s, want %s (frame %s)", k, got.Data[k], v, j)

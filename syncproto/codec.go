@@ -110,7 +110,11 @@ func (jsonCodec) Decode(p []byte, allowEvents bool) (Message, error) {
 		return nil, &DecodeError{Code: CodeBadMessage, Err: errors.New("frame is not valid UTF-8 JSON")}
 	}
 	var env Envelope
-	if err := bounded.UnmarshalJSON(p, &env); err != nil {
+	if err := bounded.UnmarshalJSONExact(p, &env); err != nil {
+		var ce *bounded.CaseError
+		if errors.As(err, &ce) {
+			return nil, &DecodeError{Code: CodeBadMessage, ID: peekJSONID(p), Err: errs.E(errs.Invalid, "%v", ce)}
+		}
 		return nil, &DecodeError{Code: CodeBadMessage, ID: peekJSONID(p), Err: fmt.Errorf("not a message object: %v", err)}
 	}
 	if err := checkEnvelope(env); err != nil {
@@ -130,19 +134,27 @@ func (jsonCodec) Decode(p []byte, allowEvents bool) (Message, error) {
 	}
 	strict := strictDecode(env.Type)
 	if err := jsonDecode(p, m, strict); err != nil {
+		var ce *bounded.CaseError
+		if errors.As(err, &ce) {
+			// encoding/json would decode "Marks" into marks: refused in
+			// every message, as HTTP and MessagePack do, nothing stored.
+			return nil, &DecodeError{Code: CodeBadMessage, ID: env.ID, Err: errs.E(errs.Invalid,
+				"%s: %v; nothing was stored", env.Type, ce)}
+		}
 		return nil, decodeFailure(env, err, strict && jsonDecode(p, m, false) == nil,
 			"in folio.v1.json a body and its blocks use the keys schemaVersion, blocks, id, type, attrs, richText, …")
 	}
 	return m, nil
 }
 
-// jsonDecode decodes p into v, bounded (package bounded); strict refuses
-// members v has no field for, at any depth.
+// jsonDecode decodes p into v, bounded (package bounded), matching member
+// names exactly, case included; strict also refuses members v has no
+// field for, at any depth.
 func jsonDecode(p []byte, v any, strict bool) error {
 	if strict {
 		return bounded.UnmarshalJSONStrict(p, v)
 	}
-	return bounded.UnmarshalJSON(p, v)
+	return bounded.UnmarshalJSONExact(p, v)
 }
 
 // decodeFailure is the error of a frame whose envelope decoded but whose
@@ -173,19 +185,55 @@ func notJSON(ve *flowdoc.ValidationError) bool {
 }
 
 // peekJSONID recovers a string "id" from an object whose other fields
-// are broken, so that the error reply can still name the request.
+// are broken, so that the error reply can still name the request: it
+// reads the top-level members in order, token by token, and stops at the
+// first "id". A frame broken before its "id" (or whose "id" is no string
+// of at most 64 bytes) has none; one broken after it — truncated, nested
+// too deep, a bad literal — still has it, as MessagePack frames do.
 func peekJSONID(p []byte) string {
-	var probe struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if bounded.UnmarshalJSON(p, &probe) != nil {
+	dec := json.NewDecoder(bytes.NewReader(p))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return ""
 	}
-	var id string
-	if json.Unmarshal(probe.ID, &id) != nil || len(id) > maxIDLen {
-		return ""
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return ""
+		}
+		if key == "id" {
+			t, err := dec.Token()
+			id, ok := t.(string)
+			if err != nil || !ok || len(id) > maxIDLen {
+				return ""
+			}
+			return id
+		}
+		if !skipJSONValue(dec) {
+			return ""
+		}
 	}
-	return id
+	return ""
+}
+
+// skipJSONValue reads one value's tokens; false when the text breaks.
+func skipJSONValue(dec *json.Decoder) bool {
+	depth := 0
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return true
+		}
+	}
 }
 
 func checkEnvelope(env Envelope) error {

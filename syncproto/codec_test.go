@@ -2,7 +2,9 @@ package syncproto_test
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -12,7 +14,9 @@ import (
 
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/bounded/boundedtest"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/syncproto"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/messages.golden")
@@ -242,4 +246,86 @@ func decodeTarget() boundedtest.Target {
 			}
 		}
 	}}
+}
+
+// A JSON frame that breaks after a readable top-level "id" — truncated,
+// nested over the limit, a bad literal, a duplicate member — is answered
+// with that id, as a MessagePack frame is; one broken before its "id"
+// has none.
+func TestJSONDecodeErrorsCarryTheID(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, 70) + "1" + strings.Repeat("}", 70)
+	for name, frame := range map[string]string{
+		"truncated":     `{"type":"draft.save","id":"7","doc":"d1","baseSeq":1,"changes":[{"op":"upsert"`,
+		"too deep":      `{"type":"draft.save","id":"7","doc":"d1","x":` + deep + `}`,
+		"bad literal":   `{"type":"draft.save","id":"7","doc":"d1","baseSeq":tru}`,
+		"id first":      `{"id":"7","type":"draft.save","doc":"d1","baseSeq":1,"changes":[{"op":"upsert","block":nul}]}`,
+		"duplicate key": `{"type":"draft.save","id":"7","doc":"d1","doc":"d2"}`,
+		"wrong case":    `{"type":"draft.save","id":"7","doc":"d1","baseSeq":1,"Changes":[]}`,
+	} {
+		_, err := syncproto.JSONCodec.Decode([]byte(frame), false)
+		var de *syncproto.DecodeError
+		if !errors.As(err, &de) || de.ID != "7" {
+			t.Errorf("%s: %v, id %q; want the error to carry id 7", name, err, de.ID)
+		}
+	}
+	for name, frame := range map[string]string{
+		"broken before the id": `{"type":"draft.save","doc":tru,"id":"7"}`,
+		"id not a string":      `{"type":"draft.save","id":7,"doc":tru}`,
+		"not an object":        `["id","7"`,
+	} {
+		_, err := syncproto.JSONCodec.Decode([]byte(frame), false)
+		var de *syncproto.DecodeError
+		if !errors.As(err, &de) || de.ID != "" {
+			t.Errorf("%s: %v; want an error without an id", name, err)
+		}
+	}
+}
+
+// JSON member names match exactly, case included, as over HTTP and in
+// MessagePack: a save with "Changes", a block with "Type", a run with
+// "Marks" is refused as invalid naming the field, in the envelope too,
+// where encoding/json alone would store their content.
+func TestJSONFieldNamesMatchExactly(t *testing.T) {
+	for _, c := range []struct{ name, field, frame string }{
+		{"save", "Changes", `{"type":"draft.save","id":"1","doc":"d1","baseSeq":1,"Changes":[{"op":"upsert","block":{"id":"p1","type":"paragraph","richText":[{"text":"x"}]}}]}`},
+		{"block", "Type", `{"type":"draft.save","id":"1","doc":"d1","baseSeq":1,"changes":[{"op":"upsert","block":{"id":"p1","Type":"paragraph","richText":[{"text":"x"}]}}]}`},
+		{"run", "Marks", `{"type":"draft.save","id":"1","doc":"d1","baseSeq":1,"changes":[{"op":"upsert","block":{"id":"p1","type":"paragraph","richText":[{"text":"x","Marks":["bold"]}]}}]}`},
+		{"envelope", "Type", `{"Type":"draft.save","id":"1","doc":"d1","baseSeq":1}`},
+		{"other message", "Doc", `{"type":"open","id":"1","Doc":"d1"}`},
+	} {
+		_, err := syncproto.JSONCodec.Decode([]byte(c.frame), false)
+		if errs.KindOf(err) != errs.Invalid || !strings.Contains(err.Error(), `unknown field "`+c.field+`"`) || !strings.Contains(err.Error(), "case included") {
+			t.Errorf("%s: %v; want invalid naming %q", c.name, err, c.field)
+		}
+	}
+	// The right names decode.
+	if _, err := syncproto.JSONCodec.Decode([]byte(`{"type":"draft.save","id":"1","doc":"d1","baseSeq":1,"changes":[{"op":"upsert","block":{"id":"p1","type":"paragraph","richText":[{"text":"x","marks":["bold"]}]}}]}`), false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Stored event data passed through to a JSON client writes every hash as
+// 64 lowercase hex digits: doc.published's version is not base64.
+func TestPassedThroughHashesAreHex(t *testing.T) {
+	var id [32]byte
+	for i := range id {
+		id[i] = byte(i * 7)
+	}
+	data, err := msgpack.Marshal(map[string]any{"version": id[:], "label": "v1.r2", "slug": "s", "visibility": "public", "actor": "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := syncproto.PassThrough(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &syncproto.Event{Envelope: syncproto.Envelope{Type: "doc.published"}, Stream: "doc:d1", Cursor: 9, Time: 1, Data: raw}
+	out, err := syncproto.JSONCodec.Encode(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"version":"` + hex.EncodeToString(id[:]) + `"`
+	if !strings.Contains(string(out), want) {
+		t.Fatalf("doc.published in JSON: %s\nwant %s", out, want)
+	}
 }

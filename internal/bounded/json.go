@@ -29,11 +29,36 @@ func UnmarshalJSON(data []byte, v any) error {
 	return json.Unmarshal(data, v)
 }
 
+// UnmarshalJSONExact is UnmarshalJSON matching member names to struct
+// fields exactly, case included: a member whose name differs from a
+// field's only in case, which encoding/json would decode into that field,
+// is refused with a *CaseError (at any depth). Other unknown members are
+// ignored.
+func UnmarshalJSONExact(data []byte, v any) error {
+	if err := checkJSON(data, v, true); err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
+}
+
+// CaseError is a JSON member whose name matches a struct field's only
+// when case is ignored (UnmarshalJSONExact, UnmarshalJSONStrict).
+type CaseError struct {
+	Offset int    // of the member's name
+	Name   string // as written
+	Field  string // the field's name
+}
+
+func (e *CaseError) Error() string {
+	return fmt.Sprintf("unknown field %q (field names match exactly, case included: the field is %q)", e.Name, e.Field)
+}
+
 // UnmarshalJSONStrict is UnmarshalJSON refusing, at any depth, a member
 // that names no field of the struct it decodes into
-// (json.Decoder.DisallowUnknownFields), and anything after the value.
+// (json.Decoder.DisallowUnknownFields) — names match exactly, case
+// included (a *CaseError) — and anything after the value.
 func UnmarshalJSONStrict(data []byte, v any) error {
-	if err := CheckJSON(data, v); err != nil {
+	if err := checkJSON(data, v, true); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -49,7 +74,9 @@ func UnmarshalJSONStrict(data []byte, v any) error {
 
 // CheckJSON is UnmarshalJSON without the decoding: it checks nesting and
 // the memory decoding data into v's type would allocate.
-func CheckJSON(data []byte, v any) error {
+func CheckJSON(data []byte, v any) error { return checkJSON(data, v, false) }
+
+func checkJSON(data []byte, v any, exact bool) error {
 	rv := reflect.TypeOf(v)
 	if rv == nil || rv.Kind() != reflect.Pointer {
 		return fmt.Errorf("bounded: UnmarshalJSON needs a non-nil pointer, got %T", v)
@@ -58,7 +85,7 @@ func CheckJSON(data []byte, v any) error {
 	if err != nil {
 		return err
 	}
-	w := jwalker{data: data}
+	w := jwalker{data: data, exact: exact}
 	if err := w.value(ti, 0); err != nil {
 		return err
 	}
@@ -78,6 +105,8 @@ type jwalker struct {
 	pos  int
 	cost int64
 	bad  bool // a syntax error was seen: stop counting
+	// exact refuses a member that matches a field only case-insensitively.
+	exact bool
 }
 
 func (w *jwalker) ws() {
@@ -231,7 +260,11 @@ func (w *jwalker) value(t *tinfo, depth int) error {
 			f := t.fields[string(key)]
 			if f == nil {
 				var buf [32]byte
-				f = t.fold[string(appendFolded(buf[:0], key))]
+				folded := string(appendFolded(buf[:0], key))
+				f = t.fold[folded]
+				if f != nil && w.exact {
+					return &CaseError{Offset: keyStart, Name: string(key), Field: t.foldNames[folded]}
+				}
 			}
 			if f != nil {
 				w.cost += f.extra

@@ -1,8 +1,8 @@
 package bounded
 
 import (
-	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -44,8 +44,9 @@ func MapString(data []byte, key string, maxLen int) (string, bool) {
 
 // AppendJSON appends the JSON form of the msgpack value data (which must
 // pass Validate) to dst: maps with string keys become objects in the same
-// key order, arrays arrays, str strings, bin base64 strings (as
-// encoding/json writes []byte), numbers numbers, nil null. Maps with other
+// key order, arrays arrays, str strings, bin lowercase hex strings (in
+// Folio's data every bin is an object hash or a fingerprint, which JSON
+// writes as 64 hex digits everywhere), numbers numbers, nil null. Maps with other
 // keys, ext values and non-finite floats have no JSON form and are an
 // error. It never decodes into Go values: passing data through costs about
 // its own size.
@@ -117,7 +118,7 @@ func appendJSON(dst, data []byte, i int) ([]byte, int, error) {
 		return append(dst, b...), p + n, nil
 	case mBin:
 		dst = append(dst, '"')
-		dst = base64.StdEncoding.AppendEncode(dst, data[p:p+n])
+		dst = hex.AppendEncode(dst, data[p:p+n])
 		return append(dst, '"'), p + n, nil
 	case mExt:
 		return dst, p, mpErr(i, "an ext value has no JSON form")

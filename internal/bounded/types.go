@@ -24,6 +24,8 @@ type tinfo struct {
 	// JSON only: fold holds the fields under folded names (appendFolded),
 	// for encoding/json's case-insensitive match.
 	fold map[string]*field
+	// foldNames are the fields' own names under their folded names.
+	foldNames map[string]string
 }
 
 type field struct {
@@ -238,9 +240,13 @@ func (ti *tinfo) add(name string, f *field) {
 	if ti.fold == nil {
 		ti.fold = map[string]*field{}
 	}
+	if ti.foldNames == nil {
+		ti.foldNames = map[string]string{}
+	}
 	folded := string(appendFolded(nil, []byte(name)))
 	if _, ok := ti.fold[folded]; !ok {
 		ti.fold[folded] = f
+		ti.foldNames[folded] = name
 	}
 }
 
