@@ -347,7 +347,7 @@ func (s *Service) sessionFor(doc, id string, a Actor) (Session, error) {
 		}
 		return ss, nil
 	}
-	ss, ok, err := s.latestSession(s.db, doc, a.UserID)
+	ss, ok, err := s.currentSession(s.db, doc, a.UserID)
 	if err != nil || ok {
 		return ss, err
 	}

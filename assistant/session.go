@@ -2,6 +2,7 @@ package assistant
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"unicode/utf8"
 
@@ -28,6 +29,9 @@ type Session struct {
 	Updated   int64  `json:"updated" msgpack:"updated"`
 	// Messages is the number of messages; their seqs are 1..Messages.
 	Messages uint64 `json:"messages" msgpack:"messages"`
+	// Current marks, in a listing, the session a request without one
+	// continues (not stored: the pointer is a record of its own).
+	Current bool `json:"current,omitempty" msgpack:"-"`
 }
 
 // Role is who wrote a message.
@@ -186,6 +190,28 @@ func (s *Service) latestSession(r pebble.Reader, doc, user string) (Session, boo
 	return ss, err == nil, err
 }
 
+// currentSession returns user's current session on doc: the one the
+// pointer names (set by StartSession, by SwitchSession and when a request
+// creates the first one), never moved by a run finishing in another
+// session. A store written before the pointer existed, or a pointer whose
+// session is gone, falls back to the most recently updated session.
+func (s *Service) currentSession(r pebble.Reader, doc, user string) (Session, bool, error) {
+	id, err := kv.Get(r, sessionCurKey(doc, user))
+	switch {
+	case err == nil:
+		ss, err := s.loadSession(r, string(id))
+		if err == nil && ss.Doc == doc && ss.CreatorID == user {
+			return ss, true, nil
+		}
+		if err != nil && !errors.Is(err, errs.NotFound) {
+			return Session{}, false, err
+		}
+	case !errors.Is(err, kv.ErrNotFound):
+		return Session{}, false, err
+	}
+	return s.latestSession(r, doc, user)
+}
+
 // checkDoc answers not_found for a document that does not exist.
 func (s *Service) checkDoc(ctx context.Context, doc string) error {
 	if !repo.ValidDocID(doc) {
@@ -195,8 +221,8 @@ func (s *Service) checkDoc(ctx context.Context, doc string) error {
 	return repoErr(err)
 }
 
-// CurrentSession returns the session the article resumes for a: a's most
-// recently updated one on it, or a new one when a has none there.
+// CurrentSession returns the session the article resumes for a: a's
+// current one on it (currentSession), or a new one when a has none there.
 func (s *Service) CurrentSession(ctx context.Context, a Actor, doc string) (Session, error) {
 	if err := a.identified(); err != nil {
 		return Session{}, err
@@ -204,12 +230,12 @@ func (s *Service) CurrentSession(ctx context.Context, a Actor, doc string) (Sess
 	if err := s.checkDoc(ctx, doc); err != nil {
 		return Session{}, err
 	}
-	if ss, ok, err := s.latestSession(s.db, doc, a.UserID); err != nil || ok {
+	if ss, ok, err := s.currentSession(s.db, doc, a.UserID); err != nil || ok {
 		return ss, err
 	}
 	var out Session
 	err := s.repo.Locked(ctx, doc, func(*repo.DocTx) error {
-		ss, ok, err := s.latestSession(s.db, doc, a.UserID)
+		ss, ok, err := s.currentSession(s.db, doc, a.UserID)
 		if err != nil || ok {
 			out = ss
 			return err
@@ -233,6 +259,9 @@ func (s *Service) createSession(doc string, a Actor, title string) (Session, err
 	b := s.db.NewBatch()
 	defer b.Close()
 	if err := putSession(b, nil, ss); err != nil {
+		return Session{}, err
+	}
+	if err := b.Set(sessionCurKey(doc, a.UserID), []byte(ss.ID), nil); err != nil {
 		return Session{}, err
 	}
 	return ss, s.db.Apply(b, kv.Sync)
@@ -275,18 +304,25 @@ func (s *Service) Sessions(ctx context.Context, a Actor, doc string) ([]Session,
 		return nil, err
 	}
 	defer it.Close()
+	cur, _, err := s.currentSession(s.db, doc, a.UserID)
+	if err != nil {
+		return nil, err
+	}
 	var out []Session
 	for it.Last(); it.Valid() && len(out) < maxListSessions; it.Prev() {
 		ss, err := s.loadSession(s.db, lastAfterZero(it.Key()))
 		if err != nil {
 			return nil, err
 		}
+		ss.Current = ss.ID == cur.ID
 		out = append(out, ss)
 	}
 	return out, it.Error()
 }
 
-// SwitchSession makes a's session id the one the article resumes for a.
+// SwitchSession makes a's session id the current one on the article: the
+// one a request without a session continues, until the next switch or
+// StartSession (a run finishing in another session does not move it).
 func (s *Service) SwitchSession(ctx context.Context, a Actor, doc, id string) (Session, error) {
 	if err := a.identified(); err != nil {
 		return Session{}, err
@@ -303,19 +339,26 @@ func (s *Service) SwitchSession(ctx context.Context, a Actor, doc, id string) (S
 		if ss.Doc != doc {
 			return errs.E(errs.NotFound, "session %q not found on document %s", id, doc)
 		}
-		last, _, err := s.latestSession(s.db, doc, a.UserID)
+		cur, _, err := s.currentSession(s.db, doc, a.UserID)
 		if err != nil {
 			return err
 		}
-		if last.ID == ss.ID {
+		if cur.ID == ss.ID {
 			out = ss
 			return nil
+		}
+		last, _, err := s.latestSession(s.db, doc, a.UserID)
+		if err != nil {
+			return err
 		}
 		old := ss
 		ss.Updated = max(s.now().UnixMilli(), last.Updated+1)
 		b := s.db.NewBatch()
 		defer b.Close()
 		if err := putSession(b, &old, ss); err != nil {
+			return err
+		}
+		if err := b.Set(sessionCurKey(doc, a.UserID), []byte(ss.ID), nil); err != nil {
 			return err
 		}
 		out = ss

@@ -49,6 +49,22 @@ func TestSessionsResumeTheLatest(t *testing.T) {
 	if q3.Session.ID != second.ID || q3.Message.Seq != 3 {
 		t.Fatalf("explicit session: %s seq %d", q3.Session.ID, q3.Message.Seq)
 	}
+	// A run finishing in another session does not take "current" back:
+	// the article still resumes the session switched to.
+	w.wait(q3.Run.ID)
+	if cur, _ := w.svc.CurrentSession(ctx, authorA, doc); cur.ID != first.ID {
+		t.Fatalf("after a run finished in %s, the current session is %s, want %s (switched to)", second.ID, cur.ID, first.ID)
+	}
+	list, _ = w.svc.Sessions(ctx, authorA, doc)
+	for _, ss := range list {
+		if ss.Current != (ss.ID == first.ID) {
+			t.Fatalf("sessions mark the wrong one current: %+v", list)
+		}
+	}
+	q4, _ := w.assist(AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p1"}, Instruction: "z"})
+	if q4.Session.ID != first.ID {
+		t.Fatalf("a request without a session went to %s, want the current %s", q4.Session.ID, first.ID)
+	}
 	other := w.article(1, false)
 	if _, err := w.svc.SwitchSession(ctx, authorA, other, first.ID); errs.KindOf(err) != errs.NotFound {
 		t.Fatalf("another article's session: %v", err)

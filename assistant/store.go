@@ -11,6 +11,7 @@ import (
 const (
 	tableSession    = "asess"    // <session>
 	tableSessionDoc = "asessdoc" // <doc> 0x00 <user id> 0x00 <updated 8> 0x00 <session>
+	tableSessionCur = "asesscur" // <doc> 0x00 <user id>: the current session's id
 	tableMessage    = "amsg"     // <session> 0x00 <seq 8>
 	tableRun        = "arun"     // <run>
 	tableRunKey     = "arunkey"  // <doc> 0x00 <user id> 0x00 <idempotency key>
@@ -34,6 +35,7 @@ func sessionDocKey(doc, user string, updated int64, id string) []byte {
 	k := kv.Uint64(sessionDocPrefix(doc, user), uint64(max(updated, 0)))
 	return append(append(k, 0), id...)
 }
+func sessionCurKey(doc, user string) []byte { return kv.TableKey(tableSessionCur, doc, user) }
 func messagePrefix(session string) []byte { return append(kv.TableKey(tableMessage, session), 0) }
 func messageKey(session string, seq uint64) []byte {
 	return kv.Uint64(messagePrefix(session), seq)

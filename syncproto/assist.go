@@ -355,6 +355,9 @@ type SessionInfo struct {
 	Created  int64  `json:"created"`
 	Updated  int64  `json:"updated"`
 	Messages uint64 `json:"messages"`
+	// Current marks, in session.list.done, the caller's current session
+	// on the article: the one a request without "session" continues.
+	Current bool `json:"current,omitempty"`
 }
 
 // SessionList lists the caller's sessions on document Doc.

@@ -28,6 +28,8 @@ func assistSamples() []syncproto.Message {
 	rejected.Status, rejected.Decided, rejected.DecidedBy, rejected.RejectReason = "rejected", 1767225640000, "author-a", "keep my wording"
 	cand := flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{after}}
 	session := syncproto.SessionInfo{ID: "c8n2k4", Doc: "d1", Created: 1767225500000, Updated: 1767225602100, Messages: 2}
+	currentSession := session
+	currentSession.Current = true
 	second := syncproto.SessionInfo{ID: "c2r9w6", Doc: "d1", Title: "intro", Created: 1767225700000, Updated: 1767225700000}
 	personaRun := syncproto.RunInfo{ID: "r4pm8c", Doc: "d1", Session: "c8n2k4", State: "succeeded", Scope: scope,
 		Instruction: "用我的口吻改写", Personalization: "persona",
@@ -77,7 +79,7 @@ func assistSamples() []syncproto.Message {
 		&syncproto.SuggestionReject{Envelope: syncproto.Envelope{ID: "25"}, Suggestion: "s7kp2d", Reason: "keep my wording"},
 		&syncproto.SuggestionRejectDone{Envelope: syncproto.Envelope{ID: "25"}, Suggestion: rejected},
 		&syncproto.SessionList{Envelope: syncproto.Envelope{ID: "26"}, Doc: "d1"},
-		&syncproto.SessionListDone{Envelope: syncproto.Envelope{ID: "26"}, Doc: "d1", Sessions: []syncproto.SessionInfo{session}},
+		&syncproto.SessionListDone{Envelope: syncproto.Envelope{ID: "26"}, Doc: "d1", Sessions: []syncproto.SessionInfo{currentSession}},
 		&syncproto.SessionStart{Envelope: syncproto.Envelope{ID: "27"}, Doc: "d1", Title: "intro"},
 		&syncproto.SessionStartDone{Envelope: syncproto.Envelope{ID: "27"}, Session: second},
 		&syncproto.SessionSwitch{Envelope: syncproto.Envelope{ID: "28"}, Doc: "d1", Session: "c8n2k4"},

@@ -255,7 +255,7 @@ func suggestionInfo(sg assistant.Suggestion) syncproto.SuggestionInfo {
 }
 
 func sessionInfo(s assistant.Session) syncproto.SessionInfo {
-	return syncproto.SessionInfo{ID: s.ID, Doc: s.Doc, Title: s.Title, Created: s.Created, Updated: s.Updated, Messages: s.Messages}
+	return syncproto.SessionInfo{ID: s.ID, Doc: s.Doc, Title: s.Title, Created: s.Created, Updated: s.Updated, Messages: s.Messages, Current: s.Current}
 }
 
 // runStreamID returns the run id of a stream name "run:<id>".
