@@ -36,7 +36,7 @@ func sessionDocKey(doc, user string, updated int64, id string) []byte {
 	return append(append(k, 0), id...)
 }
 func sessionCurKey(doc, user string) []byte { return kv.TableKey(tableSessionCur, doc, user) }
-func messagePrefix(session string) []byte { return append(kv.TableKey(tableMessage, session), 0) }
+func messagePrefix(session string) []byte   { return append(kv.TableKey(tableMessage, session), 0) }
 func messageKey(session string, seq uint64) []byte {
 	return kv.Uint64(messagePrefix(session), seq)
 }
