@@ -575,3 +575,53 @@ func TestAcceptedSuggestionsTeachTheNextVersion(t *testing.T) {
 		t.Errorf("another persona learned from these decisions: %+v", pin)
 	}
 }
+
+// Hand edits of an article written with a persona reach that persona's
+// learning as manual_edit observations with their text, are counted, and
+// never become a rule, however many agree.
+func TestManualEditsReachThePersonaButNeverBecomeRules(t *testing.T) {
+	w := newWorld(t, withPersonas(personasOn))
+	w.source("src1", "加入星火", publish.Public, careerSource...)
+	p := w.persona("博客", "src1")
+	w.svc.refs = nil
+	w.model.answer = writes("我负责搜索。")
+	for i := 0; i < 6; i++ {
+		doc := w.draftDoc()
+		_, run := w.personaRun(doc, p.ID)
+		if run.Suggestion == "" {
+			t.Fatalf("run %s %+v", run.State, run.Error)
+		}
+		// Shorter by hand, five times over: what a rule would learn from.
+		w.save(doc, para("p2", "爱好。"))
+		if _, _, err := w.repo.Seal(ctx, doc, "idle", authorA.User); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []learning.Observation
+	if err := w.svc.LearningReader().Observations(ctx, authorA.UserID, p.ID, func(o learning.Observation) error {
+		got = append(got, o)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 6 {
+		t.Fatalf("%d observations, want the 6 manual edits: %+v", len(got), got)
+	}
+	for _, o := range got {
+		if o.Kind != learning.KindManualEdit || len(o.Edits) != 1 || o.Edits[0] != (learning.Edit{Before: "下一段写我的爱好。", After: "爱好。"}) {
+			t.Fatalf("observation %+v", o)
+		}
+	}
+	snap, err := learning.Build(authorA.UserID, p.ID, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.ManualEdits != 6 || len(snap.Active()) != 0 {
+		t.Fatalf("snapshot %+v: manual edits must be counted and never active", snap)
+	}
+	for _, r := range snap.Rules {
+		if r.Positive != 0 {
+			t.Errorf("rule %s counted a hand edit as positive: %+v", r.ID, r)
+		}
+	}
+}

@@ -213,7 +213,7 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 	}
 	if err := r.callHook(b, ev, &Change{Doc: d.ID, Actor: spec.actor, Kind: spec.kind, Changed: spec.changed,
 		BodyChanged: spec.bodyChanged, Version: &info, SuggestionID: spec.suggestionID, Blocks: spec.entries,
-		Time: now}); err != nil {
+		Events: txnEvents, Time: now}); err != nil {
 		b.Close()
 		return VersionInfo{}, err
 	}
