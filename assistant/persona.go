@@ -40,7 +40,8 @@ const (
 // PersonaPin is what a persona run pinned, recorded in the run: the
 // version and each component's id (empty when its switch was off or the
 // version has none), the memory retrieved (keys in rank order: what was
-// provided) and the reference articles, each by version.
+// provided, and the source article versions they came from) and the
+// reference articles, each by version.
 type PersonaPin struct {
 	ID      string `json:"id" msgpack:"id"`
 	Name    string `json:"name" msgpack:"name"`
@@ -59,8 +60,36 @@ type PersonaPin struct {
 	MemoryMatched uint64   `json:"memoryMatched,omitempty" msgpack:"mmatched,omitempty"`
 	// MemoryWithheld counts retrieved items left out because their
 	// evidence is a private source and [privacy] private_memory is off.
-	MemoryWithheld int            `json:"memoryWithheld,omitempty" msgpack:"mwithheld,omitempty"`
-	References     []ReferencePin `json:"references,omitempty" msgpack:"refs,omitempty"`
+	MemoryWithheld int `json:"memoryWithheld,omitempty" msgpack:"mwithheld,omitempty"`
+	// MemorySources are the source article versions the provided items
+	// came from (their evidence), in order of first use, each with the
+	// keys of the items it backs.
+	MemorySources []MemorySourcePin `json:"memorySources,omitempty" msgpack:"msources,omitempty"`
+	References    []ReferencePin    `json:"references,omitempty" msgpack:"refs,omitempty"`
+}
+
+// MemorySourcePin is a source article version that memory given to a
+// run came from: the document, its version (content id and label) and
+// the keys of the provided items whose evidence it holds.
+type MemorySourcePin struct {
+	Doc     string           `json:"doc" msgpack:"doc"`
+	Version source.VersionID `json:"version" msgpack:"version"`
+	Label   string           `json:"label" msgpack:"label"`
+	Items   []string         `json:"items" msgpack:"items"`
+}
+
+// addMemorySource records that item key came from evidence e.
+func (p *PersonaPin) addMemorySource(key string, e source.Evidence) {
+	for i := range p.MemorySources {
+		ms := &p.MemorySources[i]
+		if ms.Doc == e.Doc && ms.Version == e.Version {
+			if n := len(ms.Items); n == 0 || ms.Items[n-1] != key {
+				ms.Items = append(ms.Items, key)
+			}
+			return
+		}
+	}
+	p.MemorySources = append(p.MemorySources, MemorySourcePin{Doc: e.Doc, Version: e.Version, Label: e.Label, Items: []string{key}})
 }
 
 // ReferencePin is a reference article as a run pinned it.
@@ -210,6 +239,9 @@ func (s *Service) personaFor(ctx context.Context, a Actor, id, instr string, sna
 		}
 		st, _ := clipRunes(it.Statement, maxMemoryStatement)
 		pin.MemoryKeys = append(pin.MemoryKeys, it.Key)
+		for _, e := range it.Evidence {
+			pin.addMemorySource(it.Key, e)
+		}
 		in.Memory = append(in.Memory, GroundingMemory{Key: it.Key, Statement: st})
 	}
 	if s.refs != nil {

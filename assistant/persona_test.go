@@ -189,6 +189,16 @@ func TestPersonaRunPinsItsContextAndPassesGrounding(t *testing.T) {
 	if q.Run.Personalization.Persona == nil || q.Run.Personalization.Persona.Version != pin.Version {
 		t.Fatalf("the queued run did not pin the persona: %+v", q.Run.Personalization)
 	}
+	// Where the memory came from: src1's published version, for every
+	// item provided.
+	pub, err := w.repo.ResolveLabel(ctx, "src1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pin.MemorySources) != 1 || pin.MemorySources[0].Doc != "src1" || pin.MemorySources[0].Label != pub.Label ||
+		pin.MemorySources[0].Version.String() != pub.Hash.String() || strings.Join(pin.MemorySources[0].Items, " ") != strings.Join(pin.MemoryKeys, " ") {
+		t.Fatalf("memory sources %+v of items %v (src1 is at %s %s)", pin.MemorySources, pin.MemoryKeys, pub.Label, pub.Hash)
+	}
 	var refs []string
 	for _, r := range pin.References {
 		refs = append(refs, r.Doc)

@@ -587,6 +587,9 @@ func personaLines(run assistant.Run) []string {
 		mem += ": " + strings.Join(pp.MemoryKeys, " ")
 	}
 	out = append(out, mem)
+	for _, ms := range pp.MemorySources {
+		out = append(out, fmt.Sprintf("memory source %s@%s (%s): %s", ms.Doc, ms.Label, ms.Version.Short(), strings.Join(ms.Items, " ")))
+	}
 	for _, r := range pp.References {
 		out = append(out, fmt.Sprintf("reference %s@%s (%s) %q score %.2f: %s", r.Doc, r.Label, r.Version.Short(), r.Title, r.Score, strings.Join(r.Reasons, "; ")))
 	}

@@ -140,7 +140,8 @@ func TestExplainPrintsPersonaRuns(t *testing.T) {
 	run := assistant.Run{ID: "rrun", State: assistant.RunFailed, Personalization: assistant.Personalization{Kind: assistant.PersonalizePersona,
 		Persona: &assistant.PersonaPin{ID: "pnx", Name: "博客", Version: "pnx-v2", Seq: 2, Style: "sp1", Memory: "ms1",
 			MemoryKeys: []string{"mi1", "mi2"}, MemoryMatched: 7,
-			References: []assistant.ReferencePin{{Doc: "d9", Version: ver, Label: "v3.r0", Title: "旧文", Score: 2.5, Reasons: []string{"same category"}}}}},
+			MemorySources: []assistant.MemorySourcePin{{Doc: "d7", Version: ver, Label: "v1.r2", Items: []string{"mi1", "mi2"}}},
+			References:    []assistant.ReferencePin{{Doc: "d9", Version: ver, Label: "v3.r0", Title: "旧文", Score: 2.5, Reasons: []string{"same category"}}}}},
 		Grounding: &assistant.RunGrounding{Retried: true, Checked: 1, References: 1, MemoryProvided: 2,
 			Claims:      []assistant.GroundingClaim{{Text: "2020年我加入了星火公司。", Unsupported: []string{"time 2020"}}},
 			RetryClaims: []assistant.GroundingClaim{{Text: "2021年我加入了星火公司。", Unsupported: []string{"time 2021"}}}},
@@ -152,6 +153,7 @@ func TestExplainPrintsPersonaRuns(t *testing.T) {
 		`persona pnx "博客" version 2 (pnx-v2)`,
 		"style profile sp1, learning none (0 active rules), memory ms1",
 		"memory provided: 2 of 7 matched: mi1 mi2",
+		"memory source d7@v1.r2 (ab0000000000): mi1 mi2",
 		`reference d9@v3.r0 (ab0000000000) "旧文" score 2.50: same category`,
 		"grounding failed after one retry: 1 claim checked; 自动参考 1 篇 · 使用 Memory 0 条",
 		`retried for "2021年我加入了星火公司。": time 2021`,
@@ -163,7 +165,7 @@ func TestExplainPrintsPersonaRuns(t *testing.T) {
 	}
 	out.Reset()
 	printRun(&out, run)
-	if !strings.Contains(out.String(), "memory provided: 2 of 7 matched") {
+	if !strings.Contains(out.String(), "memory provided: 2 of 7 matched") || !strings.Contains(out.String(), "memory source d7@v1.r2") {
 		t.Errorf("run show:\n%s", out.String())
 	}
 }
