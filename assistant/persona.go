@@ -219,7 +219,9 @@ func (s *Service) personaFor(ctx context.Context, a Actor, id, instr string, sna
 		fw := p.FunctionWords
 		in.FunctionWords = &fw
 	}
-	if rc.Version.Learning != "" && len(rc.Learning) > 0 {
+	if sw.Learning && rc.Version.Learning != "" {
+		// The snapshot in force is pinned whether or not it has active
+		// rules: "none active" is what explains a run of a young persona.
 		pin.Learning = rc.Version.Learning
 		for i, rule := range rc.Learning {
 			if i == maxLearningRules {

@@ -406,6 +406,36 @@ func TestGroundingFollowsTheMemory(t *testing.T) {
 	}
 }
 
+// A run pins the learning snapshot its persona version names, even with
+// no rule active yet (what was in force, so that run show never says
+// "learning none" of a version that has one); with [persona] learning
+// off it pins none.
+func TestPersonaRunPinsTheLearningInForce(t *testing.T) {
+	w := newWorld(t, withPersonas(personasOn))
+	w.source("src1", "加入星火", publish.Public, careerSource...)
+	p, err := w.personas.Create(ctx, authorA.UserID, "博客", []string{"src1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := w.generate(w.personas, p.ID)
+	if v.Learning == "" {
+		t.Fatalf("version %+v has no learning snapshot", v)
+	}
+	w.svc.refs = nil
+	w.model.answer = writes("我负责搜索。")
+	_, run := w.personaRun(w.draftDoc(), p.ID)
+	if pin := run.Personalization.Persona; pin == nil || pin.Version != v.ID || pin.Learning != v.Learning || len(pin.LearningRules) != 0 {
+		t.Fatalf("pinned %+v, want learning %s with no active rule", pin, v.Learning)
+	}
+	off := personasOn
+	off.Learning = false
+	w.svc.personas = persona.New(w.db, w.idx, off, persona.Options{})
+	_, run = w.personaRun(w.draftDoc(), p.ID)
+	if pin := run.Personalization.Persona; pin == nil || pin.Learning != "" {
+		t.Fatalf("learning off, pinned %+v", pin)
+	}
+}
+
 // The component switches decide what a persona run gets, whatever the
 // version holds.
 func TestPersonaComponentSwitches(t *testing.T) {
