@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/foliodev/folio/assistant"
+	"github.com/foliodev/folio/objstore"
 )
 
 // personaIDRE finds the ids personas make up: persona ids, component ids
@@ -167,5 +168,36 @@ func TestExplainPrintsPersonaRuns(t *testing.T) {
 	printRun(&out, run)
 	if !strings.Contains(out.String(), "memory provided: 2 of 7 matched") || !strings.Contains(out.String(), "memory source d7@v1.r2") {
 		t.Errorf("run show:\n%s", out.String())
+	}
+}
+
+// The text form of explain prints the learning observations the JSON
+// form has: a suggestion's decisions and edits after the accept, and a
+// hand checkpoint's manual_edit with its blocks.
+func TestExplainPrintsObservations(t *testing.T) {
+	var a, b objstore.ID
+	a[0], b[0] = 0xaa, 0xbb
+	pers := assistant.Personalization{Kind: assistant.PersonalizePersona, Persona: &assistant.PersonaPin{ID: "pnx"}}
+	run := assistant.Run{ID: "rrun", State: assistant.RunSucceeded}
+	var out strings.Builder
+	printExplanation(&out, assistant.Explanation{Doc: "d1", Run: &run, Observations: []assistant.Observation{
+		{Kind: assistant.ObsAccepted, Version: "v1.r2", Actor: "ana", Personalization: pers},
+		{Kind: assistant.ObsEditedAfterAccept, Version: "v1.r3", Actor: "ana", Block: "p1", Before: a, After: b},
+	}})
+	for _, want := range []string{"learning observations: 2", "accepted at v1.r2 by ana, persona pnx",
+		"edited_after_accept at v1.r3 by ana: block p1 aa0000000000 -> bb0000000000"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("explain lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	printExplanation(&out, assistant.Explanation{Doc: "d1", ByHand: true, Note: "made by hand: checkpoint (idle) by ana",
+		Observations: []assistant.Observation{{Kind: assistant.ObsManualEdit, Version: "v1.r4", Actor: "ana", Omitted: 1,
+			Edits: []assistant.ObservedEdit{{Block: "p2", Before: a, After: b}, {Block: "p9", After: b}}}}})
+	for _, want := range []string{"learning observations: 1", "manual_edit at v1.r4 by ana: 3 blocks (1 not listed)",
+		"    p2 aa0000000000 -> bb0000000000", "    p9 (added) -> bb0000000000"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("explain of a hand checkpoint lacks %q:\n%s", want, out.String())
+		}
 	}
 }
