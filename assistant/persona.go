@@ -165,9 +165,10 @@ const CodeGroundingFailed = "grounding_failed"
 // personaFor pins what a persona run of a on doc may use: the persona's
 // active version and, each only with its switch on, the style profile,
 // the active learning rules and the memory retrieved for the request,
-// and up to 3 reference articles. The privacy switches are checked here,
-// at the request, against the visibility the version pinned: a private
-// or password source without send_private_to_provider refuses the run;
+// and up to 3 reference articles. The privacy rule is checked here, at
+// the request, against the visibility the version pinned: a private or
+// password source refuses the run unless the writing provider is the
+// local one or send_private_to_provider is on (llm.PrivateAllowed);
 // memory whose evidence is such a source is left out without
 // private_memory.
 func (s *Service) personaFor(ctx context.Context, a Actor, id, instr string, snap repo.Snapshot, r resolved, anchorIDs []string) (*PersonaPin, *personaInput, error) {
@@ -181,12 +182,13 @@ func (s *Service) personaFor(ctx context.Context, a Actor, id, instr string, sna
 		return nil, nil, err
 	}
 	sw := s.personas.Switches()
+	allowPrivate := s.privateAllowed(sw)
 	private := map[string]bool{}
 	for _, sp := range rc.Version.Sources {
 		if sp.Visibility == persona.VisibilityPrivate || sp.Visibility == persona.VisibilityPassword {
-			if !sw.SendPrivate {
+			if !allowPrivate {
 				return nil, nil, errs.C(errs.Forbidden, persona.CodePrivateSource,
-					"persona %s version %d was built from %s source %s; using it needs [privacy] send_private_to_provider = true",
+					"persona %s version %d was built from %s source %s and the writing provider is external; using it needs [privacy] send_private_to_provider = true",
 					rc.Persona.ID, rc.Version.Seq, sp.Visibility, sp.Pin.Doc)
 			}
 			private[sp.Pin.Doc] = true
@@ -235,7 +237,7 @@ func (s *Service) personaFor(ctx context.Context, a Actor, id, instr string, sna
 		pin.Memory, pin.MemoryMatched = rc.Memory.Snapshot, rc.Memory.Matched
 	}
 	for _, it := range rc.Memory.Items {
-		if withheld(it.Docs(), private, sw) {
+		if withheld(it.Docs(), private, allowPrivate && sw.PrivateMemory) {
 			pin.MemoryWithheld++
 			continue
 		}
@@ -247,7 +249,7 @@ func (s *Service) personaFor(ctx context.Context, a Actor, id, instr string, sna
 		in.Memory = append(in.Memory, GroundingMemory{Key: it.Key, Statement: st})
 	}
 	if s.refs != nil {
-		cands, err := s.refs.Candidates(ctx, a.UserID, snap.Info.Doc, sw.SendPrivate)
+		cands, err := s.refs.Candidates(ctx, a.UserID, snap.Info.Doc, allowPrivate)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -264,14 +266,25 @@ func (s *Service) personaFor(ctx context.Context, a Actor, id, instr string, sna
 	return pin, in, nil
 }
 
+// privateAllowed is the privacy rule (llm.PrivateAllowed) for the
+// writing provider: private and password sources may reach it when it is
+// the local one or [privacy] send_private_to_provider is on.
+func (s *Service) privateAllowed(sw persona.Switches) bool {
+	var p llm.Provider
+	if rt, ok := s.gw.Route(quota.Writing); ok {
+		p = rt.Provider
+	}
+	return llm.PrivateAllowed(p, sw.SendPrivate)
+}
+
 // checkPrivate refuses, when a run starts, a frozen persona context
-// built from private or password sources that [privacy]
-// send_private_to_provider no longer allows.
+// built from private or password sources that the privacy rule no longer
+// allows.
 func (s *Service) checkPrivate(in *personaInput) error {
 	if in == nil || len(in.Private) == 0 {
 		return nil
 	}
-	if s.personas == nil || !s.personas.Switches().SendPrivate {
+	if s.personas == nil || !s.privateAllowed(s.personas.Switches()) {
 		return errs.C(errs.Forbidden, persona.CodePrivateSource,
 			"the persona version of this run was built from private or password sources (%s), which [privacy] send_private_to_provider no longer allows",
 			strings.Join(in.Private, ", "))
@@ -281,9 +294,9 @@ func (s *Service) checkPrivate(in *personaInput) error {
 
 // withheld reports whether a memory item must not reach the provider: one
 // of its evidence documents is a private source and private memory is
-// not allowed now.
-func withheld(docs []string, private map[string]bool, sw persona.Switches) bool {
-	if sw.SendPrivate && sw.PrivateMemory {
+// not allowed now (the privacy rule and [privacy] private_memory).
+func withheld(docs []string, private map[string]bool, allowed bool) bool {
+	if allowed {
 		return false
 	}
 	for _, d := range docs {

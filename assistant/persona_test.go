@@ -665,3 +665,24 @@ func TestManualEditsReachThePersonaButNeverBecomeRules(t *testing.T) {
 		}
 	}
 }
+
+// With the local writing provider, which sends nothing anywhere, a
+// persona built from a private source is generated and run without
+// [privacy] send_private_to_provider — the rule the attributes assistant
+// applies (llm.PrivateAllowed).
+func TestPrivateSourceWithTheLocalProvider(t *testing.T) {
+	sw := personasOn
+	local := llm.NewLocal("")
+	w := newWorld(t, withPersonas(sw), func(o *worldOptions) { o.provider = local })
+	w.personas.UseProvider(local)
+	w.source("priv1", "私密", publish.Private, careerSource...)
+	p := w.persona("博客", "priv1")
+	w.svc.refs = nil
+	_, run := w.personaRun(w.draftDoc(), p.ID)
+	if run.State != RunSucceeded || run.Outcome != OutcomeNoChange {
+		t.Fatalf("run %s %s %+v", run.State, run.Outcome, run.Error)
+	}
+	if pin := run.Personalization.Persona; pin == nil || pin.ID != p.ID || pin.Seq != 1 {
+		t.Fatalf("pinned %+v", pin)
+	}
+}
