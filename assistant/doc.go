@@ -111,7 +111,10 @@
 // would make CommitChange refuse it) conflicted with a
 // suggestion.conflicted event, and at the next checkpoint after an accept
 // writes an edited_after_accept observation for every produced block the
-// author changed (hashes of the produced and the sealed content).
+// author changed (hashes of the produced and the sealed content); every
+// checkpoint or recovery of hand edits writes one manual_edit observation
+// of the blocks it changed, attributed to the persona of the document's
+// most recent suggestion (or to none).
 //
 // Explain returns the chain behind a version: transaction, suggestion,
 // messages, run, task (attempts, retries, recoveries), usage and
@@ -131,6 +134,7 @@
 //	t/asugpend/<doc>\x00<suggestion>            pending suggestions of a document (empty)
 //	t/aprod/<doc>\x00<block>                    block produced by an accepted suggestion, until the next version
 //	t/aobs/<suggestion>\x00<kind>\x00<block>    learning observation (immutable)
+//	t/aobs/<doc>@<label>\x00manual_edit\x00      a checkpoint's hand edits (immutable)
 //	t/aobsp/<persona>\x00<suggestion>\x00<kind>\x00<block> a persona run's observation (empty)
 //	t/apreset/<preset>                          preset: current state, no prompt
 //	t/apresetv/<preset>\x00<number 8>           preset version (immutable)

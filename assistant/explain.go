@@ -19,7 +19,8 @@ import (
 // Explanation is the chain of facts behind one version (the seed's
 // troubleshooting chain): transaction -> suggestion -> messages -> run ->
 // task -> usage. For a version made by hand only the transaction is
-// there, and ByHand says so.
+// there (and its manual_edit observation, for a checkpoint of hand
+// edits), and ByHand says so.
 type Explanation struct {
 	Doc     string           `json:"doc"`
 	Version repo.VersionInfo `json:"version"`
@@ -131,6 +132,13 @@ func (s *Service) Explain(ctx context.Context, a Actor, doc, label string) (Expl
 		}
 		if info.RestoredFrom != "" {
 			e.Note += ", restored from " + info.RestoredFrom
+		}
+		o, ok, err := s.ManualObservation(ctx, doc, info.Label)
+		if err != nil {
+			return e, err
+		}
+		if ok {
+			e.Observations = []Observation{o}
 		}
 		return e, nil
 	}

@@ -87,7 +87,8 @@ type Trace struct {
 type Route struct {
 	Provider llm.Provider
 	Policy   *quota.Policy
-	// Source is "dedicated", "compat" or "mixed" (see package config).
+	// Source is "dedicated", "compat", "mixed" or "default" (see package
+	// config).
 	Source string
 	// MaxOutputTokens is the answer budget when a request sets none; 0
 	// leaves it to the provider and reserves DefaultReserve.

@@ -307,7 +307,7 @@ func TestOpenFromConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := g.Sources()
-	if src[quota.Writing] != "dedicated" || src[quota.Reading] != "compat" {
+	if src[quota.Writing] != "dedicated" || src[quota.Reading] != "default" {
 		t.Fatalf("sources %v", src)
 	}
 	if r, _ := g.Route(quota.Writing); r.Provider.Name() != "openai" || r.Provider.Model() != "m" {

@@ -14,7 +14,8 @@ import (
 // LearningReader is the persona learning layer's view of the
 // observations this service records (learning.Reader): the accepted,
 // rejected and edited_after_accept observations of suggestions made by
-// runs of one persona requested by one user, each with the text it was
+// runs of one persona requested by one user, and the manual_edit
+// observations attributed to such a run, each with the text it was
 // about. A generation reads it; nothing here is written.
 func (s *Service) LearningReader() learning.Reader { return learningReader{s} }
 
@@ -65,12 +66,12 @@ func (r learningReader) Observations(ctx context.Context, user, persona string, 
 		if !mine {
 			continue
 		}
-		edit, err := r.edit(o)
+		edits, err := r.edits(o)
 		if err != nil {
 			return err
 		}
 		lo := learning.Observation{Key: string(rest), Kind: o.Kind, User: user, Persona: persona,
-			Suggestion: o.Suggestion, Doc: o.Doc, Time: o.Time, Edits: []learning.Edit{edit}}
+			Suggestion: o.Suggestion, Doc: o.Doc, Time: o.Time, Edits: edits}
 		if err := fn(lo); err != nil {
 			return err
 		}
@@ -78,10 +79,34 @@ func (r learningReader) Observations(ctx context.Context, user, persona string, 
 	return it.Error()
 }
 
-// edit is the text an observation is about: for a decision, the text in
-// the suggestion's scope at its baseline and the text its operations
+// edits are the texts an observation is about: for a decision, the text
+// in the suggestion's scope at its baseline and the text its operations
 // write; for edited_after_accept, the block the suggestion produced and
-// what the author sealed instead ("" for a deleted block).
+// what the author sealed instead ("" for a deleted block); for
+// manual_edit, each block it lists before and after.
+func (r learningReader) edits(o Observation) ([]learning.Edit, error) {
+	if o.Kind == ObsManualEdit {
+		out := make([]learning.Edit, 0, len(o.Edits))
+		for _, e := range o.Edits {
+			before, err := r.content(e.Before)
+			if err != nil {
+				return nil, err
+			}
+			after, err := r.content(e.After)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, learning.Edit{Before: before, After: after})
+		}
+		return out, nil
+	}
+	e, err := r.edit(o)
+	if err != nil {
+		return nil, err
+	}
+	return []learning.Edit{e}, nil
+}
+
 func (r learningReader) edit(o Observation) (learning.Edit, error) {
 	if o.Kind == ObsEditedAfterAccept {
 		before, err := r.content(o.Before)

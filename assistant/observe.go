@@ -14,13 +14,28 @@ const (
 	ObsAccepted          = "accepted"
 	ObsRejected          = "rejected"
 	ObsEditedAfterAccept = "edited_after_accept"
+	ObsManualEdit        = "manual_edit"
 )
+
+// maxManualBlocks bounds the blocks one manual_edit observation lists;
+// Omitted counts the rest.
+const maxManualBlocks = 32
 
 // Observation is an immutable fact about what an author did with a
 // suggestion. edited_after_accept names a block the accepted suggestion
 // produced and the author changed before the next checkpoint: Before is
 // the content the suggestion produced, After the content the author
 // sealed (zero when the author deleted the block).
+//
+// manual_edit is what the author changed by hand: one per checkpoint (or
+// recovery) of a document whose changes came from draft saves, listing in
+// Edits the blocks it changed against the previous version (at most
+// maxManualBlocks; Omitted counts the rest), blocks an edited_after_accept
+// of the same checkpoint names left out. It names no suggestion; it is
+// attributed to the persona of the document's most recent suggestion
+// (Suggestion, Run and Personalization are that suggestion's), or to none
+// when that suggestion was made without a persona or there is none. The
+// learning layer counts it and never turns it into a preference.
 type Observation struct {
 	Kind            string          `json:"kind" msgpack:"kind"`
 	Suggestion      string          `json:"suggestion" msgpack:"sugg"`
@@ -35,7 +50,30 @@ type Observation struct {
 	Before  objstore.ID `json:"before,omitzero" msgpack:"before,omitempty"`
 	After   objstore.ID `json:"after,omitzero" msgpack:"after,omitempty"`
 	Reason  string      `json:"reason,omitempty" msgpack:"reason,omitempty"`
-	Time    int64       `json:"time" msgpack:"time"`
+	// Edits and Omitted: a manual_edit's blocks.
+	Edits   []ObservedEdit `json:"edits,omitempty" msgpack:"edits,omitempty"`
+	Omitted int            `json:"omitted,omitempty" msgpack:"omitted,omitempty"`
+	Time    int64          `json:"time" msgpack:"time"`
+}
+
+// ObservedEdit is one block a manual edit changed: its content before and
+// after (zero when added, zero when deleted).
+type ObservedEdit struct {
+	Block  string      `json:"block" msgpack:"block"`
+	Before objstore.ID `json:"before,omitzero" msgpack:"before,omitempty"`
+	After  objstore.ID `json:"after,omitzero" msgpack:"after,omitempty"`
+}
+
+// manualObsID is the key part that stands for the suggestion in a
+// manual_edit's key: doc@label (suggestion ids have no '@').
+func manualObsID(doc, label string) string { return doc + "@" + label }
+
+// obsKeyOf is the key of o.
+func obsKeyOf(o Observation) []byte {
+	if o.Kind == ObsManualEdit {
+		return obsKey(manualObsID(o.Doc, o.Version), o.Kind, "")
+	}
+	return obsKey(o.Suggestion, o.Kind, o.Block)
 }
 
 // observe adds o to b unless an observation with its key is already
@@ -44,7 +82,7 @@ type Observation struct {
 // An observation of a persona run is also listed under its persona
 // (t/aobsp), so that a generation reads only its persona's.
 func (s *Service) observe(b *pebble.Batch, o Observation) error {
-	k := obsKey(o.Suggestion, o.Kind, o.Block)
+	k := obsKeyOf(o)
 	if ok, err := kv.Has(s.db, k); err != nil || ok {
 		return err
 	}
@@ -112,13 +150,15 @@ func (s *Service) rememberProduced(b *pebble.Batch, c *repo.Change) error {
 
 // closeWindow ends the window of produced blocks at a new version: a
 // checkpoint (or recovery) that seals a produced block with other content
-// records edited_after_accept; every marker is then dropped.
-func (s *Service) closeWindow(b *pebble.Batch, c *repo.Change) error {
+// records edited_after_accept; every marker is then dropped. It returns
+// the blocks it recorded.
+func (s *Service) closeWindow(b *pebble.Batch, c *repo.Change) (map[string]bool, error) {
 	p := producedPrefix(c.Doc)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var edited map[string]bool
 	defer it.Close()
 	var content map[string]objstore.ID
 	sealsEdits := c.Kind == objstore.KindCheckpoint || c.Kind == objstore.KindRecovery
@@ -127,7 +167,7 @@ func (s *Service) closeWindow(b *pebble.Batch, c *repo.Change) error {
 		if sealsEdits {
 			var pr produced
 			if err := kv.Unmarshal(it.Value(), &pr); err != nil {
-				return err
+				return nil, err
 			}
 			if content == nil {
 				content = make(map[string]objstore.ID, len(c.Blocks))
@@ -139,13 +179,73 @@ func (s *Service) closeWindow(b *pebble.Batch, c *repo.Change) error {
 				if err := s.observe(b, Observation{Kind: ObsEditedAfterAccept, Suggestion: pr.Suggestion, Run: pr.Run,
 					Doc: c.Doc, Actor: c.Actor, Personalization: pr.Personalization, Version: c.Version.Label,
 					Block: block, Before: pr.Content, After: now, Time: c.Time}); err != nil {
-					return err
+					return nil, err
 				}
+				if edited == nil {
+					edited = map[string]bool{}
+				}
+				edited[block] = true
 			}
 		}
 		if err := b.Delete(append([]byte(nil), it.Key()...), nil); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return it.Error()
+	return edited, it.Error()
+}
+
+// observeManual records the manual_edit of a checkpoint or recovery c:
+// the blocks its transaction changed, except those in skip (an
+// edited_after_accept names them), attributed to the persona of the
+// document's most recent suggestion. A version that changed no block
+// (attributes only) records nothing.
+func (s *Service) observeManual(b *pebble.Batch, c *repo.Change, skip map[string]bool) error {
+	o := Observation{Kind: ObsManualEdit, Doc: c.Doc, Actor: c.Actor, Version: c.Version.Label, Time: c.Time}
+	for _, ev := range c.Events {
+		if skip[ev.BlockID] || ev.Before == ev.After {
+			continue
+		}
+		if len(o.Edits) == maxManualBlocks {
+			o.Omitted++
+			continue
+		}
+		o.Edits = append(o.Edits, ObservedEdit{Block: ev.BlockID, Before: ev.Before, After: ev.After})
+	}
+	if len(o.Edits) == 0 {
+		return nil
+	}
+	sg, ok, err := s.latestSuggestion(c.Doc)
+	if err != nil {
+		return err
+	}
+	if ok && sg.Personalization.Persona != nil {
+		o.Suggestion, o.Run, o.Personalization = sg.ID, sg.Run, sg.Personalization
+	}
+	return s.observe(b, o)
+}
+
+// latestSuggestion is the document's most recently created suggestion.
+func (s *Service) latestSuggestion(doc string) (Suggestion, bool, error) {
+	p := suggDocPrefix(doc)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	if err != nil {
+		return Suggestion{}, false, err
+	}
+	defer it.Close()
+	if !it.Last() {
+		return Suggestion{}, false, it.Error()
+	}
+	sg, err := s.loadSuggestion(s.db, lastAfterZero(it.Key()))
+	if err != nil {
+		return Suggestion{}, false, err
+	}
+	return sg, true, nil
+}
+
+// ManualObservation returns the manual_edit observation of version label
+// of doc, if one was recorded.
+func (s *Service) ManualObservation(ctx context.Context, doc, label string) (Observation, bool, error) {
+	var o Observation
+	ok, err := kv.GetRecord(s.db, obsKey(manualObsID(doc, label), ObsManualEdit, ""), &o)
+	return o, ok, err
 }

@@ -40,7 +40,8 @@ const (
 // PersonaPin is what a persona run pinned, recorded in the run: the
 // version and each component's id (empty when its switch was off or the
 // version has none), the memory retrieved (keys in rank order: what was
-// provided) and the reference articles, each by version.
+// provided, and the source article versions they came from) and the
+// reference articles, each by version.
 type PersonaPin struct {
 	ID      string `json:"id" msgpack:"id"`
 	Name    string `json:"name" msgpack:"name"`
@@ -59,8 +60,36 @@ type PersonaPin struct {
 	MemoryMatched uint64   `json:"memoryMatched,omitempty" msgpack:"mmatched,omitempty"`
 	// MemoryWithheld counts retrieved items left out because their
 	// evidence is a private source and [privacy] private_memory is off.
-	MemoryWithheld int            `json:"memoryWithheld,omitempty" msgpack:"mwithheld,omitempty"`
-	References     []ReferencePin `json:"references,omitempty" msgpack:"refs,omitempty"`
+	MemoryWithheld int `json:"memoryWithheld,omitempty" msgpack:"mwithheld,omitempty"`
+	// MemorySources are the source article versions the provided items
+	// came from (their evidence), in order of first use, each with the
+	// keys of the items it backs.
+	MemorySources []MemorySourcePin `json:"memorySources,omitempty" msgpack:"msources,omitempty"`
+	References    []ReferencePin    `json:"references,omitempty" msgpack:"refs,omitempty"`
+}
+
+// MemorySourcePin is a source article version that memory given to a
+// run came from: the document, its version (content id and label) and
+// the keys of the provided items whose evidence it holds.
+type MemorySourcePin struct {
+	Doc     string           `json:"doc" msgpack:"doc"`
+	Version source.VersionID `json:"version" msgpack:"version"`
+	Label   string           `json:"label" msgpack:"label"`
+	Items   []string         `json:"items" msgpack:"items"`
+}
+
+// addMemorySource records that item key came from evidence e.
+func (p *PersonaPin) addMemorySource(key string, e source.Evidence) {
+	for i := range p.MemorySources {
+		ms := &p.MemorySources[i]
+		if ms.Doc == e.Doc && ms.Version == e.Version {
+			if n := len(ms.Items); n == 0 || ms.Items[n-1] != key {
+				ms.Items = append(ms.Items, key)
+			}
+			return
+		}
+	}
+	p.MemorySources = append(p.MemorySources, MemorySourcePin{Doc: e.Doc, Version: e.Version, Label: e.Label, Items: []string{key}})
 }
 
 // ReferencePin is a reference article as a run pinned it.
@@ -136,9 +165,10 @@ const CodeGroundingFailed = "grounding_failed"
 // personaFor pins what a persona run of a on doc may use: the persona's
 // active version and, each only with its switch on, the style profile,
 // the active learning rules and the memory retrieved for the request,
-// and up to 3 reference articles. The privacy switches are checked here,
-// at the request, against the visibility the version pinned: a private
-// or password source without send_private_to_provider refuses the run;
+// and up to 3 reference articles. The privacy rule is checked here, at
+// the request, against the visibility the version pinned: a private or
+// password source refuses the run unless the writing provider is the
+// local one or send_private_to_provider is on (llm.PrivateAllowed);
 // memory whose evidence is such a source is left out without
 // private_memory.
 func (s *Service) personaFor(ctx context.Context, a Actor, id, instr string, snap repo.Snapshot, r resolved, anchorIDs []string) (*PersonaPin, *personaInput, error) {
@@ -152,12 +182,13 @@ func (s *Service) personaFor(ctx context.Context, a Actor, id, instr string, sna
 		return nil, nil, err
 	}
 	sw := s.personas.Switches()
+	allowPrivate := s.privateAllowed(sw)
 	private := map[string]bool{}
 	for _, sp := range rc.Version.Sources {
 		if sp.Visibility == persona.VisibilityPrivate || sp.Visibility == persona.VisibilityPassword {
-			if !sw.SendPrivate {
+			if !allowPrivate {
 				return nil, nil, errs.C(errs.Forbidden, persona.CodePrivateSource,
-					"persona %s version %d was built from %s source %s; using it needs [privacy] send_private_to_provider = true",
+					"persona %s version %d was built from %s source %s and the writing provider is external; using it needs [privacy] send_private_to_provider = true",
 					rc.Persona.ID, rc.Version.Seq, sp.Visibility, sp.Pin.Doc)
 			}
 			private[sp.Pin.Doc] = true
@@ -190,7 +221,9 @@ func (s *Service) personaFor(ctx context.Context, a Actor, id, instr string, sna
 		fw := p.FunctionWords
 		in.FunctionWords = &fw
 	}
-	if rc.Version.Learning != "" && len(rc.Learning) > 0 {
+	if sw.Learning && rc.Version.Learning != "" {
+		// The snapshot in force is pinned whether or not it has active
+		// rules: "none active" is what explains a run of a young persona.
 		pin.Learning = rc.Version.Learning
 		for i, rule := range rc.Learning {
 			if i == maxLearningRules {
@@ -204,16 +237,19 @@ func (s *Service) personaFor(ctx context.Context, a Actor, id, instr string, sna
 		pin.Memory, pin.MemoryMatched = rc.Memory.Snapshot, rc.Memory.Matched
 	}
 	for _, it := range rc.Memory.Items {
-		if withheld(it.Docs(), private, sw) {
+		if withheld(it.Docs(), private, allowPrivate && sw.PrivateMemory) {
 			pin.MemoryWithheld++
 			continue
 		}
 		st, _ := clipRunes(it.Statement, maxMemoryStatement)
 		pin.MemoryKeys = append(pin.MemoryKeys, it.Key)
+		for _, e := range it.Evidence {
+			pin.addMemorySource(it.Key, e)
+		}
 		in.Memory = append(in.Memory, GroundingMemory{Key: it.Key, Statement: st})
 	}
 	if s.refs != nil {
-		cands, err := s.refs.Candidates(ctx, a.UserID, snap.Info.Doc, sw.SendPrivate)
+		cands, err := s.refs.Candidates(ctx, a.UserID, snap.Info.Doc, allowPrivate)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -230,14 +266,25 @@ func (s *Service) personaFor(ctx context.Context, a Actor, id, instr string, sna
 	return pin, in, nil
 }
 
+// privateAllowed is the privacy rule (llm.PrivateAllowed) for the
+// writing provider: private and password sources may reach it when it is
+// the local one or [privacy] send_private_to_provider is on.
+func (s *Service) privateAllowed(sw persona.Switches) bool {
+	var p llm.Provider
+	if rt, ok := s.gw.Route(quota.Writing); ok {
+		p = rt.Provider
+	}
+	return llm.PrivateAllowed(p, sw.SendPrivate)
+}
+
 // checkPrivate refuses, when a run starts, a frozen persona context
-// built from private or password sources that [privacy]
-// send_private_to_provider no longer allows.
+// built from private or password sources that the privacy rule no longer
+// allows.
 func (s *Service) checkPrivate(in *personaInput) error {
 	if in == nil || len(in.Private) == 0 {
 		return nil
 	}
-	if s.personas == nil || !s.personas.Switches().SendPrivate {
+	if s.personas == nil || !s.privateAllowed(s.personas.Switches()) {
 		return errs.C(errs.Forbidden, persona.CodePrivateSource,
 			"the persona version of this run was built from private or password sources (%s), which [privacy] send_private_to_provider no longer allows",
 			strings.Join(in.Private, ", "))
@@ -247,9 +294,9 @@ func (s *Service) checkPrivate(in *personaInput) error {
 
 // withheld reports whether a memory item must not reach the provider: one
 // of its evidence documents is a private source and private memory is
-// not allowed now.
-func withheld(docs []string, private map[string]bool, sw persona.Switches) bool {
-	if sw.SendPrivate && sw.PrivateMemory {
+// not allowed now (the privacy rule and [privacy] private_memory).
+func withheld(docs []string, private map[string]bool, allowed bool) bool {
+	if allowed {
 		return false
 	}
 	for _, d := range docs {

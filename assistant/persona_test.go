@@ -189,6 +189,16 @@ func TestPersonaRunPinsItsContextAndPassesGrounding(t *testing.T) {
 	if q.Run.Personalization.Persona == nil || q.Run.Personalization.Persona.Version != pin.Version {
 		t.Fatalf("the queued run did not pin the persona: %+v", q.Run.Personalization)
 	}
+	// Where the memory came from: src1's published version, for every
+	// item provided.
+	pub, err := w.repo.ResolveLabel(ctx, "src1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pin.MemorySources) != 1 || pin.MemorySources[0].Doc != "src1" || pin.MemorySources[0].Label != pub.Label ||
+		pin.MemorySources[0].Version.String() != pub.Hash.String() || strings.Join(pin.MemorySources[0].Items, " ") != strings.Join(pin.MemoryKeys, " ") {
+		t.Fatalf("memory sources %+v of items %v (src1 is at %s %s)", pin.MemorySources, pin.MemoryKeys, pub.Label, pub.Hash)
+	}
 	var refs []string
 	for _, r := range pin.References {
 		refs = append(refs, r.Doc)
@@ -396,6 +406,36 @@ func TestGroundingFollowsTheMemory(t *testing.T) {
 	}
 }
 
+// A run pins the learning snapshot its persona version names, even with
+// no rule active yet (what was in force, so that run show never says
+// "learning none" of a version that has one); with [persona] learning
+// off it pins none.
+func TestPersonaRunPinsTheLearningInForce(t *testing.T) {
+	w := newWorld(t, withPersonas(personasOn))
+	w.source("src1", "加入星火", publish.Public, careerSource...)
+	p, err := w.personas.Create(ctx, authorA.UserID, "博客", []string{"src1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := w.generate(w.personas, p.ID)
+	if v.Learning == "" {
+		t.Fatalf("version %+v has no learning snapshot", v)
+	}
+	w.svc.refs = nil
+	w.model.answer = writes("我负责搜索。")
+	_, run := w.personaRun(w.draftDoc(), p.ID)
+	if pin := run.Personalization.Persona; pin == nil || pin.Version != v.ID || pin.Learning != v.Learning || len(pin.LearningRules) != 0 {
+		t.Fatalf("pinned %+v, want learning %s with no active rule", pin, v.Learning)
+	}
+	off := personasOn
+	off.Learning = false
+	w.svc.personas = persona.New(w.db, w.idx, off, persona.Options{})
+	_, run = w.personaRun(w.draftDoc(), p.ID)
+	if pin := run.Personalization.Persona; pin == nil || pin.Learning != "" {
+		t.Fatalf("learning off, pinned %+v", pin)
+	}
+}
+
 // The component switches decide what a persona run gets, whatever the
 // version holds.
 func TestPersonaComponentSwitches(t *testing.T) {
@@ -573,5 +613,76 @@ func TestAcceptedSuggestionsTeachTheNextVersion(t *testing.T) {
 	_, run = w.personaRun(w.draftDoc(), other.ID)
 	if pin := run.Personalization.Persona; len(pin.LearningRules) != 0 {
 		t.Errorf("another persona learned from these decisions: %+v", pin)
+	}
+}
+
+// Hand edits of an article written with a persona reach that persona's
+// learning as manual_edit observations with their text, are counted, and
+// never become a rule, however many agree.
+func TestManualEditsReachThePersonaButNeverBecomeRules(t *testing.T) {
+	w := newWorld(t, withPersonas(personasOn))
+	w.source("src1", "加入星火", publish.Public, careerSource...)
+	p := w.persona("博客", "src1")
+	w.svc.refs = nil
+	w.model.answer = writes("我负责搜索。")
+	for i := 0; i < 6; i++ {
+		doc := w.draftDoc()
+		_, run := w.personaRun(doc, p.ID)
+		if run.Suggestion == "" {
+			t.Fatalf("run %s %+v", run.State, run.Error)
+		}
+		// Shorter by hand, five times over: what a rule would learn from.
+		w.save(doc, para("p2", "爱好。"))
+		if _, _, err := w.repo.Seal(ctx, doc, "idle", authorA.User); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []learning.Observation
+	if err := w.svc.LearningReader().Observations(ctx, authorA.UserID, p.ID, func(o learning.Observation) error {
+		got = append(got, o)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 6 {
+		t.Fatalf("%d observations, want the 6 manual edits: %+v", len(got), got)
+	}
+	for _, o := range got {
+		if o.Kind != learning.KindManualEdit || len(o.Edits) != 1 || o.Edits[0] != (learning.Edit{Before: "下一段写我的爱好。", After: "爱好。"}) {
+			t.Fatalf("observation %+v", o)
+		}
+	}
+	snap, err := learning.Build(authorA.UserID, p.ID, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.ManualEdits != 6 || len(snap.Active()) != 0 {
+		t.Fatalf("snapshot %+v: manual edits must be counted and never active", snap)
+	}
+	for _, r := range snap.Rules {
+		if r.Positive != 0 {
+			t.Errorf("rule %s counted a hand edit as positive: %+v", r.ID, r)
+		}
+	}
+}
+
+// With the local writing provider, which sends nothing anywhere, a
+// persona built from a private source is generated and run without
+// [privacy] send_private_to_provider — the rule the attributes assistant
+// applies (llm.PrivateAllowed).
+func TestPrivateSourceWithTheLocalProvider(t *testing.T) {
+	sw := personasOn
+	local := llm.NewLocal("")
+	w := newWorld(t, withPersonas(sw), func(o *worldOptions) { o.provider = local })
+	w.personas.UseProvider(local)
+	w.source("priv1", "私密", publish.Private, careerSource...)
+	p := w.persona("博客", "priv1")
+	w.svc.refs = nil
+	_, run := w.personaRun(w.draftDoc(), p.ID)
+	if run.State != RunSucceeded || run.Outcome != OutcomeNoChange {
+		t.Fatalf("run %s %s %+v", run.State, run.Outcome, run.Error)
+	}
+	if pin := run.Personalization.Persona; pin == nil || pin.ID != p.ID || pin.Seq != 1 {
+		t.Fatalf("pinned %+v", pin)
 	}
 }

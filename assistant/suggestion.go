@@ -465,8 +465,14 @@ func (h changeHook) DocChanged(b *pebble.Batch, c *repo.Change) error {
 		}
 	}
 	if c.Version != nil {
-		if err := s.closeWindow(b, c); err != nil {
+		edited, err := s.closeWindow(b, c)
+		if err != nil {
 			return err
+		}
+		if c.Kind == objstore.KindCheckpoint || c.Kind == objstore.KindRecovery {
+			if err := s.observeManual(b, c, edited); err != nil {
+				return err
+			}
 		}
 	}
 	if c.SuggestionID != "" {

@@ -540,3 +540,70 @@ func TestCarriedOverAccept(t *testing.T) {
 		t.Fatal("a plain accept's transaction names an original baseline")
 	}
 }
+
+// A checkpoint of hand edits records one manual_edit observation of the
+// blocks it changed, however many saves made them; a produced block the
+// author changed is left to edited_after_accept, and a checkpoint that
+// changed no block records none.
+func TestManualEditsAreObservedOncePerCheckpoint(t *testing.T) {
+	w := newWorld(t)
+	doc := w.article(3, false)
+	before, _, _ := w.repo.BlockAt(doc, "p2")
+	w.save(doc, para("p2", "typed"))
+	w.save(doc, para("p2", "typed by hand"))
+	w.save(doc, para("p3", "also by hand"))
+	if _, ok, _ := w.svc.ManualObservation(ctx, doc, "v1.r1"); ok {
+		t.Fatal("a draft save recorded an observation")
+	}
+	v, _, err := w.repo.Seal(ctx, doc, objstore.ReasonIdle, "author-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _, _ := w.repo.BlockAt(doc, "p2")
+	o, ok, err := w.svc.ManualObservation(ctx, doc, v.Label)
+	if err != nil || !ok {
+		t.Fatalf("no manual_edit for %s: %v", v.Label, err)
+	}
+	if o.Kind != ObsManualEdit || o.Doc != doc || o.Actor != "author-a" || o.Suggestion != "" || o.Personalization.Persona != nil ||
+		len(o.Edits) != 2 || o.Edits[0] != (ObservedEdit{Block: "p2", Before: before, After: after}) || o.Edits[1].Block != "p3" {
+		t.Fatalf("manual_edit %+v", o)
+	}
+	e, err := w.svc.Explain(ctx, authorA, doc, v.Label)
+	if err != nil || !e.ByHand || len(e.Observations) != 1 || e.Observations[0].Kind != ObsManualEdit {
+		t.Fatalf("explain of a hand checkpoint: %+v %v", e.Observations, err)
+	}
+
+	// After an accept, the produced block the author changed is an
+	// edited_after_accept; the other hand edit is the manual_edit.
+	sg := w.suggest(doc, Scope{Kind: ScopeBlock, Block: "p1"})
+	if _, err := w.svc.Accept(ctx, authorA, sg.ID, AcceptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.save(doc, para("p1", "the author's own wording"), para("p3", "p3 again"))
+	v, _, err = w.repo.Seal(ctx, doc, objstore.ReasonIdle, "author-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, ok, _ = w.svc.ManualObservation(ctx, doc, v.Label)
+	if !ok || len(o.Edits) != 1 || o.Edits[0].Block != "p3" {
+		t.Fatalf("manual_edit after an accept %+v", o)
+	}
+	obs, _ := w.svc.Observations(ctx, sg.ID)
+	if len(obs) != 2 || obs[1].Kind != ObsEditedAfterAccept || obs[1].Block != "p1" {
+		t.Fatalf("observations of the suggestion %+v", obs)
+	}
+
+	// Attributes alone: no manual_edit.
+	dr, _ := w.repo.Draft(ctx, doc)
+	at := dr.Attrs
+	at.Title = "A new title"
+	if _, err := w.repo.SaveDraft(ctx, repo.SaveParams{Doc: doc, Actor: "author-a", BaseSeq: dr.Seq, Attrs: &at}); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, err = w.repo.Seal(ctx, doc, objstore.ReasonIdle, "author-a"); err != nil {
+		t.Fatal(err)
+	}
+	if o, ok, _ := w.svc.ManualObservation(ctx, doc, v.Label); ok {
+		t.Fatalf("a checkpoint of attributes recorded %+v", o)
+	}
+}

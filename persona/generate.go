@@ -48,8 +48,9 @@ const MaxKeyLen = 128
 // Generate builds a new version of a persona and activates it:
 //
 //  1. pin: each chosen source's current state (Sources.Current) must be
-//     published; a private or password source needs [privacy]
-//     send_private_to_provider (private_source_blocked), and feeds
+//     published; a private or password source needs a provider that
+//     may receive it (llm.PrivateAllowed: the local one, or [privacy]
+//     send_private_to_provider; else private_source_blocked), and feeds
 //     memory only with private_memory as well (a note says so);
 //  2. build, in order, from the pinned versions only: the style profile
 //     (always; with a Describer's prose beside it when one is set and
@@ -102,9 +103,9 @@ func (s *Service) Generate(ctx context.Context, req GenerateRequest, src Sources
 			return Version{}, errs.C(errs.Invalid, CodeSourceUnpublished, "persona: source %s is not published; publish it or remove it from the persona", doc)
 		}
 		private := st.Visibility == VisibilityPrivate || st.Visibility == VisibilityPassword
-		if private && !s.sw.SendPrivate {
+		if private && !s.PrivateAllowed() {
 			return Version{}, errs.C(errs.Forbidden, CodePrivateSource,
-				"persona: source %s is %s; using it needs [privacy] send_private_to_provider = true", doc, st.Visibility)
+				"persona: source %s is %s and the writing provider is external; using it needs [privacy] send_private_to_provider = true", doc, st.Visibility)
 		}
 		sp := SourcePin{Pin: st.Pin, Visibility: st.Visibility, Memory: s.sw.Memory && (!private || s.sw.PrivateMemory)}
 		if s.sw.Memory && private && !s.sw.PrivateMemory {

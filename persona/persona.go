@@ -15,6 +15,7 @@ import (
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/llm"
 	"github.com/foliodev/folio/internal/task"
 	"github.com/foliodev/folio/persona/index"
 	"github.com/foliodev/folio/persona/source"
@@ -29,8 +30,9 @@ const (
 	CodeNotGenerated = "persona_not_generated"
 	// CodeSourceUnpublished (invalid): a source is not published.
 	CodeSourceUnpublished = "source_unpublished"
-	// CodePrivateSource (forbidden): a private or password source without
-	// [privacy] send_private_to_provider.
+	// CodePrivateSource (forbidden): a private or password source that
+	// llm.PrivateAllowed refuses: an external provider without [privacy]
+	// send_private_to_provider.
 	CodePrivateSource = "private_source_blocked"
 	// CodeSourceChanged (conflict): a source moved to another version
 	// while the persona version was generated; nothing was activated.
@@ -138,6 +140,10 @@ type Service struct {
 
 	// describer adds the style profile's prose (nil: none).
 	describer Describer
+	// provider is the model provider a persona's sources reach (its
+	// style prose, its runs): what llm.PrivateAllowed decides private
+	// sources by. nil: not known, so external.
+	provider llm.Provider
 
 	// testHook, when set, runs at each stage of Generate; an error fails
 	// the generation there (fault injection in tests).

@@ -19,6 +19,7 @@ import (
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/llm"
 	"github.com/foliodev/folio/persona/index"
 	"github.com/foliodev/folio/persona/learning"
 	"github.com/foliodev/folio/persona/source"
@@ -565,3 +566,31 @@ func TestConcurrentGenerationsAreSerialized(t *testing.T) {
 		t.Fatalf("%d versions, active %d", len(vs), cur.Active)
 	}
 }
+
+// The privacy rule is the attributes assistant's (llm.PrivateAllowed): a
+// private source needs [privacy] send_private_to_provider only when the
+// provider it reaches is external; with the local one, which sends
+// nothing anywhere, generation uses it without the switch.
+func TestPrivateSourcesWithTheLocalProvider(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, allOn)
+	w.src.publish("author-a", "d1", VisibilityPublic, 1, articleA()...)
+	w.src.publish("author-a", "d2", VisibilityPrivate, 1, articleB()...)
+	p, _ := w.svc.Create(ctx, "author-a", "p", []string{"d1", "d2"})
+	w.svc.UseProvider(llm.NewLocal(""))
+	if !w.svc.PrivateAllowed() {
+		t.Fatal("the local provider may not receive private sources")
+	}
+	v := mustGenerate(t, w, "author-a", p.ID)
+	if len(v.Sources) != 2 || v.Sources[1].Visibility != VisibilityPrivate {
+		t.Fatalf("version %+v", v)
+	}
+	w.svc.UseProvider(externalProvider{})
+	if _, err := w.svc.Generate(ctx, GenerateRequest{User: "author-a", Persona: p.ID}, w.src, nil); errs.CodeOf(err) != CodePrivateSource {
+		t.Fatalf("private source to an external provider without the switch: %v", err)
+	}
+}
+
+type externalProvider struct{ llm.Provider }
+
+func (externalProvider) Name() string { return "openai" }

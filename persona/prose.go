@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/llm"
 	"github.com/foliodev/folio/persona/style"
 )
 
@@ -27,6 +28,18 @@ type DescribeRequest struct {
 // UseDescriber makes generation ask d for the style profile's prose.
 // Call it before the task runner starts; without it no prose is added.
 func (s *Service) UseDescriber(d Describer) { s.describer = d }
+
+// UseProvider names the model provider a persona's sources reach (the
+// writing assistant's: its runs and the style prose). Generation allows a
+// private or password source when llm.PrivateAllowed does: always with
+// the local provider, else with [privacy] send_private_to_provider.
+// Without it the provider counts as external. Call it before the task
+// runner starts.
+func (s *Service) UseProvider(p llm.Provider) { s.provider = p }
+
+// PrivateAllowed reports whether a private or password source may be
+// used by the persona's provider (llm.PrivateAllowed).
+func (s *Service) PrivateAllowed() bool { return llm.PrivateAllowed(s.provider, s.sw.SendPrivate) }
 
 // describe adds d's prose to profile beside, never instead of, the
 // measured features, rules and evidence. Prose is optional: a provider

@@ -123,21 +123,33 @@ type PresetPin struct {
 // LearningRules, Memory; each absent when its switch is off), the
 // memory items given to the model (MemoryKeys, in rank order, of
 // MemoryMatched that matched the query; MemoryWithheld left out as
-// private) and up to 3 reference articles, each pinned by version. The
+// private; MemorySources the source article versions they came from)
+// and up to 3 reference articles, each pinned by version. The
 // names are the HTTP API's (docs/api.md).
 type PersonaPin struct {
-	ID             string         `json:"id"`
-	Name           string         `json:"name"`
-	Version        string         `json:"version"`
-	Seq            int            `json:"seq"`
-	Style          string         `json:"style,omitempty"`
-	Learning       string         `json:"learning,omitempty"`
-	LearningRules  []string       `json:"learningRules,omitempty"`
-	Memory         string         `json:"memory,omitempty"`
-	MemoryKeys     []string       `json:"memoryKeys,omitempty"`
-	MemoryMatched  uint64         `json:"memoryMatched,omitempty"`
-	MemoryWithheld int            `json:"memoryWithheld,omitempty"`
-	References     []ReferencePin `json:"references,omitempty"`
+	ID             string            `json:"id"`
+	Name           string            `json:"name"`
+	Version        string            `json:"version"`
+	Seq            int               `json:"seq"`
+	Style          string            `json:"style,omitempty"`
+	Learning       string            `json:"learning,omitempty"`
+	LearningRules  []string          `json:"learningRules,omitempty"`
+	Memory         string            `json:"memory,omitempty"`
+	MemoryKeys     []string          `json:"memoryKeys,omitempty"`
+	MemoryMatched  uint64            `json:"memoryMatched,omitempty"`
+	MemoryWithheld int               `json:"memoryWithheld,omitempty"`
+	MemorySources  []MemorySourcePin `json:"memorySources,omitempty"`
+	References     []ReferencePin    `json:"references,omitempty"`
+}
+
+// MemorySourcePin is a source article version the memory given to a run
+// came from: the document, its content id Version and label, and the keys
+// of the provided items whose evidence it holds.
+type MemorySourcePin struct {
+	Doc     string   `json:"doc"`
+	Version string   `json:"version"`
+	Label   string   `json:"label"`
+	Items   []string `json:"items"`
 }
 
 // ReferencePin is a reference article as a persona run pinned it: the

@@ -103,7 +103,7 @@ func New(o Options) (*Service, error) {
 }
 
 // External reports whether the provider sends content off this machine.
-func (s *Service) External() bool { return s.route.Provider.Name() != "local" }
+func (s *Service) External() bool { return llm.External(s.route.Provider) }
 
 // request is the JSON the model reads: the user message.
 type request struct {
@@ -229,7 +229,7 @@ func (s *Service) Suggest(ctx context.Context, user string, in Input) (Suggestio
 	if !s.enabled {
 		return Suggestion{}, errs.C(errs.Disabled, CodeDisabled, "the attributes assistant is switched off ([attributes] enabled = false)")
 	}
-	if in.Private && s.External() && !s.sendPrivate {
+	if in.Private && !llm.PrivateAllowed(s.route.Provider, s.sendPrivate) {
 		return Suggestion{}, errs.C(errs.Forbidden, CodePrivateBlocked,
 			"this article is private or password-protected and the attributes provider (%s) is external; the deployment allows sending private content only with [privacy] send_private_to_provider = true", s.route.Provider.Name())
 	}

@@ -91,6 +91,9 @@ func usageAction(c *cli.Context, _ []string, format string, b backend) error {
 		t := rep.Totals[cat]
 		fmt.Fprintf(w, "%-10s  %-10s  %8d  %10d  %10d  %10d  settings: %s\n", "total", cat, t.Events, t.Input, t.Output, t.Total, rep.Sources[cat])
 	}
+	for _, warning := range rep.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warning)
+	}
 	printMeters(w, rep)
 	return nil
 }

@@ -106,7 +106,8 @@ func TestAICheckSuccess(t *testing.T) {
 	if w := rep.Totals[quota.Writing]; w.Events != 1 || w.Total == 0 || w.Estimated != 0 {
 		t.Errorf("writing usage %+v", w)
 	}
-	if rep.Totals[quota.Reading].Events != 0 || rep.Sources[quota.Writing] != "dedicated" || rep.Sources[quota.Reading] != "compat" || rep.Health != "ok" {
+	if rep.Totals[quota.Reading].Events != 0 || rep.Sources[quota.Writing] != "dedicated" || rep.Sources[quota.Reading] != "default" || rep.Health != "ok" ||
+		len(rep.Warnings) != 0 {
 		t.Errorf("report %+v", rep)
 	}
 
@@ -120,7 +121,7 @@ func TestAICheckSuccess(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &cr); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if cr.Provider != "local" || cr.Source != "compat" || cr.Text != "To win, use the data." || !cr.UsageKnown || !cr.Booked || cr.Usage.Total == 0 ||
+	if cr.Provider != "local" || cr.Source != "default" || cr.Text != "To win, use the data." || !cr.UsageKnown || !cr.Booked || cr.Usage.Total == 0 ||
 		!strings.Contains(cr.About, "offline local provider") {
 		t.Errorf("json check %+v", cr)
 	}
@@ -214,5 +215,54 @@ func TestUsageFlags(t *testing.T) {
 	out, err := e.run("usage", "--days", "2")
 	if err != nil || !strings.Contains(out, "(no model calls)") {
 		t.Errorf("empty usage: %v\n%s", err, out)
+	}
+}
+
+// A category that runs on the legacy shared [ai] section is reported as
+// such and advised to move, in `folio usage` and in one line of the
+// daemon's log at start-up; with no configuration every category reports
+// the built-in default and nothing is advised.
+func TestLegacyAISectionIsAdvised(t *testing.T) {
+	e := newAITestEnv(t, "[ai]\nprovider = \"local\"\nmodel = \"shared\"\n\n[ai.writing]\nmodel = \"own\"\n")
+	rep := e.usage(t)
+	if rep.Sources[quota.Writing] != "mixed" || rep.Sources[quota.Reading] != "compat" || len(rep.Warnings) != 3 ||
+		!strings.Contains(rep.Warnings[0], "ai writing runs on the legacy shared [ai] section (provider=[ai])") ||
+		!strings.Contains(rep.Warnings[1], "move these keys to [ai.reading]") {
+		t.Fatalf("report sources %v warnings %q", rep.Sources, rep.Warnings)
+	}
+	out, err := e.run("usage")
+	if err != nil || !strings.Contains(out, "settings: compat") ||
+		!strings.Contains(out, "warning: ai attributes runs on the legacy shared [ai] section (provider=[ai] model=[ai]): move these keys to [ai.attributes]") {
+		t.Fatalf("usage text (%v):\n%s", err, out)
+	}
+	d := startDaemon(t, e.data, "", "--config", e.config)
+	d.stop(t)
+	if logs := d.stderr.String(); !strings.Contains(logs, "move these keys to [ai.writing]") {
+		t.Fatalf("start-up log:\n%s", logs)
+	}
+	lines := 0
+	for _, l := range strings.Split(d.stderr.String(), "\n") {
+		if strings.Contains(l, "legacy shared [ai] section") {
+			lines++
+		}
+	}
+	if lines != 1 {
+		t.Errorf("%d log lines about the legacy section, want 1:\n%s", lines, d.stderr)
+	}
+
+	none := newAITestEnv(t, "")
+	rep = none.usage(t)
+	for _, cat := range quota.Categories {
+		if rep.Sources[cat] != "default" {
+			t.Errorf("no configuration: %s reports %q", cat, rep.Sources[cat])
+		}
+	}
+	if len(rep.Warnings) != 0 {
+		t.Errorf("no configuration, warnings %q", rep.Warnings)
+	}
+	d = startDaemon(t, none.data, "", "--config", none.config)
+	d.stop(t)
+	if strings.Contains(d.stderr.String(), "legacy") {
+		t.Errorf("no configuration, the log warns:\n%s", d.stderr)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/server"
+	"github.com/foliodev/folio/objstore"
 	"github.com/foliodev/folio/persona"
 	"github.com/foliodev/folio/persona/style"
 	"github.com/urfave/cli/v2"
@@ -587,6 +588,9 @@ func personaLines(run assistant.Run) []string {
 		mem += ": " + strings.Join(pp.MemoryKeys, " ")
 	}
 	out = append(out, mem)
+	for _, ms := range pp.MemorySources {
+		out = append(out, fmt.Sprintf("memory source %s@%s (%s): %s", ms.Doc, ms.Label, ms.Version.Short(), strings.Join(ms.Items, " ")))
+	}
 	for _, r := range pp.References {
 		out = append(out, fmt.Sprintf("reference %s@%s (%s) %q score %.2f: %s", r.Doc, r.Label, r.Version.Short(), r.Title, r.Score, strings.Join(r.Reasons, "; ")))
 	}
@@ -1241,6 +1245,7 @@ func printExplanation(w io.Writer, e assistant.Explanation) {
 		fmt.Fprintln(w)
 	}
 	if e.ByHand {
+		printObservations(w, e.Observations)
 		return
 	}
 	if sg := e.Suggestion; sg != nil {
@@ -1310,6 +1315,50 @@ func printExplanation(w io.Writer, e assistant.Explanation) {
 		}
 		fmt.Fprintf(w, "  %s %s/%s: %d input, %d output, %d total%s\n", u.Category, u.Provider, u.Model, u.Input, u.Output, u.Total, est)
 	}
+	printObservations(w, e.Observations)
+}
+
+// printObservations prints the learning observations of an explanation,
+// one line each (a manual edit also one line per block).
+func printObservations(w io.Writer, obs []assistant.Observation) {
+	if len(obs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nlearning observations: %d\n", len(obs))
+	for _, o := range obs {
+		fmt.Fprintf(w, "  %s at %s by %s", o.Kind, o.Version, o.Actor)
+		if pp := o.Personalization.Persona; pp != nil {
+			fmt.Fprintf(w, ", persona %s", pp.ID)
+		}
+		switch o.Kind {
+		case assistant.ObsEditedAfterAccept:
+			fmt.Fprintf(w, ": block %s %s", o.Block, contentChange(o.Before, o.After))
+		case assistant.ObsManualEdit:
+			fmt.Fprintf(w, ": %s", plural(len(o.Edits)+o.Omitted, "block"))
+			if o.Omitted > 0 {
+				fmt.Fprintf(w, " (%d not listed)", o.Omitted)
+			}
+		}
+		if o.Reason != "" {
+			fmt.Fprintf(w, ": %s", oneLine(o.Reason))
+		}
+		fmt.Fprintln(w)
+		for _, e := range o.Edits {
+			fmt.Fprintf(w, "    %s %s\n", e.Block, contentChange(e.Before, e.After))
+		}
+	}
+}
+
+// contentChange is a block's content before -> after, short ids, with
+// "(added)" or "(deleted)" for a zero side.
+func contentChange(before, after objstore.ID) string {
+	switch {
+	case before.IsZero():
+		return "(added) -> " + after.Short()
+	case after.IsZero():
+		return before.Short() + " -> (deleted)"
+	}
+	return before.Short() + " -> " + after.Short()
 }
 
 // counted is n with the noun's singular or plural form.

@@ -40,6 +40,11 @@ func newAssistant(ctx context.Context, r *repo.Repo, fc *config.Config, ledger *
 		// The writing provider, when it is not the local one, adds prose
 		// to each new style profile.
 		ps.svc.UseDescriber(svc.StyleProse())
+		// Private sources are decided by the provider they reach: the
+		// writing one (llm.PrivateAllowed).
+		if rt, ok := gw.Route(quota.Writing); ok {
+			ps.svc.UseProvider(rt.Provider)
+		}
 	}
 	return runner, svc, nil
 }

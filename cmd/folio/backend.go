@@ -226,7 +226,8 @@ func (l *localBackend) Usage(ctx context.Context, days int) (*quota.Report, erro
 }
 
 // usageReport is the ledger's report with the settings source of each
-// category; the daemon serves the same.
+// category and the advice for those on the legacy [ai] section; the
+// daemon serves the same.
 func usageReport(cfg *config.Config, ledger *quota.Ledger, days int) (*quota.Report, error) {
 	rep, err := ledger.Report(days)
 	if err != nil {
@@ -240,6 +241,7 @@ func usageReport(cfg *config.Config, ledger *quota.Ledger, days int) (*quota.Rep
 		}
 		rep.Sources[cat] = string(r.Source)
 	}
+	rep.Warnings = cfg.LegacyAdvice()
 	return rep, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/foliodev/folio/assistant"
+	"github.com/foliodev/folio/objstore"
 )
 
 // personaIDRE finds the ids personas make up: persona ids, component ids
@@ -140,7 +141,8 @@ func TestExplainPrintsPersonaRuns(t *testing.T) {
 	run := assistant.Run{ID: "rrun", State: assistant.RunFailed, Personalization: assistant.Personalization{Kind: assistant.PersonalizePersona,
 		Persona: &assistant.PersonaPin{ID: "pnx", Name: "博客", Version: "pnx-v2", Seq: 2, Style: "sp1", Memory: "ms1",
 			MemoryKeys: []string{"mi1", "mi2"}, MemoryMatched: 7,
-			References: []assistant.ReferencePin{{Doc: "d9", Version: ver, Label: "v3.r0", Title: "旧文", Score: 2.5, Reasons: []string{"same category"}}}}},
+			MemorySources: []assistant.MemorySourcePin{{Doc: "d7", Version: ver, Label: "v1.r2", Items: []string{"mi1", "mi2"}}},
+			References:    []assistant.ReferencePin{{Doc: "d9", Version: ver, Label: "v3.r0", Title: "旧文", Score: 2.5, Reasons: []string{"same category"}}}}},
 		Grounding: &assistant.RunGrounding{Retried: true, Checked: 1, References: 1, MemoryProvided: 2,
 			Claims:      []assistant.GroundingClaim{{Text: "2020年我加入了星火公司。", Unsupported: []string{"time 2020"}}},
 			RetryClaims: []assistant.GroundingClaim{{Text: "2021年我加入了星火公司。", Unsupported: []string{"time 2021"}}}},
@@ -152,6 +154,7 @@ func TestExplainPrintsPersonaRuns(t *testing.T) {
 		`persona pnx "博客" version 2 (pnx-v2)`,
 		"style profile sp1, learning none (0 active rules), memory ms1",
 		"memory provided: 2 of 7 matched: mi1 mi2",
+		"memory source d7@v1.r2 (ab0000000000): mi1 mi2",
 		`reference d9@v3.r0 (ab0000000000) "旧文" score 2.50: same category`,
 		"grounding failed after one retry: 1 claim checked; 自动参考 1 篇 · 使用 Memory 0 条",
 		`retried for "2021年我加入了星火公司。": time 2021`,
@@ -163,7 +166,38 @@ func TestExplainPrintsPersonaRuns(t *testing.T) {
 	}
 	out.Reset()
 	printRun(&out, run)
-	if !strings.Contains(out.String(), "memory provided: 2 of 7 matched") {
+	if !strings.Contains(out.String(), "memory provided: 2 of 7 matched") || !strings.Contains(out.String(), "memory source d7@v1.r2") {
 		t.Errorf("run show:\n%s", out.String())
+	}
+}
+
+// The text form of explain prints the learning observations the JSON
+// form has: a suggestion's decisions and edits after the accept, and a
+// hand checkpoint's manual_edit with its blocks.
+func TestExplainPrintsObservations(t *testing.T) {
+	var a, b objstore.ID
+	a[0], b[0] = 0xaa, 0xbb
+	pers := assistant.Personalization{Kind: assistant.PersonalizePersona, Persona: &assistant.PersonaPin{ID: "pnx"}}
+	run := assistant.Run{ID: "rrun", State: assistant.RunSucceeded}
+	var out strings.Builder
+	printExplanation(&out, assistant.Explanation{Doc: "d1", Run: &run, Observations: []assistant.Observation{
+		{Kind: assistant.ObsAccepted, Version: "v1.r2", Actor: "ana", Personalization: pers},
+		{Kind: assistant.ObsEditedAfterAccept, Version: "v1.r3", Actor: "ana", Block: "p1", Before: a, After: b},
+	}})
+	for _, want := range []string{"learning observations: 2", "accepted at v1.r2 by ana, persona pnx",
+		"edited_after_accept at v1.r3 by ana: block p1 aa0000000000 -> bb0000000000"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("explain lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	printExplanation(&out, assistant.Explanation{Doc: "d1", ByHand: true, Note: "made by hand: checkpoint (idle) by ana",
+		Observations: []assistant.Observation{{Kind: assistant.ObsManualEdit, Version: "v1.r4", Actor: "ana", Omitted: 1,
+			Edits: []assistant.ObservedEdit{{Block: "p2", Before: a, After: b}, {Block: "p9", After: b}}}}})
+	for _, want := range []string{"learning observations: 1", "manual_edit at v1.r4 by ana: 3 blocks (1 not listed)",
+		"    p2 aa0000000000 -> bb0000000000", "    p9 (added) -> bb0000000000"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("explain of a hand checkpoint lacks %q:\n%s", want, out.String())
+		}
 	}
 }

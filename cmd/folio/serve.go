@@ -167,6 +167,9 @@ func cmdServe(c *cli.Context) error {
 	if _, err := usageReport(fc, ledger, 1); err != nil {
 		return err
 	}
+	if adv := fc.LegacyAdvice(); len(adv) > 0 {
+		log.Warn("ai settings from the legacy shared [ai] section", "advice", strings.Join(adv, "; "))
+	}
 	cfg.Usage = func(days int) (*quota.Report, error) { return usageReport(fc, ledger, days) }
 	gw, err := assistant.Open(fc, r.DB(), ledger, nil)
 	if err != nil {

@@ -255,11 +255,15 @@ var Categories = []string{"writing", "reading", "attributes"}
 // Source says where a category's settings come from.
 type Source string
 
-// Sources.
+// Sources: Dedicated (keys set for the category, none taken from [ai]),
+// Compat (nothing set for the category, some keys from the legacy shared
+// [ai]), Mixed (some of each) and BuiltIn, "default" (nothing set
+// anywhere: the built-in defaults).
 const (
 	Dedicated Source = "dedicated"
 	Compat    Source = "compat"
 	Mixed     Source = "mixed"
+	BuiltIn   Source = "default"
 )
 
 // Default returns the configuration used when nothing is set.
@@ -517,10 +521,49 @@ func (c *Config) AICategory(cat string) (Resolved, error) {
 		r.Source = Mixed
 	case own > 0:
 		r.Source = Dedicated
-	default:
+	case generic > 0:
 		r.Source = Compat
+	default:
+		r.Source = BuiltIn
 	}
 	return r, r.check()
+}
+
+// Legacy reports whether the category takes some of its settings from the
+// legacy shared [ai] section (or FOLIO_AI_*): compat or mixed.
+func (r Resolved) Legacy() bool { return r.Source == Compat || r.Source == Mixed }
+
+// LegacyAdvice is one sentence for a category on the legacy shared [ai]
+// section, naming the keys it takes from there and where to move them;
+// "" for a category that is not (Legacy).
+func (r Resolved) LegacyAdvice() string {
+	if !r.Legacy() {
+		return ""
+	}
+	var keys []string
+	for _, k := range aiKeys() {
+		if o := r.Origins[k]; o == "[ai]" || strings.HasPrefix(o, "env FOLIO_AI_") && !strings.HasPrefix(o, "env FOLIO_AI_"+strings.ToUpper(r.Category)+"_") {
+			keys = append(keys, k+"="+o)
+		}
+	}
+	return fmt.Sprintf("ai %s runs on the legacy shared [ai] section (%s): move these keys to [ai.%s] (or FOLIO_AI_%s_*)",
+		r.Category, strings.Join(keys, " "), r.Category, strings.ToUpper(r.Category))
+}
+
+// LegacyAdvice is Resolved.LegacyAdvice of every category that runs on
+// the legacy shared [ai] section, in Categories order (none: nil).
+func (c *Config) LegacyAdvice() []string {
+	var out []string
+	for _, cat := range Categories {
+		r, err := c.AICategory(cat)
+		if err != nil {
+			continue // Validate reports it
+		}
+		if a := r.LegacyAdvice(); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func (r Resolved) check() error {

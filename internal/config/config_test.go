@@ -38,9 +38,13 @@ func TestDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Provider != "local" || r.Source != config.Compat || r.Describe() != "all defaults" {
+		// Nothing configured is its own source, not the legacy fallback.
+		if r.Provider != "local" || r.Source != config.BuiltIn || r.Describe() != "all defaults" || r.Legacy() || r.LegacyAdvice() != "" {
 			t.Errorf("%s: %+v", cat, r)
 		}
+	}
+	if adv := c.LegacyAdvice(); adv != nil {
+		t.Errorf("advice with no configuration: %q", adv)
 	}
 }
 
@@ -101,6 +105,15 @@ model = "gpt-reader"
 	if s := a.Describe(); !strings.Contains(s, "model=[ai]") || strings.Contains(s, "sk-") {
 		t.Errorf("describe: %s", s)
 	}
+	// The categories on [ai] are advised to move, naming the keys; the
+	// dedicated one is not.
+	adv := c.LegacyAdvice()
+	if len(adv) != 2 || !strings.HasPrefix(adv[0], "ai reading runs on the legacy shared [ai] section (provider=[ai] base_url=[ai]") ||
+		!strings.Contains(adv[0], "move these keys to [ai.reading]") || strings.Contains(adv[0], "model=") ||
+		!strings.HasPrefix(adv[1], "ai attributes runs on the legacy shared [ai] section") || !strings.Contains(adv[1], "model=[ai]") ||
+		strings.Contains(strings.Join(adv, " "), "sk-") {
+		t.Errorf("advice %q", adv)
+	}
 }
 
 func TestEnvOverrides(t *testing.T) {
@@ -129,6 +142,9 @@ func TestEnvOverrides(t *testing.T) {
 	a, _ := c.AICategory("attributes")
 	if a.Source != config.Compat || a.Origins["api_key"] != "env FOLIO_AI_API_KEY" {
 		t.Errorf("attributes: %+v", a)
+	}
+	if adv := w.LegacyAdvice(); !strings.Contains(adv, "api_key=env FOLIO_AI_API_KEY") || strings.Contains(adv, "FOLIO_AI_WRITING_MODEL") {
+		t.Errorf("writing advice %q", adv)
 	}
 }
 

@@ -18,10 +18,12 @@
 // Config.AICategory resolves one category and says where each key came from
 // and, as a whole, whether the category runs on dedicated settings (keys set
 // for the category itself, none taken from [ai]), compat (nothing set for
-// the category, everything from [ai] or defaults) or mixed (some of each).
-// Defaults are neutral: they make a category neither dedicated nor mixed.
-// The fallback is therefore never silent: `folio ai check` and the admin
-// status print the source.
+// the category, some keys from [ai]), mixed (some of each) or default
+// (nothing set anywhere: the built-in defaults). Defaults are neutral: they
+// make a category neither dedicated nor mixed. The fallback is therefore
+// never silent: `folio ai check`, `folio usage` and the admin status print
+// the source, and a category on the legacy [ai] section (compat, mixed) is
+// warned about at start-up and in `folio usage` (LegacyAdvice).
 //
 // # Assistant switches
 //

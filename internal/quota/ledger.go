@@ -255,8 +255,11 @@ type Report struct {
 	Health   string `json:"health"`
 	Failures int64  `json:"failed_bookings"`
 	// Sources says, when known, whether each category runs on dedicated,
-	// compat or mixed settings.
+	// compat, mixed or default settings.
 	Sources map[Category]string `json:"sources,omitempty"`
+	// Warnings advise, one sentence each, the categories that run on the
+	// legacy shared [ai] section to move to [ai.<category>].
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Report sums the events of the last days UTC days (today included).

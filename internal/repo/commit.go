@@ -216,7 +216,7 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 	}
 	if err := r.callHook(b, ev, &Change{Doc: d.ID, Actor: spec.actor, Kind: spec.kind, Changed: spec.changed,
 		BodyChanged: spec.bodyChanged, Version: &info, SuggestionID: spec.suggestionID, Blocks: spec.entries,
-		Time: now, Carried: !spec.origBase.IsZero(), BaseVersion: old, BaseLabel: dr0.Label, BaseFingerprint: spec.baseFP}); err != nil {
+		Events: txnEvents, Time: now, Carried: !spec.origBase.IsZero(), BaseVersion: old, BaseLabel: dr0.Label, BaseFingerprint: spec.baseFP}); err != nil {
 		b.Close()
 		return VersionInfo{}, err
 	}

@@ -36,6 +36,10 @@ type Change struct {
 	// costs in proportion to its changes (Changed names those). The hook
 	// must not modify it.
 	Blocks []objstore.BlockEntry
+	// Events are the block-level events of the version's transaction
+	// (what changed since the previous version, with both content ids);
+	// nil for a draft save. The hook must not modify them.
+	Events []objstore.TxnEvent
 	// Time is the change's time, Unix ms.
 	Time int64
 	// BaseVersion, BaseLabel and BaseFingerprint are, for a change that

@@ -220,6 +220,10 @@ func wirePersona(p *assistant.PersonaPin) *syncproto.PersonaPin {
 	out := &syncproto.PersonaPin{ID: p.ID, Name: p.Name, Version: p.Version, Seq: p.Seq, Style: p.Style,
 		Learning: p.Learning, LearningRules: p.LearningRules, Memory: p.Memory, MemoryKeys: p.MemoryKeys,
 		MemoryMatched: p.MemoryMatched, MemoryWithheld: p.MemoryWithheld}
+	for _, ms := range p.MemorySources {
+		out.MemorySources = append(out.MemorySources, syncproto.MemorySourcePin{Doc: ms.Doc, Version: ms.Version.String(),
+			Label: ms.Label, Items: ms.Items})
+	}
 	for _, ref := range p.References {
 		out.References = append(out.References, syncproto.ReferencePin{Doc: ref.Doc, Version: ref.Version.String(),
 			Label: ref.Label, Title: ref.Title, Score: ref.Score, Reasons: ref.Reasons})

@@ -834,6 +834,12 @@ func TestAssistWebSocketPersonaRun(t *testing.T) {
 				pin.Style == "" || pin.Memory == "" || len(pin.MemoryKeys) == 0 || len(pin.References) != 2 {
 				t.Fatalf("queued run's persona %+v", pin)
 			}
+			// The memory's source: the published version of src, backing
+			// every item provided.
+			if len(pin.MemorySources) != 1 || pin.MemorySources[0].Doc != src || len(pin.MemorySources[0].Version) != 64 ||
+				pin.MemorySources[0].Label == "" || !slices.Equal(pin.MemorySources[0].Items, pin.MemoryKeys) {
+				t.Fatalf("memory sources %+v of items %v", pin.MemorySources, pin.MemoryKeys)
+			}
 			if q.Run.Grounding != nil {
 				t.Fatalf("grounding before the run: %+v", q.Run.Grounding)
 			}
