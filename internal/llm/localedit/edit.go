@@ -3,6 +3,7 @@ package localedit
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -116,6 +117,20 @@ type Result struct {
 	Segments []string `json:"segments"`
 	// Edits are the changes, by segment, then by position.
 	Edits []Change `json:"edits"`
+	// Facts are the first-person facts kept in the sentences the edits
+	// changed (the numbers, dates, names and fact words of "we made a
+	// decision in 2023" → "we decided in 2023"), by segment, then by
+	// position; none when no edit is in a first-person sentence.
+	Facts []Fact `json:"facts,omitempty"`
+}
+
+// Fact is a first-person fact an edit's sentence kept: the text Text at code
+// points [From, To) of the input segment, unchanged in the output.
+type Fact struct {
+	Segment int    `json:"segment"`
+	From    int    `json:"from"`
+	To      int    `json:"to"`
+	Text    string `json:"text"`
 }
 
 // Edit applies the enabled rules to every segment. The same request always
@@ -180,11 +195,15 @@ func Edit(req Request) (Result, error) {
 		if strings.TrimSpace(editable(s, req, i)) != "" {
 			blank = false
 		}
-		out, changes := e.segment(s, marks[i])
+		out, changes, facts := e.segment(s, marks[i])
 		res.Segments[i] = out
 		for _, c := range changes {
 			c.Segment = i
 			res.Edits = append(res.Edits, c)
+		}
+		for _, f := range facts {
+			f.Segment = i
+			res.Facts = append(res.Facts, f)
 		}
 	}
 	switch {
@@ -346,11 +365,12 @@ type proposal struct {
 // applyOrder, on the text the previous one left, until a whole pass changes
 // nothing. Changes are tracked against the original text. cm is what the
 // caller said about the original text's code points.
-func (e *engine) segment(text string, cm callerMark) (string, []Change) {
+func (e *engine) segment(text string, cm callerMark) (string, []Change, []Fact) {
 	orig := []rune(text)
 	pcs := []piece{{from: 0, to: len(orig), text: orig}}
 	cur := orig
-	var a *analysis // of cur; nil once cur changed
+	var a *analysis  // of cur; nil once cur changed
+	var a0 *analysis // of orig
 	for pass := 0; pass < maxPasses; pass++ {
 		changed := false
 		for _, id := range applyOrder {
@@ -360,6 +380,9 @@ func (e *engine) segment(text string, cm callerMark) (string, []Change) {
 			if a == nil {
 				a = e.analyse(cur, e.force)
 				a.mask, a.cls = maskOfPieces(pcs, cm.mask), classOfPieces(pcs, orig, cm.cls)
+				if a0 == nil {
+					a0 = a
+				}
 			}
 			props := e.find(a, id)
 			if len(props) == 0 {
@@ -390,7 +413,51 @@ func (e *engine) segment(text string, cm callerMark) (string, []Change) {
 		}
 		out = append(out, c)
 	}
-	return string(cur), out
+	var facts []Fact
+	if a0 != nil && len(out) > 0 {
+		facts = e.keptFacts(a0, out)
+	}
+	return string(cur), out, facts
+}
+
+// keptFacts lists the facts of the first-person sentences of a that one of
+// changes edited: their numbers, dates and names and their fact words (the
+// first-person words themselves go without saying).
+func (e *engine) keptFacts(a *analysis, changes []Change) []Fact {
+	var out []Fact
+	for _, s := range a.sents {
+		if !s.firstPerson || !slices.ContainsFunc(changes, func(c Change) bool { return c.From < s.end && c.To > s.start }) {
+			continue
+		}
+		lists := e.d.enLists
+		if s.lang == langZH {
+			lists = e.d.zhLists
+		}
+		for k := s.start; k < s.end; {
+			from, to := k, k+1
+			switch at, ok := a.atomAt(k); {
+			case ok && (at.kind == atomNumber || at.kind == atomDate || at.kind == atomName):
+				from, to = at.start, at.end
+			case ok:
+				k = at.end
+				continue
+			case a.hard[k] == hardFirstPerson:
+				for to < s.end && a.hard[to] == hardFirstPerson && a.atom[to] == 0 {
+					to++
+				}
+				if w := normWord(string(a.text[from:to])); hasKey(lists["first-person"], w) {
+					k = to
+					continue
+				}
+			default:
+				k++
+				continue
+			}
+			out = append(out, Fact{From: from, To: to, Text: string(a.text[from:to])})
+			k = to
+		}
+	}
+	return out
 }
 
 // maskOfPieces carries the original text's mask over to the current text:
@@ -699,6 +766,10 @@ func (e *engine) accept(a *analysis, from, to int, repl string) bool {
 			e.blocked++
 			return false
 		}
+	}
+	if !a.keepsInvariant(from, to, repl) {
+		e.blocked++
+		return false
 	}
 	return true
 }

@@ -8,12 +8,18 @@ import (
 
 // FuzzEdit feeds arbitrary text to the editor: it never fails on valid
 // UTF-8 within the limits, its changes rebuild its output, equation
-// placeholders survive, and editing its output again proposes nothing.
+// placeholders survive, the output keeps the sentence invariant
+// (checkInvariant: the same sentences, each with its facts) and editing it
+// again proposes nothing.
 func FuzzEdit(f *testing.F) {
 	for _, c := range readGolden(f, "testdata/golden.txt") {
 		f.Add(strings.Join(c.in, "\n"))
 	}
+	for _, p := range propertyParts {
+		f.Add(p)
+	}
 	f.Add("“unclosed quote 其实 in order to")
+	f.Add("Mr. J. R. Smith vs. Dr. Lee, e.g. U.S. v1.2.3 3.14... etc. The end… Wait... ok. 好。」下一句？！")
 	f.Add("`code $x$ https://a.b/c?d=1. 被 被他所 was by by.")
 	f.Fuzz(func(t *testing.T, s string) {
 		if !utf8.ValidString(s) || len(s) > 4096 {
@@ -39,6 +45,9 @@ func FuzzEdit(f *testing.F) {
 		}
 		if strings.Count(res.Segments[0], "\uFFFC") != strings.Count(s, "\uFFFC") {
 			t.Fatalf("equations lost: %q -> %q", s, res.Segments[0])
+		}
+		if err := checkInvariant(src, []rune(res.Segments[0]), inputFacts(t, s, Auto)); err != nil {
+			t.Fatal(err)
 		}
 		again, err := Edit(Request{Segments: res.Segments})
 		if err != nil || len(again.Edits) != 0 {
