@@ -137,7 +137,11 @@ type Fact struct {
 // gives the same result, and editing a result again proposes nothing. It
 // returns ErrTooLarge, ErrInvalidText, ErrUnknownRule or ErrBadLang for a
 // request it refuses, and an error when its rule data cannot be loaded.
-func Edit(req Request) (Result, error) {
+func Edit(req Request) (Result, error) { return edit(req, nil) }
+
+// edit is Edit with a hook that sets up the engine once its rule data is
+// loaded (the tests run one row, or count what each row does).
+func edit(req Request, tune func(*engine)) (Result, error) {
 	if len(req.Segments) > MaxSegments {
 		return Result{}, fmt.Errorf("%w: %d segments, at most %d", ErrTooLarge, len(req.Segments), MaxSegments)
 	}
@@ -183,6 +187,9 @@ func Edit(req Request) (Result, error) {
 	}
 	if e.d, err = loadData(); err != nil {
 		return Result{}, err
+	}
+	if tune != nil {
+		tune(e)
 	}
 	if han || e.force == langZH {
 		if e.seg, err = zhSegmenter(); err != nil {
@@ -353,6 +360,12 @@ type engine struct {
 	blocked int // candidate edits refused for touching protected text
 	// blockedFormat counts those of them refused for spanning a break.
 	blockedFormat int
+	// only, when not nil, is the one pattern row the engine runs (the
+	// rule examples' test).
+	only *row
+	// fired counts the changes each row made (the corpus measurement), when
+	// not nil.
+	fired map[*row]int
 }
 
 // proposal is a candidate edit in the current text's code points.
@@ -550,6 +563,9 @@ func (e *engine) find(a *analysis, id RuleID) []proposal {
 	for si := range a.sents {
 		s := &a.sents[si]
 		if id == ActiveVoice {
+			if e.only != nil {
+				continue
+			}
 			f := func(from, to int, repl string) { add(from, to, repl) }
 			if s.lang == langZH {
 				e.passiveZH(a, s, f)
@@ -568,12 +584,18 @@ func (e *engine) find(a *analysis, id RuleID) []proposal {
 			next := i + 1
 			buf = ix.candidates(s.lang, a.toks[s.words[i]].lower, buf)
 			for _, r := range buf {
+				if e.only != nil && r != e.only {
+					continue
+				}
 				end, ok := m.matchAt(r, i)
 				if !ok || (r.start && !clauseStart(a, s, i)) || (r.verbOnly && !e.verbContext(a, s, i, r, &m)) {
 					continue
 				}
 				from, to, repl, ok := e.shape(a, s, i, end, e.replacement(a, s, r, &m))
 				if ok && add(from, to, repl) {
+					if e.fired != nil {
+						e.fired[r]++
+					}
 					next = end
 					break
 				}

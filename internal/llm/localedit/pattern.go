@@ -18,6 +18,8 @@ type row struct {
 
 	verbOnly bool // flag "verb": a {verb} in base form needs a verb context
 	start    bool // flag "start": only at the start of a clause
+
+	examples []example // what the row must and must not change (tests only)
 }
 
 type elemKind uint8
