@@ -61,14 +61,29 @@ func assertInvariant(t testing.TB, name string, segs []string, lg Lang, rules []
 func corpusParagraphs(t testing.TB) []string {
 	var out []string
 	for _, f := range []string{"testdata/corpus.en.txt", "testdata/corpus.zh.txt", "testdata/bench.en.txt", "testdata/bench.zh.txt"} {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range strings.Split(string(raw), "\n\n") {
-			if p = strings.TrimSpace(p); p != "" && !strings.HasPrefix(p, "#") {
-				out = append(out, p)
+		out = append(out, corpusParagraphsFrom(t, f)...)
+	}
+	return out
+}
+
+// corpusParagraphsFrom returns the paragraphs of file (blank-line
+// separated), without its "#" comment lines.
+func corpusParagraphsFrom(t testing.TB, file string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range strings.Split(string(raw), "\n\n") {
+		var lines []string
+		for _, l := range strings.Split(p, "\n") {
+			if !strings.HasPrefix(l, "#") {
+				lines = append(lines, l)
 			}
+		}
+		if p = strings.TrimSpace(strings.Join(lines, "\n")); p != "" {
+			out = append(out, p)
 		}
 	}
 	return out
