@@ -55,6 +55,11 @@ func Ends(text []rune, opaque func(i int) bool) []int {
 	var out []int
 	n := len(text)
 	for i := 0; i < n; i++ {
+		switch text[i] {
+		case '\n', '。', '！', '？', '；', '．', '!', '?', '…', '.':
+		default:
+			continue
+		}
 		if opaque != nil && opaque(i) {
 			continue
 		}

@@ -19,7 +19,13 @@ var errInvariant = errors.New("localedit: edit breaks the sentence invariant")
 // of in does. facts[k] are the facts of sentence k of in (see
 // analysis.facts); both texts are split as the editor splits them.
 func checkInvariant(in, out []rune, facts [][]string) error {
-	si, so := splitText(in), splitText(out)
+	return checkSplit(in, splitText(in), out, facts)
+}
+
+// checkSplit is checkInvariant with in already split into si (as
+// splitText splits it).
+func checkSplit(in []rune, si []sentence, out []rune, facts [][]string) error {
+	so := splitText(out)
 	if len(si) != len(facts) {
 		return fmt.Errorf("%w: %d sentences, %d lists of facts", errInvariant, len(si), len(facts))
 	}
@@ -100,5 +106,9 @@ func (a *analysis) keepsInvariant(from, to int, repl string) bool {
 	r := []rune(repl)
 	out := make([]rune, 0, end-start+len(r)-(to-from))
 	out = append(append(append(out, a.text[start:from]...), r...), a.text[to:end]...)
-	return checkInvariant(a.text[start:end], out, facts) == nil
+	si := make([]sentence, 0, hi-lo+1)
+	for _, s := range a.sents[lo : hi+1] {
+		si = append(si, sentence{start: s.start - start, end: s.end - start})
+	}
+	return checkSplit(a.text[start:end], si, out, facts) == nil
 }

@@ -126,6 +126,7 @@ var propertyParts = []string{
 	"In the event that the U.S. office closes, a large number of users will leave.",
 	`She said "in order to win." Then she left.`,
 	"Visit https://example.com/a.b or mail a.b@example.org in order to make a decision.",
+	"Write to utilize.help@example.org. It is important to note that replies take a day.",
 	"At this point in time, the code `make a decision` is used (see Fig. 2.)",
 	"The budget was approved by the board. It is important to note that it was very unique.",
 	"Apple Inc. made changes to the store, etc. The staff was trained by the managers.",
@@ -226,6 +227,7 @@ func TestAbbreviationCases(t *testing.T) {
 		{"The code was reviewed by the U.S. team in order to ship.", "The code was reviewed by the U.S. team to ship."},
 		{"It failed... then it was fixed by the team.", "It failed... then it was fixed by the team."},
 		{"其实版本3.14已经发布了。说到底，这很简单。", "版本3.14已经发布了。这很简单。"},
+		{"Mail utilize.team@example.org. In order to win, we train.", "Mail utilize.team@example.org. To win, we train."},
 	} {
 		res := assertInvariant(t, tt.in, []string{tt.in}, Auto, nil)
 		if res.Segments[0] != tt.out {

@@ -194,11 +194,13 @@ func (a *analysis) atomAt(i int) (span, bool) {
 	return a.atoms[a.atom[i]-1], true
 }
 
+// closeOf is the closing mark of each opening quote, code or equation mark.
+var closeOf = map[rune]rune{'“': '”', '「': '」', '『': '』', '《': '》', '"': '"', '`': '`', '$': '$'}
+
 // findRegions marks quotes (hard), code, links and equations (atoms).
 func (a *analysis) findRegions() {
 	t := a.text
 	n := len(t)
-	closeOf := map[rune]rune{'“': '”', '「': '」', '『': '』', '《': '》', '"': '"', '`': '`', '$': '$'}
 	for i := 0; i < n; i++ {
 		r := t[i]
 		switch {
@@ -225,6 +227,21 @@ func (a *analysis) findRegions() {
 				a.hard[k] = hardQuote
 			}
 			i = end - 1
+		case r == '@' && i > 0 && i+1 < n && isMailRune(t[i-1]) && isWordRune(t[i+1]):
+			// An e-mail address: the local part before, the domain after.
+			s := i
+			for s > 0 && isMailRune(t[s-1]) && a.atom[s-1] == 0 && a.hard[s-1] == 0 {
+				s--
+			}
+			j := i + 1
+			for j < n && (isWordRune(t[j]) && !isHan(t[j]) || t[j] == '.' || t[j] == '-') {
+				j++
+			}
+			for j > i+1 && t[j-1] == '.' {
+				j--
+			}
+			a.addAtom(s, j, atomLink)
+			i = j - 1
 		case (r == 'h' || r == 'H' || r == 'w' || r == 'W') && (i == 0 || !isWordRune(t[i-1])):
 			s := strings.ToLower(string(t[i:min(n, i+8)]))
 			if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") && !strings.HasPrefix(s, "www.") {
@@ -298,6 +315,11 @@ func isCJKPunct(r rune) bool {
 }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// isMailRune: a character of an e-mail address's local part.
+func isMailRune(r rune) bool {
+	return r < 0x80 && (isWordRune(r) || strings.ContainsRune("._%+-", r))
+}
 
 func isHanWord(t *token) bool {
 	if t.kind != tokWord {
