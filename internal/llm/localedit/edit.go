@@ -402,9 +402,22 @@ func (e *engine) segment(text string, cm callerMark) (string, []Change, []Fact) 
 				continue
 			}
 			a = nil
+			applied := false
 			for i := len(props) - 1; i >= 0; i-- {
 				p := props[i]
-				pcs = applyPiece(pcs, orig, p.from, p.to, []rune(p.repl), ruleBit(id))
+				next := applyPiece(pcs, orig, p.from, p.to, []rune(p.repl), ruleBit(id))
+				if !keepsBreaks(next, orig, cm.cls) {
+					// Each edit kept the formatting breaks, but merged with
+					// an earlier one that it touches, the change would span
+					// one.
+					e.blocked++
+					e.blockedFormat++
+					continue
+				}
+				pcs, applied = next, true
+			}
+			if !applied {
+				continue
 			}
 			cur = joinPieces(pcs)
 			changed = true
@@ -525,6 +538,28 @@ func classOfPieces(pcs []piece, orig []rune, cls []int32) []int32 {
 		out = append(out, cls[to:p.to]...)
 	}
 	return out
+}
+
+// keepsBreaks reports whether every change of pcs keeps the caller's
+// formatting breaks (Request.Breaks) of the original text: its changed
+// text, once what its before and after share at the start and at the end
+// is set aside, lies within one formatting class.
+func keepsBreaks(pcs []piece, orig []rune, cls []int32) bool {
+	if cls == nil {
+		return true
+	}
+	for _, p := range pcs {
+		if !p.edited {
+			continue
+		}
+		pre, suf := shared(orig[p.from:p.to], p.text)
+		for i := p.from + pre + 1; i < p.to-suf; i++ {
+			if cls[i] != cls[i-1] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // shared returns how many code points a and b share at the start and then,

@@ -58,8 +58,8 @@ func FuzzEdit(f *testing.F) {
 
 // FuzzEditSpans adds a caller's kept span, window and formatting break to
 // arbitrary text: no change touches the kept span or leaves the window, no
-// change's changed text spans the break, and the changes still rebuild the
-// output.
+// change's changed text spans the break, the changes still rebuild the
+// output, and the output keeps the sentence invariant.
 func FuzzEditSpans(f *testing.F) {
 	f.Add("其实我们需要进行一个全面的优化。In order to win, the team made a decision.", 2, 8, 0, 30, 12)
 	f.Add("The report was written by the team. We basically ship it.", 26, 34, 3, 50, 26)
@@ -108,6 +108,9 @@ func FuzzEditSpans(f *testing.F) {
 		b.WriteString(string(src[at:]))
 		if b.String() != res.Segments[0] {
 			t.Fatalf("changes give %q, output %q", b.String(), res.Segments[0])
+		}
+		if err := checkInvariant(src, []rune(res.Segments[0]), inputFacts(t, s, Auto)); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
