@@ -366,6 +366,9 @@ type engine struct {
 	// fired counts the changes each row made (the corpus measurement), when
 	// not nil.
 	fired map[*row]int
+	// tokCache holds the tokens of the sentences seen so far
+	// (tokenizeCached), offsets relative to the sentence.
+	tokCache map[tokKey][]token
 }
 
 // proposal is a candidate edit in the current text's code points.

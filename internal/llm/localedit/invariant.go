@@ -19,13 +19,13 @@ var errInvariant = errors.New("localedit: edit breaks the sentence invariant")
 // of in does. facts[k] are the facts of sentence k of in (see
 // analysis.facts); both texts are split as the editor splits them.
 func checkInvariant(in, out []rune, facts [][]string) error {
-	return checkSplit(in, splitText(in), out, facts)
+	return checkSplit(in, splitText(in, nil), out, facts, nil)
 }
 
 // checkSplit is checkInvariant with in already split into si (as
-// splitText splits it).
-func checkSplit(in []rune, si []sentence, out []rune, facts [][]string) error {
-	so := splitText(out)
+// splitText splits it); scratch, when not nil, is reused to split out.
+func checkSplit(in []rune, si []sentence, out []rune, facts [][]string, scratch *analysis) error {
+	so := splitText(out, scratch)
 	if len(si) != len(facts) {
 		return fmt.Errorf("%w: %d sentences, %d lists of facts", errInvariant, len(si), len(facts))
 	}
@@ -46,8 +46,15 @@ func checkSplit(in []rune, si []sentence, out []rune, facts [][]string) error {
 // splitText splits text into sentences as analyse does (the quotes, code
 // spans, links and equations that hold no sentence end are found the same
 // way), without tokenizing it.
-func splitText(text []rune) []sentence {
-	a := &analysis{text: text, hard: make([]hardKind, len(text)), atom: make([]int32, len(text))}
+// The sentences are valid until scratch, when not nil, is used again.
+func splitText(text []rune, scratch *analysis) []sentence {
+	a := scratch
+	if a == nil {
+		a = &analysis{}
+	}
+	a.text, a.sents, a.atoms = text, a.sents[:0], a.atoms[:0]
+	a.hard = append(a.hard[:0], make([]hardKind, len(text))...)
+	a.atom = append(a.atom[:0], make([]int32, len(text))...)
 	a.findRegions()
 	a.splitSentences()
 	return a.sents
@@ -103,12 +110,14 @@ func (a *analysis) keepsInvariant(from, to int, repl string) bool {
 	for k := lo; k <= hi; k++ {
 		facts = append(facts, a.facts(k))
 	}
-	r := []rune(repl)
-	out := make([]rune, 0, end-start+len(r)-(to-from))
-	out = append(append(append(out, a.text[start:from]...), r...), a.text[to:end]...)
-	si := make([]sentence, 0, hi-lo+1)
-	for _, s := range a.sents[lo : hi+1] {
-		si = append(si, sentence{start: s.start - start, end: s.end - start})
+	if a.scratch == nil {
+		a.scratch = &analysis{}
 	}
-	return checkSplit(a.text[start:end], si, out, facts) == nil
+	sc := a.scratch
+	sc.out = append(append(append(sc.out[:0], a.text[start:from]...), []rune(repl)...), a.text[to:end]...)
+	sc.in = sc.in[:0]
+	for _, s := range a.sents[lo : hi+1] {
+		sc.in = append(sc.in, sentence{start: s.start - start, end: s.end - start})
+	}
+	return checkSplit(a.text[start:end], sc.in, sc.out, facts, sc) == nil
 }

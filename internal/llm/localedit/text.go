@@ -67,6 +67,13 @@ type analysis struct {
 
 	factsOf   [][]string // facts of each sentence, filled by facts
 	factsDone []bool
+
+	// scratch holds the buffers keepsInvariant reuses: the candidate text
+	// (out), the sentences of the text it replaces (in), and an analysis
+	// to split out with.
+	scratch *analysis
+	out     []rune
+	in      []sentence
 }
 
 // free reports whether the caller lets edits change code point i.
@@ -84,6 +91,7 @@ const (
 func (e *engine) analyse(text []rune, force lang) *analysis {
 	a := &analysis{
 		text: text,
+		toks: make([]token, 0, len(text)/2+8),
 		hard: make([]hardKind, len(text)),
 		atom: make([]int32, len(text)),
 	}
@@ -96,11 +104,7 @@ func (e *engine) analyse(text []rune, force lang) *analysis {
 			s.lang = detectLang(text[s.start:s.end])
 		}
 		first := len(a.toks)
-		if s.lang == langZH {
-			a.toks = e.tokenizeZH(text, s.start, s.end, a.toks)
-		} else {
-			a.toks = tokenizeEN(text, s.start, s.end, a.toks)
-		}
+		a.toks = e.tokenizeCached(s.lang, text, s.start, s.end, a.toks)
 		for j := first; j < len(a.toks); j++ {
 			if a.toks[j].kind != tokSpace {
 				s.words = append(s.words, j)
@@ -243,8 +247,7 @@ func (a *analysis) findRegions() {
 			a.addAtom(s, j, atomLink)
 			i = j - 1
 		case (r == 'h' || r == 'H' || r == 'w' || r == 'W') && (i == 0 || !isWordRune(t[i-1])):
-			s := strings.ToLower(string(t[i:min(n, i+8)]))
-			if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") && !strings.HasPrefix(s, "www.") {
+			if !hasPrefixFold(t[i:], "http://") && !hasPrefixFold(t[i:], "https://") && !hasPrefixFold(t[i:], "www.") {
 				continue
 			}
 			j := i
@@ -315,6 +318,20 @@ func isCJKPunct(r rune) bool {
 }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// hasPrefixFold reports whether t starts with the ASCII prefix p, in any
+// case.
+func hasPrefixFold(t []rune, p string) bool {
+	if len(t) < len(p) {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if unicode.ToLower(t[i]) != rune(p[i]) {
+			return false
+		}
+	}
+	return true
+}
 
 // isMailRune: a character of an e-mail address's local part.
 func isMailRune(r rune) bool {
