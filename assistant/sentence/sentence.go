@@ -3,8 +3,10 @@
 // Korean and space-separated languages. It is pure logic, deterministic and
 // bounded by its input.
 //
-// Sentences end at 。！？；… (and their full-width forms), and at . ! ? ;
-// followed by white space or the end, and at line ends.
+// Sentences end at 。！？； and at line ends, and at . ! ? and ellipses
+// followed by white space or the end, unless an abbreviation, an initial or
+// a lower-case word after them shows that the sentence goes on (see Ends,
+// which the local editor's splitter shares).
 // Terms are lower-cased words of letters and digits (at least two runes)
 // outside the stop words, and, for runs of CJK ideographs, every bigram of
 // adjacent ideographs (single ideographs of a one-character run too):
@@ -18,53 +20,19 @@ import (
 	"unicode/utf8"
 )
 
-// Split splits text into sentences, keeping each sentence's closing
-// punctuation and trimming white space.
+// Split splits text into sentences where Ends says they end, keeping each
+// sentence's closing punctuation and trimming white space.
 func Split(text string) []string {
+	r := []rune(text)
 	var out []string
 	start := 0
-	for i := 0; i < len(text); {
-		c, size := utf8.DecodeRuneInString(text[i:])
-		j := i + size
-		end := false
-		switch c {
-		case '。', '！', '？', '；', '…', '!', '?', '．':
-			end = c != '!' && c != '?' || j == len(text) || isSpaceAt(text, j) || isCJKAt(text, j)
-		case '.', ';':
-			end = j == len(text) || isSpaceAt(text, j)
-		case '\n':
-			end = true
+	for _, end := range Ends(r, nil) {
+		if s := strings.TrimSpace(string(r[start:end])); s != "" {
+			out = append(out, s)
 		}
-		if end {
-			// Closing quotes and brackets stay with their sentence.
-			for j < len(text) {
-				d, sz := utf8.DecodeRuneInString(text[j:])
-				if !strings.ContainsRune(`"'”’」』)）]`, d) {
-					break
-				}
-				j += sz
-			}
-			if s := strings.TrimSpace(text[start:j]); s != "" {
-				out = append(out, s)
-			}
-			start = j
-		}
-		i = j
-	}
-	if s := strings.TrimSpace(text[start:]); s != "" {
-		out = append(out, s)
+		start = end
 	}
 	return out
-}
-
-func isSpaceAt(s string, i int) bool {
-	c, _ := utf8.DecodeRuneInString(s[i:])
-	return unicode.IsSpace(c)
-}
-
-func isCJKAt(s string, i int) bool {
-	c, _ := utf8.DecodeRuneInString(s[i:])
-	return IsCJK(c)
 }
 
 // IsCJK reports whether c is a CJK ideograph, kana or Hangul syllable.

@@ -137,7 +137,7 @@ func answerOps(t *EditTask) (string, error) {
 	case EditDocument:
 		op = map[string]any{"op": "replace_document", "document": flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion, Blocks: blocks()}}
 	}
-	return marshalOps(summarize(res.Edits, req.Segments), []map[string]any{op})
+	return marshalOps(summarize(res.Edits, res.Facts, req.Segments), []map[string]any{op})
 }
 
 func marshalOps(summary string, ops []map[string]any) (string, error) {
@@ -357,8 +357,9 @@ func runsOfCells(cells []cell, runs []flowdoc.Run) []flowdoc.Run {
 
 // summarize says what the edits did, in the language of the text: how many
 // changes each rule made and the changes themselves, within about 400
-// characters.
-func summarize(edits []localedit.Change, texts []string) string {
+// characters, then the first-person facts the edited sentences kept (up to
+// eight, each once).
+func summarize(edits []localedit.Change, facts []localedit.Fact, texts []string) string {
 	han, latin := 0, 0
 	for _, t := range texts {
 		for _, r := range t {
@@ -431,6 +432,23 @@ func summarize(edits []localedit.Change, texts []string) string {
 		b.WriteString("。")
 	} else {
 		b.WriteString(".")
+	}
+	var kept []string
+	for _, f := range facts {
+		q := `"` + clipText(f.Text) + `"`
+		if zh {
+			q = "“" + clipText(f.Text) + "”"
+		}
+		if !slices.Contains(kept, q) && len(kept) < 8 {
+			kept = append(kept, q)
+		}
+	}
+	switch {
+	case len(kept) == 0:
+	case zh:
+		b.WriteString("保留了第一人称事实：" + strings.Join(kept, "、") + "。")
+	default:
+		b.WriteString(" Kept the first-person facts " + strings.Join(kept, ", ") + ".")
 	}
 	return b.String()
 }

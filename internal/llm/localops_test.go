@@ -391,3 +391,30 @@ func FuzzLocalOps(f *testing.F) {
 		}
 	})
 }
+
+// A first-person fact is edited around its facts, and the summary names the
+// facts it kept, in the language of the text.
+func TestLocalOpsFirstPersonFacts(t *testing.T) {
+	for _, tt := range []struct{ in, out, kept string }{
+		{"We made a decision to conduct an analysis of the data in 2023.", "We decided to analyze the data in 2023.",
+			`Kept the first-person facts "2023".`},
+		{"We almost never made a decision in order to please the board in 2021.", "We almost never decided to please the board in 2021.",
+			`Kept the first-person facts "almost", "never", "2021".`},
+		{"我们2023年其实对流程进行了调整。", "我们2023年调整了流程。", "保留了第一人称事实：“2023年”。"},
+	} {
+		r := askOps(t, llm.EditTask{Instruction: "精简", Scope: &llm.EditScope{Kind: llm.EditBlock,
+			Blocks: []flowdoc.Block{textBlock("p1", flowdoc.Paragraph, text(tt.in))}}})
+		if len(r.Ops) != 1 || flowdoc.PlainText(r.Ops[0].Block.RichText) != tt.out {
+			t.Fatalf("%q: %+v, want %q", tt.in, r, tt.out)
+		}
+		if !strings.HasSuffix(r.Summary, tt.kept) {
+			t.Errorf("%q: summary %q, want it to end %q", tt.in, r.Summary, tt.kept)
+		}
+	}
+	// A sentence that is not in the first person names no facts.
+	r := askOps(t, llm.EditTask{Instruction: "精简", Scope: &llm.EditScope{Kind: llm.EditBlock,
+		Blocks: []flowdoc.Block{textBlock("p1", flowdoc.Paragraph, text("The team made a decision in 2023."))}}})
+	if len(r.Ops) != 1 || strings.Contains(r.Summary, "first-person") {
+		t.Fatalf("%+v", r)
+	}
+}

@@ -26,16 +26,27 @@
 //     names (capitalised words in English; the segmenter's person, place,
 //     organisation and proper-noun tags, or a common surname before one or
 //     two single characters, in Chinese), quotes (“…”, "…", 「…」, 『…』,
-//     《…》), code (`…`), inline equations (U+FFFC, $…$), links, and
-//     first-person facts: a sentence with 我/我们/I/we… and a number, date,
-//     name or experience marker (曾, 过, 了; "once", a past tense right
-//     after "I"/"we") is left whole. A restructuring rule may move a
-//     number, name, code span, link or equation whole (a named agent), never
-//     change it; quotes and first-person facts are never touched at all.
+//     《…》), code (`…`), inline equations (U+FFFC, $…$), links, and the
+//     facts of first-person sentences: in a sentence with 我/我们/I/we… and a
+//     number, date, name or experience marker (曾, 过, 了; "once", a past
+//     tense right after "I"/"we"), the first-person words, the numbers,
+//     dates and names, and the fact words of keep.*.tsv (negations, hedges,
+//     quantities, experience markers: "not", "almost", "about"; 没有, 基本上,
+//     大约, 曾) are kept, and the wording around them is edited like any
+//     other ("We made a decision to conduct an analysis of the data in
+//     2023." → "We decided to analyze the data in 2023."). Result.Facts
+//     lists the facts kept in the sentences the edits changed. A
+//     restructuring rule may move a number, name, code span, link or
+//     equation whole (a named agent), never change it; quotes and
+//     first-person facts are never touched at all.
 //
 // # Matching
 //
-// Text is split into sentences, each edited as Chinese or English (detected
+// Text is split into sentences where sentence.Ends (assistant/sentence)
+// says they end — it knows titles, initials, abbreviations, decimals,
+// versions, ellipses, closing quotes and full-width punctuation, and makes
+// no end inside a quote, code span, link or equation — each edited as
+// Chinese or English (detected
 // per sentence unless the request forces one). Chinese is segmented into
 // words with part-of-speech tags by github.com/go-ego/gse over the
 // dictionary in dict/ (loaded once, lazily, on the first Chinese text), so
@@ -55,6 +66,13 @@
 //
 // # Invariants
 //
+//   - Sentences kept: every candidate edit is checked by checkInvariant
+//     before it is accepted, and one that breaks it is dropped: the output
+//     has exactly the input's sentences (none merged, none split; no edit
+//     spans a sentence end), and each sentence holds its numbers, dates,
+//     names, quotes, code, links, equations and first-person facts
+//     verbatim. The tests run the same function over a corpus, random
+//     paragraphs and a fuzz target.
 //   - Deterministic: the same Request always gives the same Result.
 //   - Idempotent: the rules run to a fixed point, so editing a Result's
 //     segments again proposes nothing.

@@ -3,6 +3,7 @@ package localedit
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -116,13 +117,31 @@ type Result struct {
 	Segments []string `json:"segments"`
 	// Edits are the changes, by segment, then by position.
 	Edits []Change `json:"edits"`
+	// Facts are the first-person facts kept in the sentences the edits
+	// changed (the numbers, dates, names and fact words of "we made a
+	// decision in 2023" → "we decided in 2023"), by segment, then by
+	// position; none when no edit is in a first-person sentence.
+	Facts []Fact `json:"facts,omitempty"`
+}
+
+// Fact is a first-person fact an edit's sentence kept: the text Text at code
+// points [From, To) of the input segment, unchanged in the output.
+type Fact struct {
+	Segment int    `json:"segment"`
+	From    int    `json:"from"`
+	To      int    `json:"to"`
+	Text    string `json:"text"`
 }
 
 // Edit applies the enabled rules to every segment. The same request always
 // gives the same result, and editing a result again proposes nothing. It
 // returns ErrTooLarge, ErrInvalidText, ErrUnknownRule or ErrBadLang for a
 // request it refuses, and an error when its rule data cannot be loaded.
-func Edit(req Request) (Result, error) {
+func Edit(req Request) (Result, error) { return edit(req, nil) }
+
+// edit is Edit with a hook that sets up the engine once its rule data is
+// loaded (the tests run one row, or count what each row does).
+func edit(req Request, tune func(*engine)) (Result, error) {
 	if len(req.Segments) > MaxSegments {
 		return Result{}, fmt.Errorf("%w: %d segments, at most %d", ErrTooLarge, len(req.Segments), MaxSegments)
 	}
@@ -169,6 +188,9 @@ func Edit(req Request) (Result, error) {
 	if e.d, err = loadData(); err != nil {
 		return Result{}, err
 	}
+	if tune != nil {
+		tune(e)
+	}
 	if han || e.force == langZH {
 		if e.seg, err = zhSegmenter(); err != nil {
 			return Result{}, err
@@ -180,11 +202,15 @@ func Edit(req Request) (Result, error) {
 		if strings.TrimSpace(editable(s, req, i)) != "" {
 			blank = false
 		}
-		out, changes := e.segment(s, marks[i])
+		out, changes, facts := e.segment(s, marks[i])
 		res.Segments[i] = out
 		for _, c := range changes {
 			c.Segment = i
 			res.Edits = append(res.Edits, c)
+		}
+		for _, f := range facts {
+			f.Segment = i
+			res.Facts = append(res.Facts, f)
 		}
 	}
 	switch {
@@ -334,6 +360,15 @@ type engine struct {
 	blocked int // candidate edits refused for touching protected text
 	// blockedFormat counts those of them refused for spanning a break.
 	blockedFormat int
+	// only, when not nil, is the one pattern row the engine runs (the
+	// rule examples' test).
+	only *row
+	// fired counts the changes each row made (the corpus measurement), when
+	// not nil.
+	fired map[*row]int
+	// tokCache holds the tokens of the sentences seen so far
+	// (tokenizeCached), offsets relative to the sentence.
+	tokCache map[tokKey][]token
 }
 
 // proposal is a candidate edit in the current text's code points.
@@ -346,11 +381,12 @@ type proposal struct {
 // applyOrder, on the text the previous one left, until a whole pass changes
 // nothing. Changes are tracked against the original text. cm is what the
 // caller said about the original text's code points.
-func (e *engine) segment(text string, cm callerMark) (string, []Change) {
+func (e *engine) segment(text string, cm callerMark) (string, []Change, []Fact) {
 	orig := []rune(text)
 	pcs := []piece{{from: 0, to: len(orig), text: orig}}
 	cur := orig
-	var a *analysis // of cur; nil once cur changed
+	var a *analysis  // of cur; nil once cur changed
+	var a0 *analysis // of orig
 	for pass := 0; pass < maxPasses; pass++ {
 		changed := false
 		for _, id := range applyOrder {
@@ -360,15 +396,31 @@ func (e *engine) segment(text string, cm callerMark) (string, []Change) {
 			if a == nil {
 				a = e.analyse(cur, e.force)
 				a.mask, a.cls = maskOfPieces(pcs, cm.mask), classOfPieces(pcs, orig, cm.cls)
+				if a0 == nil {
+					a0 = a
+				}
 			}
 			props := e.find(a, id)
 			if len(props) == 0 {
 				continue
 			}
 			a = nil
+			applied := false
 			for i := len(props) - 1; i >= 0; i-- {
 				p := props[i]
-				pcs = applyPiece(pcs, orig, p.from, p.to, []rune(p.repl), ruleBit(id))
+				next := applyPiece(pcs, orig, p.from, p.to, []rune(p.repl), ruleBit(id))
+				if !keepsBreaks(next, orig, cm.cls) {
+					// Each edit kept the formatting breaks, but merged with
+					// an earlier one that it touches, the change would span
+					// one.
+					e.blocked++
+					e.blockedFormat++
+					continue
+				}
+				pcs, applied = next, true
+			}
+			if !applied {
+				continue
 			}
 			cur = joinPieces(pcs)
 			changed = true
@@ -390,7 +442,51 @@ func (e *engine) segment(text string, cm callerMark) (string, []Change) {
 		}
 		out = append(out, c)
 	}
-	return string(cur), out
+	var facts []Fact
+	if a0 != nil && len(out) > 0 {
+		facts = e.keptFacts(a0, out)
+	}
+	return string(cur), out, facts
+}
+
+// keptFacts lists the facts of the first-person sentences of a that one of
+// changes edited: their numbers, dates and names and their fact words (the
+// first-person words themselves go without saying).
+func (e *engine) keptFacts(a *analysis, changes []Change) []Fact {
+	var out []Fact
+	for _, s := range a.sents {
+		if !s.firstPerson || !slices.ContainsFunc(changes, func(c Change) bool { return c.From < s.end && c.To > s.start }) {
+			continue
+		}
+		lists := e.d.enLists
+		if s.lang == langZH {
+			lists = e.d.zhLists
+		}
+		for k := s.start; k < s.end; {
+			from, to := k, k+1
+			switch at, ok := a.atomAt(k); {
+			case ok && (at.kind == atomNumber || at.kind == atomDate || at.kind == atomName):
+				from, to = at.start, at.end
+			case ok:
+				k = at.end
+				continue
+			case a.hard[k] == hardFirstPerson:
+				for to < s.end && a.hard[to] == hardFirstPerson && a.atom[to] == 0 {
+					to++
+				}
+				if w := normWord(string(a.text[from:to])); hasKey(lists["first-person"], w) {
+					k = to
+					continue
+				}
+			default:
+				k++
+				continue
+			}
+			out = append(out, Fact{From: from, To: to, Text: string(a.text[from:to])})
+			k = to
+		}
+	}
+	return out
 }
 
 // maskOfPieces carries the original text's mask over to the current text:
@@ -447,6 +543,28 @@ func classOfPieces(pcs []piece, orig []rune, cls []int32) []int32 {
 	return out
 }
 
+// keepsBreaks reports whether every change of pcs keeps the caller's
+// formatting breaks (Request.Breaks) of the original text: its changed
+// text, once what its before and after share at the start and at the end
+// is set aside, lies within one formatting class.
+func keepsBreaks(pcs []piece, orig []rune, cls []int32) bool {
+	if cls == nil {
+		return true
+	}
+	for _, p := range pcs {
+		if !p.edited {
+			continue
+		}
+		pre, suf := shared(orig[p.from:p.to], p.text)
+		for i := p.from + pre + 1; i < p.to-suf; i++ {
+			if cls[i] != cls[i-1] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // shared returns how many code points a and b share at the start and then,
 // of what is left, at the end.
 func shared(a, b []rune) (pre, suf int) {
@@ -483,6 +601,9 @@ func (e *engine) find(a *analysis, id RuleID) []proposal {
 	for si := range a.sents {
 		s := &a.sents[si]
 		if id == ActiveVoice {
+			if e.only != nil {
+				continue
+			}
 			f := func(from, to int, repl string) { add(from, to, repl) }
 			if s.lang == langZH {
 				e.passiveZH(a, s, f)
@@ -501,12 +622,18 @@ func (e *engine) find(a *analysis, id RuleID) []proposal {
 			next := i + 1
 			buf = ix.candidates(s.lang, a.toks[s.words[i]].lower, buf)
 			for _, r := range buf {
+				if e.only != nil && r != e.only {
+					continue
+				}
 				end, ok := m.matchAt(r, i)
 				if !ok || (r.start && !clauseStart(a, s, i)) || (r.verbOnly && !e.verbContext(a, s, i, r, &m)) {
 					continue
 				}
 				from, to, repl, ok := e.shape(a, s, i, end, e.replacement(a, s, r, &m))
 				if ok && add(from, to, repl) {
+					if e.fired != nil {
+						e.fired[r]++
+					}
 					next = end
 					break
 				}
@@ -699,6 +826,10 @@ func (e *engine) accept(a *analysis, from, to int, repl string) bool {
 			e.blocked++
 			return false
 		}
+	}
+	if !a.keepsInvariant(from, to, repl) {
+		e.blocked++
+		return false
 	}
 	return true
 }

@@ -258,6 +258,9 @@ func (e *engine) passiveEN(a *analysis, s *sentence, add func(from, to int, repl
 			if y1-y0 > 1 && hasKey(lists["not-agent"], tok(y0+1).lower) {
 				return
 			}
+			if y1 < len(w) && tok(y1).text == "." && y1 != len(w)-1 {
+				return // a full stop inside the sentence: an abbreviation in the agent
+			}
 			yOut = yText
 			head := tok(y1 - 1).lower
 			plural = hasKey(lists["plural"], head) ||
@@ -269,9 +272,13 @@ func (e *engine) passiveEN(a *analysis, s *sentence, add func(from, to int, repl
 			}
 		case a.atom[yFirst.start] != 0 && a.atoms[a.atom[yFirst.start]-1].kind == atomName:
 			at := a.atoms[a.atom[yFirst.start]-1]
-			if at.end != tok(y1-1).end {
+			for y1 < len(w) && tok(y1).end <= at.end {
+				y1++ // a name with full stops inside ("Dr. Chen")
+			}
+			if at.end != tok(y1-1).end || y1 < len(w) && tok(y1).kind == tokWord && !hasKey(lists["stop"], tok(y1).lower) {
 				return // only a whole name is an agent
 			}
+			yText = string(a.text[yFirst.start:at.end])
 			yOut = yText
 		default:
 			return

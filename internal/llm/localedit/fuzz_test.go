@@ -8,12 +8,18 @@ import (
 
 // FuzzEdit feeds arbitrary text to the editor: it never fails on valid
 // UTF-8 within the limits, its changes rebuild its output, equation
-// placeholders survive, and editing its output again proposes nothing.
+// placeholders survive, the output keeps the sentence invariant
+// (checkInvariant: the same sentences, each with its facts) and editing it
+// again proposes nothing.
 func FuzzEdit(f *testing.F) {
 	for _, c := range readGolden(f, "testdata/golden.txt") {
 		f.Add(strings.Join(c.in, "\n"))
 	}
+	for _, p := range propertyParts {
+		f.Add(p)
+	}
 	f.Add("“unclosed quote 其实 in order to")
+	f.Add("Mr. J. R. Smith vs. Dr. Lee, e.g. U.S. v1.2.3 3.14... etc. The end… Wait... ok. 好。」下一句？！")
 	f.Add("`code $x$ https://a.b/c?d=1. 被 被他所 was by by.")
 	f.Fuzz(func(t *testing.T, s string) {
 		if !utf8.ValidString(s) || len(s) > 4096 {
@@ -40,6 +46,9 @@ func FuzzEdit(f *testing.F) {
 		if strings.Count(res.Segments[0], "\uFFFC") != strings.Count(s, "\uFFFC") {
 			t.Fatalf("equations lost: %q -> %q", s, res.Segments[0])
 		}
+		if err := checkInvariant(src, []rune(res.Segments[0]), inputFacts(t, s, Auto)); err != nil {
+			t.Fatal(err)
+		}
 		again, err := Edit(Request{Segments: res.Segments})
 		if err != nil || len(again.Edits) != 0 {
 			t.Fatalf("not idempotent: %q -> %q -> %+v", s, res.Segments[0], again.Edits)
@@ -49,8 +58,8 @@ func FuzzEdit(f *testing.F) {
 
 // FuzzEditSpans adds a caller's kept span, window and formatting break to
 // arbitrary text: no change touches the kept span or leaves the window, no
-// change's changed text spans the break, and the changes still rebuild the
-// output.
+// change's changed text spans the break, the changes still rebuild the
+// output, and the output keeps the sentence invariant.
 func FuzzEditSpans(f *testing.F) {
 	f.Add("其实我们需要进行一个全面的优化。In order to win, the team made a decision.", 2, 8, 0, 30, 12)
 	f.Add("The report was written by the team. We basically ship it.", 26, 34, 3, 50, 26)
@@ -99,6 +108,9 @@ func FuzzEditSpans(f *testing.F) {
 		b.WriteString(string(src[at:]))
 		if b.String() != res.Segments[0] {
 			t.Fatalf("changes give %q, output %q", b.String(), res.Segments[0])
+		}
+		if err := checkInvariant(src, []rune(res.Segments[0]), inputFacts(t, s, Auto)); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

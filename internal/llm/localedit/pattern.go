@@ -18,6 +18,8 @@ type row struct {
 
 	verbOnly bool // flag "verb": a {verb} in base form needs a verb context
 	start    bool // flag "start": only at the start of a clause
+
+	examples []example // what the row must and must not change (tests only)
 }
 
 type elemKind uint8
@@ -260,6 +262,11 @@ func (m *matcher) candidates(r *row, e elem, ti int) []cand {
 			}
 		}
 	case elSlotV:
+		// A verb right before 的 modifies what follows (反复的比较): it is
+		// not the clause's verb.
+		if ti+1 < len(m.idx) && m.a.toks[m.idx[ti+1]].text == "的" && m.adjacent(ti, ti+1) {
+			return nil
+		}
 		if strings.HasPrefix(t.pos, "v") && t.kind == tokWord && utf8.RuneCountInString(t.text) >= 2 && !weakVerbs[t.text] {
 			return []cand{{len: 1}}
 		}

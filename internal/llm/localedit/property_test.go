@@ -129,12 +129,14 @@ func TestProtectedSurvive(t *testing.T) {
 		{"Call `make a decision` in order to start.", "`make a decision`"},
 		{"See https://example.com/in-order-to/utilize for details.", "https://example.com/in-order-to/utilize"},
 		{"In order to solve \uFFFC, we utilize \uFFFC twice.", "\uFFFC"},
-		{"In 2019 I made a decision to quit my job.", "In 2019 I made a decision to quit my job."},
+		{"In 2019 I made a decision to quit my job.", "2019"},
+		{"In 2019 I never made a decision to quit my job.", "never"},
 		{"2024年3月5日，公司做出了决定。", "2024年3月5日"},
 		{"张伟其实很忙。", "张伟"},
 		{"他说：“其实我们进行了讨论。”", "“其实我们进行了讨论。”"},
 		{"标题是「众所周知的秘密」。", "「众所周知的秘密」"},
-		{"我2018年其实进行了调研。", "我2018年其实进行了调研。"},
+		{"我2018年其实进行了调研。", "我"},
+		{"我2018年没有进行调研。", "没有"},
 		{"这次升级打通了两个系统。", "两个"},
 	} {
 		spans := protectedSpans(t, s.text, Auto)

@@ -153,7 +153,11 @@ func parseData(fsys fs.FS) (*data, error) {
 		{Jargon, "jargon.en.tsv", langEN}, {Jargon, "jargon.zh.tsv", langZH},
 		{Cliche, "cliche.en.tsv", langEN}, {Cliche, "cliche.zh.tsv", langZH},
 	} {
+		var last *row
 		if err := eachLine(fsys, spec.file, func(line int, f []string) error {
+			if f[0] == "+" || f[0] == "-" {
+				return last.addExample(f)
+			}
 			if len(f) < 1 || len(f) > 3 {
 				return fmt.Errorf("want pattern<TAB>replacement[<TAB>flags], got %d columns", len(f))
 			}
@@ -170,6 +174,7 @@ func parseData(fsys fs.FS) (*data, error) {
 			}
 			r.rule = spec.rule
 			r.src = fmt.Sprintf("%s:%d", spec.file, line)
+			last = r
 			if d.rows[spec.rule] == nil {
 				d.rows[spec.rule] = map[lang][]*row{}
 			}
@@ -239,6 +244,29 @@ func eachLine(fsys fs.FS, file string, fn func(line int, fields []string) error)
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("localedit: rule data %s: %w", file, err)
+	}
+	return nil
+}
+
+// example is a sentence a row must change (Want is what it becomes) or, for
+// a negative example, leave alone; the tests run every one.
+type example struct {
+	In, Want string
+	Positive bool
+}
+
+// addExample attaches a "+<TAB>in<TAB>out" or "-<TAB>in" line to r, the
+// row above it.
+func (r *row) addExample(f []string) error {
+	switch {
+	case r == nil:
+		return fmt.Errorf("an example line needs a row above it")
+	case f[0] == "+" && len(f) == 3 && f[1] != "" && f[2] != "":
+		r.examples = append(r.examples, example{In: f[1], Want: f[2], Positive: true})
+	case f[0] == "-" && len(f) == 2 && f[1] != "":
+		r.examples = append(r.examples, example{In: f[1]})
+	default:
+		return fmt.Errorf("want +<TAB>sentence<TAB>edited sentence or -<TAB>sentence, got %d columns", len(f))
 	}
 	return nil
 }

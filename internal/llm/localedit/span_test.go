@@ -40,16 +40,18 @@ func TestKeepSpans(t *testing.T) {
 // read: a selection inside a first-person fact stays protected, and
 // candidates outside the window are neither applied nor reported.
 func TestWithinWindow(t *testing.T) {
-	fact := "我们在2020年其实进行了讨论。"
-	alone, err := Edit(Request{Segments: []string{"其实进行了讨论。"}})
-	if err != nil || alone.Outcome != Edited {
-		t.Fatalf("the fragment alone is edited: %+v %v", alone, err)
+	fact := "我们在2020年基本上进行了讨论。"
+	alone, err := Edit(Request{Segments: []string{"基本上进行了讨论。"}})
+	if err != nil || alone.Segments[0] != "讨论了。" {
+		t.Fatalf("the fragment alone loses its hedge: %+v %v", alone, err)
 	}
-	res, err := Edit(Request{Segments: []string{fact}, Within: []*Span{{From: 8, To: 15}}})
+	// Read in its sentence, the selection is part of a first-person fact:
+	// the hedge is part of the claim and stays, the wording is edited.
+	res, err := Edit(Request{Segments: []string{fact}, Within: []*Span{{From: 8, To: 16}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Outcome != NoChange || res.Code != CodeProtected {
+	if res.Outcome != Edited || res.Segments[0] != "我们在2020年基本上讨论了。" {
 		t.Fatalf("a selection inside a first-person fact: %+v", res)
 	}
 

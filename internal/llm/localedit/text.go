@@ -3,6 +3,8 @@ package localedit
 import (
 	"strings"
 	"unicode"
+
+	split "github.com/foliodev/folio/assistant/sentence"
 )
 
 type tokKind uint8
@@ -41,15 +43,17 @@ type span struct {
 }
 
 type sentence struct {
-	start, end int
-	lang       lang
-	words      []int // indices into analysis.toks of the non-space tokens
+	start, end  int
+	lang        lang
+	words       []int // indices into analysis.toks of the non-space tokens
+	firstPerson bool  // a first-person fact: its facts are hard (markFacts)
 }
 
 // analysis is what the rules look at: one segment's text split into
 // sentences and tokens, with its protected spans.
 //
-// hard marks text no edit may touch (quotes, first-person facts); atom marks
+// hard marks text no edit may touch (quotes, the facts of first-person
+// sentences); atom marks
 // movable protected spans (index+1 into atoms, 0 for none).
 type analysis struct {
 	text  []rune
@@ -60,6 +64,16 @@ type analysis struct {
 	atoms []span
 	mask  []uint8 // the caller's mask (see callerMarks), nil for none
 	cls   []int32 // the caller's formatting classes, nil for none
+
+	factsOf   [][]string // facts of each sentence, filled by facts
+	factsDone []bool
+
+	// scratch holds the buffers keepsInvariant reuses: the candidate text
+	// (out), the sentences of the text it replaces (in), and an analysis
+	// to split out with.
+	scratch *analysis
+	out     []rune
+	in      []sentence
 }
 
 // free reports whether the caller lets edits change code point i.
@@ -77,6 +91,7 @@ const (
 func (e *engine) analyse(text []rune, force lang) *analysis {
 	a := &analysis{
 		text: text,
+		toks: make([]token, 0, len(text)/2+8),
 		hard: make([]hardKind, len(text)),
 		atom: make([]int32, len(text)),
 	}
@@ -89,11 +104,7 @@ func (e *engine) analyse(text []rune, force lang) *analysis {
 			s.lang = detectLang(text[s.start:s.end])
 		}
 		first := len(a.toks)
-		if s.lang == langZH {
-			a.toks = e.tokenizeZH(text, s.start, s.end, a.toks)
-		} else {
-			a.toks = tokenizeEN(text, s.start, s.end, a.toks)
-		}
+		a.toks = e.tokenizeCached(s.lang, text, s.start, s.end, a.toks)
 		for j := first; j < len(a.toks); j++ {
 			if a.toks[j].kind != tokSpace {
 				s.words = append(s.words, j)
@@ -111,14 +122,42 @@ func (e *engine) analyse(text []rune, force lang) *analysis {
 	for i := range a.sents {
 		s := &a.sents[i]
 		if e.firstPersonFact(a, s) {
-			for k := s.start; k < s.end; k++ {
+			s.firstPerson = true
+			e.markFacts(a, s)
+		}
+	}
+	return a
+}
+
+// markFacts protects what a first-person sentence claims: the first-person
+// words (who), and the fact words of keep.*.tsv — negations, hedges and
+// quantities ("not", "never", "about", "almost"; 没有, 从未, 大约, 基本上),
+// experience markers ("once", 曾) — which, with the numbers, dates, names
+// and quotes protected everywhere, are what happened, when, where and how
+// much. The grammar around them stays free: "we made a decision to" may
+// become "we decided to".
+func (e *engine) markFacts(a *analysis, s *sentence) {
+	lists := e.d.enLists
+	if s.lang == langZH {
+		lists = e.d.zhLists
+	}
+	for _, ti := range s.words {
+		t := &a.toks[ti]
+		if t.kind != tokWord || a.atom[t.start] != 0 {
+			continue
+		}
+		key := t.lower
+		if s.lang == langZH {
+			key = t.text
+		}
+		if hasKey(lists["first-person"], key) || hasKey(lists["fact"], key) || s.lang == langEN && strings.HasSuffix(key, "n't") {
+			for k := t.start; k < t.end; k++ {
 				if a.hard[k] == 0 {
 					a.hard[k] = hardFirstPerson
 				}
 			}
 		}
 	}
-	return a
 }
 
 // addAtom marks [start, end) as a protected span of kind k, merging it with
@@ -159,11 +198,13 @@ func (a *analysis) atomAt(i int) (span, bool) {
 	return a.atoms[a.atom[i]-1], true
 }
 
+// closeOf is the closing mark of each opening quote, code or equation mark.
+var closeOf = map[rune]rune{'“': '”', '「': '」', '『': '』', '《': '》', '"': '"', '`': '`', '$': '$'}
+
 // findRegions marks quotes (hard), code, links and equations (atoms).
 func (a *analysis) findRegions() {
 	t := a.text
 	n := len(t)
-	closeOf := map[rune]rune{'“': '”', '「': '」', '『': '』', '《': '》', '"': '"', '`': '`', '$': '$'}
 	for i := 0; i < n; i++ {
 		r := t[i]
 		switch {
@@ -190,9 +231,23 @@ func (a *analysis) findRegions() {
 				a.hard[k] = hardQuote
 			}
 			i = end - 1
+		case r == '@' && i > 0 && i+1 < n && isMailRune(t[i-1]) && isWordRune(t[i+1]):
+			// An e-mail address: the local part before, the domain after.
+			s := i
+			for s > 0 && isMailRune(t[s-1]) && a.atom[s-1] == 0 && a.hard[s-1] == 0 {
+				s--
+			}
+			j := i + 1
+			for j < n && (isWordRune(t[j]) && !isHan(t[j]) || t[j] == '.' || t[j] == '-') {
+				j++
+			}
+			for j > i+1 && t[j-1] == '.' {
+				j--
+			}
+			a.addAtom(s, j, atomLink)
+			i = j - 1
 		case (r == 'h' || r == 'H' || r == 'w' || r == 'W') && (i == 0 || !isWordRune(t[i-1])):
-			s := strings.ToLower(string(t[i:min(n, i+8)]))
-			if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") && !strings.HasPrefix(s, "www.") {
+			if !hasPrefixFold(t[i:], "http://") && !hasPrefixFold(t[i:], "https://") && !hasPrefixFold(t[i:], "www.") {
 				continue
 			}
 			j := i
@@ -223,49 +278,20 @@ func indexRune(t []rune, from, to int, r rune, limit int) int {
 	return -1
 }
 
-var abbreviations = map[string]bool{"mr": true, "mrs": true, "ms": true, "dr": true, "st": true, "vs": true, "etc": true, "e.g": true, "i.e": true, "no": true, "fig": true, "prof": true, "inc": true, "ltd": true, "jr": true, "sr": true}
-
-// splitSentences cuts the text at sentence ends outside protected spans: 。！？!?… and
-// newlines always, '.' before a space or the end (not after an
-// abbreviation). Closing quotes and brackets stay with their sentence.
+// splitSentences cuts the text where split.Ends (assistant/sentence) says sentences end,
+// never inside a quote, code span, link or equation (the regions
+// findRegions marked).
 func (a *analysis) splitSentences() {
-	t := a.text
-	n := len(t)
 	start := 0
-	for i := 0; i < n; i++ {
-		if a.hard[i] != 0 || a.atom[i] != 0 {
-			continue
-		}
-		r := t[i]
-		end := false
-		switch r {
-		case '。', '！', '？', '!', '?', '…', '\n':
-			end = true
-		case '.':
-			if i+1 == n || unicode.IsSpace(t[i+1]) || strings.ContainsRune("\"”’)」』", t[i+1]) {
-				w := i
-				for w > start && (unicode.IsLetter(t[w-1]) || t[w-1] == '.') {
-					w--
-				}
-				word := strings.ToLower(string(t[w:i]))
-				end = !abbreviations[word] && !(i-w == 1 && unicode.IsUpper(t[w]) && i+1 < n)
-			}
-		}
-		if !end {
-			continue
-		}
-		j := i + 1
-		for j < n && (strings.ContainsRune("。！？!?…”’\"」』)）", t[j]) && a.atom[j] == 0) {
-			j++
-		}
-		a.sents = append(a.sents, sentence{start: start, end: j})
-		start = j
-		i = j - 1
-	}
-	if start < n {
-		a.sents = append(a.sents, sentence{start: start, end: n})
+	for _, end := range split.Ends(a.text, a.opaque) {
+		a.sents = append(a.sents, sentence{start: start, end: end})
+		start = end
 	}
 }
+
+// opaque reports whether code point i is inside a region no sentence end
+// may fall in.
+func (a *analysis) opaque(i int) bool { return a.hard[i] != 0 || a.atom[i] != 0 }
 
 // detectLang says whether a sentence is Chinese: any Han characters, and at
 // least a third as many as Latin letters.
@@ -293,6 +319,25 @@ func isCJKPunct(r rune) bool {
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
+// hasPrefixFold reports whether t starts with the ASCII prefix p, in any
+// case.
+func hasPrefixFold(t []rune, p string) bool {
+	if len(t) < len(p) {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if unicode.ToLower(t[i]) != rune(p[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// isMailRune: a character of an e-mail address's local part.
+func isMailRune(r rune) bool {
+	return r < 0x80 && (isWordRune(r) || strings.ContainsRune("._%+-", r))
+}
+
 func isHanWord(t *token) bool {
 	if t.kind != tokWord {
 		return false
@@ -303,6 +348,12 @@ func isHanWord(t *token) bool {
 		}
 	}
 	return true
+}
+
+// isInitial: one upper-case letter ("J" of "J. R. Smith").
+func isInitial(s string) bool {
+	r := []rune(s)
+	return len(r) == 1 && unicode.IsUpper(r[0])
 }
 
 func hasDigit(s string) bool {
@@ -337,6 +388,27 @@ func (e *engine) atomsEN(a *analysis, s *sentence) {
 			a.addAtom(t.start, t.end, atomDate)
 		}
 	}
+	// Dotted abbreviations (U.S., e.g., a.m.): single letters with a full
+	// stop after each are one span, kept whole.
+	for k := 0; k+1 < len(w); k++ {
+		t := &a.toks[w[k]]
+		if t.kind != tokWord || len([]rune(t.text)) != 1 || !unicode.IsLetter([]rune(t.text)[0]) || k > 0 && a.toks[w[k-1]].end == t.start {
+			continue
+		}
+		j := k
+		for j+1 < len(w) && a.toks[w[j+1]].text == "." && a.toks[w[j+1]].start == a.toks[w[j]].end {
+			j++ // the full stop
+			if j+1 < len(w) && a.toks[w[j+1]].start == a.toks[w[j]].end && len([]rune(a.toks[w[j+1]].text)) == 1 && unicode.IsLetter([]rune(a.toks[w[j+1]].text)[0]) {
+				j++
+				continue
+			}
+			break
+		}
+		if j-k >= 3 {
+			a.addAtom(t.start, a.toks[w[j]].end, atomName)
+			k = j
+		}
+	}
 	// Names: runs of capitalised words; a single one only inside the
 	// sentence (a capital at the start says nothing) or when all capitals.
 	for k := 0; k < len(w); {
@@ -349,6 +421,14 @@ func (e *engine) atomsEN(a *analysis, s *sentence) {
 		for j < len(w) {
 			u := &a.toks[w[j]]
 			prev := &a.toks[w[j-1]]
+			if u.text == "." && u.start == prev.end && j+1 < len(w) && (hasKey(lists["title"], prev.lower) || isInitial(prev.text)) {
+				// "Dr. Chen", "J. R. Smith": a title or an initial, its full
+				// stop and the capitalised word after them are one name.
+				if v := &a.toks[w[j+1]]; v.kind == tokWord && isCapitalised(v.text) && v.start-u.end == 1 {
+					j += 2
+					continue
+				}
+			}
 			if u.kind != tokWord || !isCapitalised(u.text) || u.text == "I" || u.start-prev.end != 1 {
 				break
 			}

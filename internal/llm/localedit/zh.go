@@ -85,6 +85,46 @@ func newZHSegmenter() (*gse.Segmenter, error) {
 	return seg, nil
 }
 
+// tokenizeCached tokenizes the sentence text[from:to] as lg (tokenizeZH,
+// tokenizeEN), keeping the tokens of each sentence for the rest of the
+// Edit call: the fixed-point loop analyses the text again after every rule
+// that changed it, and most of its sentences are the same as before.
+func (e *engine) tokenizeCached(lg lang, text []rune, from, to int, out []token) []token {
+	key := tokKey{lg, string(text[from:to])}
+	toks, ok := e.tokCache[key]
+	if !ok {
+		first := len(out)
+		if lg == langZH {
+			out = e.tokenizeZH(text, from, to, out)
+		} else {
+			out = tokenizeEN(text, from, to, out)
+		}
+		toks = make([]token, len(out)-first)
+		for i, t := range out[first:] {
+			t.start -= from
+			t.end -= from
+			toks[i] = t
+		}
+		if e.tokCache == nil {
+			e.tokCache = map[tokKey][]token{}
+		}
+		e.tokCache[key] = toks
+		return out
+	}
+	for _, t := range toks {
+		t.start += from
+		t.end += from
+		out = append(out, t)
+	}
+	return out
+}
+
+// tokKey names a sentence's tokens in engine.tokCache.
+type tokKey struct {
+	lg   lang
+	text string
+}
+
 // tokenizeZH segments text[from:to] into words with their part of speech.
 func (e *engine) tokenizeZH(text []rune, from, to int, out []token) []token {
 	s := string(text[from:to])
