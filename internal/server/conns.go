@@ -393,6 +393,15 @@ func connState(c net.Conn, st http.ConnState) {
 	}
 }
 
+// requestAddr is clientAddr of the client r came from.
+func requestAddr(r *http.Request) string {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return clientAddr(net.TCPAddrFromAddrPort(ap))
+}
+
 // clientAddr is the address a connection is counted against: its IP, or
 // for IPv6 its /64 (one host commonly has a whole /64 to pick from).
 func clientAddr(a net.Addr) string {

@@ -106,7 +106,7 @@ func notModified(w http.ResponseWriter, r *http.Request, tag string) bool {
 func (s *Server) publicArticle(format string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		slug := r.PathValue("slug")
-		pub, vis, err := s.pub.PublicationBySlug(r.Context(), slug, r.Header.Get(PasswordHeader))
+		pub, vis, err := s.pub.PublicationFor(r.Context(), slug, publish.Reader{Password: r.Header.Get(PasswordHeader), Addr: requestAddr(r)})
 		if err != nil {
 			s.failPublic(w, r, slug, err)
 			return

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -127,6 +128,10 @@ type Store struct {
 	// that check them, so a category cannot vanish under an article
 	// being published with it.
 	termMu sync.Mutex
+
+	guard     *guard                      // admits the public reads' password checks
+	decoy     atomic.Pointer[objstore.ID] // a published version a missing slug's lookup reads (resolve)
+	decoyOnce sync.Once
 }
 
 // New returns the Store of r. now is the clock of publication times (nil:
@@ -136,7 +141,7 @@ func New(r *repo.Repo, now func() time.Time) *Store {
 		now = time.Now
 	}
 	return &Store{repo: r, db: r.DB(), refs: r.Refs(), objs: r.Objects(),
-		now: func() int64 { return now().UnixMilli() }}
+		now: func() int64 { return now().UnixMilli() }, guard: newGuard(GuardLimits{})}
 }
 
 // SlugRef is the ref that claims slug for the article published under it;
@@ -450,6 +455,9 @@ func (s *Store) passwordHash(vis, pw string) (string, error) {
 	}
 	if len(pw) > MaxPassword || !utf8.ValidString(pw) {
 		return "", errs.E(errs.Invalid, "the password must be valid UTF-8 of at most %d bytes", MaxPassword)
+	}
+	if n := utf8.RuneCountInString(pw); n < MinPassword {
+		return "", errs.C(errs.Invalid, CodePasswordTooShort, "the password has %d characters; an article's password needs at least %d", n, MinPassword)
 	}
 	return hashPassword(pw)
 }
