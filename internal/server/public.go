@@ -157,7 +157,7 @@ func render(pub publish.Publication, body flowdoc.Document, format string) ([]by
 		b.WriteString("</article>\n")
 		return b.Bytes(), "text/html; charset=utf-8", nil
 	case "markdown":
-		return []byte("# " + strings.ReplaceAll(pub.Title, "\n", " ") + "\n\n" + flowdoc.RenderMarkdown(body)), "text/markdown; charset=utf-8", nil
+		return []byte(flowdoc.RenderMarkdownTitle(pub.Title) + flowdoc.RenderMarkdown(body)), "text/markdown; charset=utf-8", nil
 	}
 	pub.Visibility = "" // the JSON of a public article never varies with the reader
 	data, err := json.Marshal(ArticleResponse{Publication: pub, Body: flowdoc.CanonicalJSON(body)})
