@@ -362,19 +362,38 @@ func (s *Service) call(ctx context.Context, req Request, key string, f *flight, 
 		}
 		return err
 	}
-	if err := emit(Event{Type: "meta", Provider: s.route.Provider.Name(), Model: s.route.Provider.Model(), Extractive: extractive}); err != nil {
-		return err
+	// The stream starts with the model's first text, not before: a
+	// refusal of the gateway (the policy's concurrency, a provider that
+	// fails at once) then reaches the visitor as an error answer (429,
+	// 503), not as a 200 stream that ends in an error event.
+	started := false
+	start := func() error {
+		if started {
+			return nil
+		}
+		started = true
+		return emit(Event{Type: "meta", Provider: s.route.Provider.Name(), Model: s.route.Provider.Model(), Extractive: extractive})
 	}
 	s.misses.Add(1)
 	var emitErr error
 	res, err := s.gw.Text(ctx, assistant.Request{Category: quota.Reading, User: partyKey(req), Messages: msgs,
 		MaxTokens: maxAnswerTokens, OnText: func(piece string) {
 			if emitErr == nil {
+				emitErr = start()
+			}
+			if emitErr == nil {
 				emitErr = emit(Event{Type: "delta", Text: piece})
 			}
 		}})
 	if err != nil {
+		var qe *quota.Error
+		if !started && errors.As(err, &qe) {
+			return retry(qe.RetryAfter, errs.C(errs.RateLimited, qe.Code(), "the reading assistant has reached its limit: %s; try again later", qe.Limit))
+		}
 		return err
+	}
+	if emitErr == nil {
+		emitErr = start()
 	}
 	if emitErr != nil {
 		return emitErr

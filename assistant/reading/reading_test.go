@@ -378,3 +378,32 @@ func TestRotatingVisitorIDsDoNotHoldEverySlot(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrencyRefusalBeforeTheStream: when the reading policy's
+// concurrency is taken, the visitor gets the refusal as an error, with
+// no event sent (the server answers it 429, not a 200 stream).
+func TestConcurrencyRefusalBeforeTheStream(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	defer db.Close()
+	g := &gate{release: make(chan struct{}), started: make(chan struct{}, 1)}
+	s, err := New(Options{Route: assistant.Route{Provider: g,
+		Policy: quota.NewPolicy(db, quota.Reading, quota.Limits{Concurrency: 1}, nil)},
+		Ledger: quota.NewLedger(db, quota.LedgerOptions{}), Config: config.DefaultReading()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := collect(t, s, Request{Version: "v", Body: article(), Passage: "a", Visitor: "x", Addr: "1"})
+		done <- err
+	}()
+	<-g.started
+	_, evs, err := collect(t, s, Request{Version: "v", Body: article(), Passage: "b", Visitor: "y", Addr: "2"})
+	if errs.CodeOf(err) != "reading_concurrency_limited" || errs.KindOf(err) != errs.RateLimited || errs.RetryAfterOf(err) <= 0 || len(evs) != 0 {
+		t.Fatalf("over the policy's concurrency: %v, events %+v", err, evs)
+	}
+	close(g.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
