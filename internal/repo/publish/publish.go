@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
@@ -245,6 +246,9 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 	if err := s.checkAttrs(p.Doc, d.Attrs.Title, d.Attrs.Category); err != nil {
 		return Result{}, err
 	}
+	if err := s.precheck(p, d.Attrs, hash); err != nil {
+		return Result{}, err
+	}
 	var res Result
 	sealed, created, err := s.repo.Checkpoint(ctx, p.Doc, objstore.ReasonPublish, p.Actor, p.Message)
 	if err != nil {
@@ -401,6 +405,29 @@ func (s *Store) checkAttrs(doc, title, category string) error {
 	if !ok {
 		return errs.C(errs.Invalid, CodeCategoryUnknown,
 			"category %q does not exist; an admin creates it with `folio category add %s`, or choose one of `folio category list`", category, category)
+	}
+	return nil
+}
+
+// precheck runs on the draft's attributes the refusals the publish would
+// otherwise meet only after sealing it (a slug another article holds, a
+// password visibility without a password, too many tags), so that a
+// refused publish seals no checkpoint. The same checks run again on the
+// sealed version under the lock.
+func (s *Store) precheck(p Params, attrs flowdoc.Attributes, hash string) error {
+	slug := attrs.Slug
+	if slug == "" {
+		slug = SlugOfID(p.Doc)
+	}
+	if err := s.checkSlug(slug, p.Doc, p.MaySee); err != nil {
+		return err
+	}
+	cur, _, err := s.loadVis(p.Doc)
+	if err != nil {
+		return err
+	}
+	if _, err := nextVis(cur, p.Visibility, hash); err != nil {
+		return err
 	}
 	return nil
 }
