@@ -100,14 +100,16 @@ func (r *mdRenderer) block(b Block) {
 		}
 		r.emit(body + fence)
 	case Equation:
-		r.emit("$$\n" + strings.TrimSpace(a.Latex) + "\n$$")
+		r.emit("$$\n" + mathMarkdown(strings.TrimSpace(lineEnds.Replace(a.Latex))) + "\n$$")
 	case Media:
 		if a.Kind == "video" {
 			label := firstNonEmpty(a.Alt, a.Caption, a.Src)
 			r.emit("[" + escapeText(label, false) + "](" + linkDest(a.Src) + linkTitle(a.Caption) + ")")
 			return
 		}
-		r.emit("![" + escapeText(a.Alt, false) + "](" + linkDest(a.Src) + linkTitle(a.Caption) + ")")
+		// An image's alt text is one line: an attribute value, where a
+		// hard break means nothing.
+		r.emit("![" + escapeText(oneLine.Replace(a.Alt), false) + "](" + linkDest(a.Src) + linkTitle(a.Caption) + ")")
 	case Table:
 		r.emit(tableMarkdown(b.Rows, a.Header))
 	case Details:
@@ -273,6 +275,9 @@ func isASCIIPunct(c byte) bool {
 }
 
 var lineEnds = strings.NewReplacer("\r\n", "\n", "\r", "\n")
+
+// oneLine writes line ends as blanks.
+var oneLine = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ")
 
 // mdSpecial are the characters escaped anywhere in text.
 const mdSpecial = "\\`*_[]<>#&~|$"
@@ -604,7 +609,62 @@ func codeSpan(s string) string {
 // escapeMath prepares LaTeX for $…$: on one line, and without blanks
 // just inside the dollars, which would stop it reading as math.
 func escapeMath(s string) string {
-	return strings.TrimSpace(strings.ReplaceAll(s, "\n", " "))
+	return mathMarkdown(strings.TrimSpace(strings.ReplaceAll(lineEnds.Replace(s), "\n", " ")))
+}
+
+// mathMarkdown writes LaTeX so that it cannot end its $ or $$ delimiters
+// early nor be read as HTML by a renderer without math support (which
+// reads it as Markdown text):
+//
+//   - a "$" that no backslash escapes is written "\$" (in math mode a
+//     bare dollar is an error; "\$" is the dollar sign), so a "$" or
+//     "$$" inside never closes the equation;
+//   - "<" is written "\lt " (the same symbol in LaTeX), so no "<tag"
+//     appears; ImportMarkdown reads "\lt " back as "<";
+//   - "](" is written "] (" (math ignores the blank), so no "[x](url)"
+//     link appears;
+//   - a trailing backslash that would escape the closing "$" is written
+//     "\backslash" (the same symbol).
+func mathMarkdown(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	slashes := 0 // backslashes just before i
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '$' && slashes%2 == 0:
+			b.WriteString("\\$")
+		case c == '<':
+			b.WriteString("\\lt ")
+		case c == '(' && i > 0 && s[i-1] == ']':
+			b.WriteString(" (")
+		default:
+			b.WriteByte(c)
+		}
+		if c == '\\' {
+			slashes++
+		} else {
+			slashes = 0
+		}
+	}
+	out := b.String()
+	if slashes%2 == 1 {
+		out = out[:len(out)-1] + "\\backslash"
+	}
+	return out
+}
+
+// mathLtRef is how mathMarkdown writes "<" in LaTeX.
+const mathLtRef = "\\lt "
+
+// latexFromMarkdown undoes mathMarkdown's "\lt ".
+func latexFromMarkdown(s string) string { return strings.ReplaceAll(s, mathLtRef, "<") }
+
+// RenderMarkdownTitle renders an article's title as a Markdown heading of
+// level 1 ("# …" and a blank line), escaped like any text: the title is
+// text, never markup.
+func RenderMarkdownTitle(title string) string {
+	return "# " + escapeText(strings.Join(strings.Fields(lineEnds.Replace(title)), " "), false) + "\n\n"
 }
 
 // finish returns the text written, with blanks at line ends kept as

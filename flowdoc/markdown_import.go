@@ -376,7 +376,7 @@ func (im *importer) block(n ast.Node, depth int) []Block {
 	case *ast.CodeBlock:
 		return []Block{{ID: im.id(), Type: Code, Attrs: &Attrs{Text: im.codeText(n)}}}
 	case *mathBlock:
-		latex := strings.TrimSpace(im.codeText(n))
+		latex := latexFromMarkdown(strings.TrimSpace(im.codeText(n)))
 		if latex == "" {
 			im.report(n, UnsupportedEmptyEquation, im.lineText(n), "dropped: an equation needs LaTeX")
 			return nil
@@ -829,7 +829,7 @@ func (im *importer) walkInline(parent ast.Node, st *inlineState, out *[]Run) {
 		case *east.FootnoteLink:
 			add("[" + strconv.Itoa(c.Index) + "]")
 		case *mathInline:
-			*out = append(*out, Run{Equation: c.Latex})
+			*out = append(*out, Run{Equation: latexFromMarkdown(c.Latex)})
 		default:
 			im.report(c, UnsupportedOther, c.Kind().String(), "inline kept as its text")
 			im.walkInline(c, st, out)

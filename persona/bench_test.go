@@ -97,3 +97,63 @@ func BenchmarkGenerateTask50(b *testing.B) {
 		}
 	}
 }
+
+// benchLargeSources is a persona over n published sources of about
+// 100 KiB each (the sizes of the report of quadratic generation).
+func benchLargeSources(b *testing.B, n int) (*Service, *fakeSources, Persona) {
+	dir := b.TempDir()
+	db, err := kv.Open(dir, kv.Options{Create: true, MinFree: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	idx, err := index.Open(context.Background(), db, filepath.Join(dir, "index"), IndexSource(), index.Options{Manual: true, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { idx.Close(context.Background()) })
+	svc := New(db, idx, allOn, Options{})
+	src := newSources()
+	places := []string{"Berlin", "Lisbon", "Osaka", "Denver", "Tartu", "北京", "上海"}
+	var ids []string
+	for a := 0; a < n; a++ {
+		var paras []string
+		size := 0
+		for p := 0; size < 100<<10; p++ {
+			para := fmt.Sprintf("In %d we moved the team to %s and shipped release %d.%d of the tool. ", 1990+(a*7+p)%35, places[(a+p)%len(places)], a, p) +
+				fmt.Sprintf("The review of article %d, part %d, took three weeks; ", a, p) +
+				"we rewrote the parser, then the storage layer, and the readers said the pages loaded faster. " +
+				"Why does this matter? Because short sentences are easier to read."
+			paras = append(paras, para)
+			size += len(para)
+		}
+		doc := fmt.Sprintf("big%03d", a)
+		src.publish("author-a", doc, VisibilityPublic, 1, paras...)
+		ids = append(ids, doc)
+	}
+	p, err := svc.Create(context.Background(), "author-a", "big", ids)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return svc, src, p
+}
+
+// BenchmarkGenerateLargeSources generates a persona version from 2, 8
+// and 16 sources of about 100 KiB each; the time per source must not
+// grow with the number of sources.
+//
+//	go test -run '^$' -bench GenerateLargeSources -benchtime 1x ./persona
+func BenchmarkGenerateLargeSources(b *testing.B) {
+	for _, n := range []int{2, 8, 16} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			svc, src, p := benchLargeSources(b, n)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := svc.Generate(context.Background(), GenerateRequest{User: "author-a", Persona: p.ID}, src, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N*n), "ms/source")
+		})
+	}
+}

@@ -128,7 +128,10 @@ func (s *Service) Generate(ctx context.Context, req GenerateRequest, src Sources
 	if err := s.hook("style"); err != nil {
 		return Version{}, err
 	}
-	profile, err := style.Build(docs)
+	profile, err := style.BuildContext(ctx, docs)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return Version{}, errWrap("persona: style profile", ctxErr)
+	}
 	if err != nil {
 		return Version{}, errs.Wrap(errs.Invalid, fmt.Errorf("persona: style profile: %w", err))
 	}
@@ -176,13 +179,19 @@ func (s *Service) Generate(ctx context.Context, req GenerateRequest, src Sources
 			if err != nil {
 				return Version{}, err
 			}
+			if err := ctx.Err(); err != nil {
+				return Version{}, errWrap("persona: memory", err)
+			}
 			if !ok || set.Pin.Fingerprint != sp.Pin.Fingerprint {
 				set = observationSet{User: p.User, Pin: sp.Pin, Extractor: memory.ExtractorVersion, Observations: memory.Observe(docs[i])}
 				newObs = append(newObs, set)
 			}
 			in = append(in, memory.Input{Pin: sp.Pin, Private: sp.Visibility != VisibilityPublic, Observations: set.Observations})
 		}
-		m, err := memory.Project(p.User, p.ID, in)
+		m, err := memory.ProjectContext(ctx, p.User, p.ID, in)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return Version{}, errWrap("persona: memory", ctxErr)
+		}
 		if err != nil {
 			return Version{}, errs.Wrap(errs.Invalid, err)
 		}

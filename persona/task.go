@@ -18,9 +18,11 @@ import (
 const TaskKind = "persona.generate"
 
 // DefaultTaskOptions are the generation task's defaults: one generation
-// at a time, 3 attempts, backoff from 2 s to 1 min, 10 min per attempt.
+// at a time, shared fairly among users (the next to start is one of the
+// user served longest ago), 3 attempts, backoff from 2 s to 1 min, 10 min
+// per attempt.
 var DefaultTaskOptions = task.KindOptions{Concurrency: 1, MaxAttempts: 3, BackoffBase: 2 * time.Second,
-	BackoffCap: time.Minute, Timeout: 10 * time.Minute}
+	BackoffCap: time.Minute, Timeout: 10 * time.Minute, FairUsers: true}
 
 // Job is a "generate persona version" task as its requester sees it: the
 // business record kept in step with the task (t/persjob/<task id>),
@@ -76,6 +78,7 @@ func (s *Service) Register(r *task.Runner, src Sources, obs learning.Reader, o t
 	if o.Timeout <= 0 {
 		o.Timeout = d.Timeout
 	}
+	o.FairUsers = true // one user's queue must not hold the slot from the others
 	o.OnTransition = s.onTransition
 	s.runner = r
 	r.Register(TaskKind, func(ctx context.Context, t *task.Task) error {

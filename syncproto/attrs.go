@@ -46,6 +46,12 @@ type Attrs interface {
 const attrsTimeout = 2 * time.Minute
 
 func (c *conn) suggestAttrs(m *AttrsSuggest) {
+	if c.principal().ReadOnly {
+		// As over HTTP (POST …/attrs/suggest): asking a model spends the
+		// author's quota, which a backup token may not.
+		c.replyError(m.ID, CodeReadOnly, "a backup token may only read; use an author's token to ask the attributes assistant")
+		return
+	}
 	if !c.checkDoc(m.ID, m.Doc) {
 		return
 	}

@@ -97,10 +97,12 @@ type Service struct {
 	visitors map[string]*window // per visitor+address
 	addrs    map[string]*window // per address
 	running  map[string]int     // per visitor+address
-	inflight map[string]*flight // model calls by cache key
-	cache    *lru               // answers by cache key
-	hits     atomic.Int64       // cache hits since start
-	misses   atomic.Int64       // model calls since start
+	// addrRunning counts running explanations per address.
+	addrRunning map[string]int
+	inflight    map[string]*flight // model calls by cache key
+	cache       *lru               // answers by cache key
+	hits        atomic.Int64       // cache hits since start
+	misses      atomic.Int64       // model calls since start
 }
 
 // flight is a model call in progress that identical requests wait for.
@@ -137,7 +139,7 @@ func New(o Options) (*Service, error) {
 		gw:     assistant.New(map[quota.Category]assistant.Route{quota.Reading: rt}, o.Ledger, o.Now),
 		ledger: o.Ledger, route: rt, cfg: o.Config, now: o.Now,
 		global:   make(chan struct{}, o.Config.Concurrency),
-		visitors: map[string]*window{}, addrs: map[string]*window{}, running: map[string]int{},
+		visitors: map[string]*window{}, addrs: map[string]*window{}, running: map[string]int{}, addrRunning: map[string]int{},
 		inflight: map[string]*flight{}, cache: newLRU(o.Config.CacheBytes),
 	}, nil
 }
@@ -353,26 +355,45 @@ func (s *Service) call(ctx context.Context, req Request, key string, f *flight, 
 	// budget or request cap), so that the visitor gets a 429, not a 200
 	// that ends in an error event. Concurrency is left to the call.
 	msgs := Prompt(req)
-	if err := s.route.Policy.Check(visitorKey(req), llm.CountInput(msgs)+maxAnswerTokens); err != nil {
+	if err := s.route.Policy.Check(partyKey(req), llm.CountInput(msgs)+maxAnswerTokens); err != nil {
 		var qe *quota.Error
 		if errors.As(err, &qe) {
 			return retry(qe.RetryAfter, errs.C(errs.RateLimited, qe.Code(), "the reading assistant has reached its limit: %s; try again later", qe.Limit))
 		}
 		return err
 	}
-	if err := emit(Event{Type: "meta", Provider: s.route.Provider.Name(), Model: s.route.Provider.Model(), Extractive: extractive}); err != nil {
-		return err
+	// The stream starts with the model's first text, not before: a
+	// refusal of the gateway (the policy's concurrency, a provider that
+	// fails at once) then reaches the visitor as an error answer (429,
+	// 503), not as a 200 stream that ends in an error event.
+	started := false
+	start := func() error {
+		if started {
+			return nil
+		}
+		started = true
+		return emit(Event{Type: "meta", Provider: s.route.Provider.Name(), Model: s.route.Provider.Model(), Extractive: extractive})
 	}
 	s.misses.Add(1)
 	var emitErr error
-	res, err := s.gw.Text(ctx, assistant.Request{Category: quota.Reading, User: visitorKey(req), Messages: msgs,
+	res, err := s.gw.Text(ctx, assistant.Request{Category: quota.Reading, User: partyKey(req), Messages: msgs,
 		MaxTokens: maxAnswerTokens, OnText: func(piece string) {
+			if emitErr == nil {
+				emitErr = start()
+			}
 			if emitErr == nil {
 				emitErr = emit(Event{Type: "delta", Text: piece})
 			}
 		}})
 	if err != nil {
+		var qe *quota.Error
+		if !started && errors.As(err, &qe) {
+			return retry(qe.RetryAfter, errs.C(errs.RateLimited, qe.Code(), "the reading assistant has reached its limit: %s; try again later", qe.Limit))
+		}
 		return err
+	}
+	if emitErr == nil {
+		emitErr = start()
 	}
 	if emitErr != nil {
 		return emitErr
@@ -383,6 +404,20 @@ func (s *Service) call(ctx context.Context, req Request, key string, f *flight, 
 }
 
 func visitorKey(req Request) string { return req.Visitor + "|" + req.Addr }
+
+// partyKey is whom the reading policy's shares are kept for: the client
+// address, so that visitor ids a client makes up at will share one.
+func partyKey(req Request) string {
+	if req.Addr == "" {
+		return visitorKey(req)
+	}
+	return "addr " + req.Addr
+}
+
+// addrConcurrency is the explanations one address may have running: a
+// quarter of [reading] concurrency, at least one, whatever visitor ids
+// it sends.
+func (s *Service) addrConcurrency() int { return max(1, s.cfg.Concurrency/4) }
 
 // admit applies the visitor limits: requests per minute per visitor and
 // per address, running requests per visitor, and the global concurrency.
@@ -408,6 +443,10 @@ func (s *Service) admit(req Request) (func(), error) {
 		s.mu.Unlock()
 		return nil, retry(time.Second, errs.C(errs.RateLimited, CodeVisitorLimited, "an explanation for you is still running; wait for it to finish"))
 	}
+	if s.addrRunning[req.Addr] >= s.addrConcurrency() {
+		s.mu.Unlock()
+		return nil, retry(time.Second, errs.C(errs.RateLimited, CodeVisitorLimited, "explanations from your network are still running; wait for one to finish"))
+	}
 	if d := vw.full(now, s.cfg.VisitorPerMinute); d > 0 {
 		s.mu.Unlock()
 		return nil, retry(d, errs.C(errs.RateLimited, CodeVisitorLimited, "at most %d explanations per minute; try again in a moment", s.cfg.VisitorPerMinute))
@@ -425,11 +464,15 @@ func (s *Service) admit(req Request) (func(), error) {
 	vw.add(now)
 	aw.add(now)
 	s.running[vk]++
+	s.addrRunning[req.Addr]++
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()
 		if s.running[vk]--; s.running[vk] <= 0 {
 			delete(s.running, vk)
+		}
+		if s.addrRunning[req.Addr]--; s.addrRunning[req.Addr] <= 0 {
+			delete(s.addrRunning, req.Addr)
 		}
 		s.mu.Unlock()
 		<-s.global

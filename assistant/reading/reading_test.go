@@ -340,3 +340,70 @@ func TestPolicyRefusalBeforeTheStream(t *testing.T) {
 		t.Fatalf("cache hit over the policy: %v", err)
 	}
 }
+
+// TestRotatingVisitorIDsDoNotHoldEverySlot: one address that makes up a
+// new visitor id for each request, with a slow model, holds at most a
+// quarter of the running explanations; a visitor elsewhere gets one.
+func TestRotatingVisitorIDsDoNotHoldEverySlot(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	defer db.Close()
+	clk := &fixedClock{t: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)}
+	cfg := config.DefaultReading()
+	cfg.Concurrency, cfg.VisitorPerMinute, cfg.AddressPerMinute = 8, 100, 100
+	g := &gate{release: make(chan struct{}), started: make(chan struct{}, 8)}
+	s, _ := newService(t, db, g, cfg, clk.now)
+	done := make(chan error, 8)
+	held := 0
+	for i := 0; i < 8; i++ {
+		req := Request{Version: "v", Body: article(), Passage: fmt.Sprint("p", i), Visitor: fmt.Sprint("id", i), Addr: "10.0.0.1"}
+		if i < 2 {
+			go func() { _, _, err := collect(t, s, req); done <- err }()
+			<-g.started
+			held++
+			continue
+		}
+		if _, _, err := collect(t, s, req); errs.CodeOf(err) != CodeVisitorLimited {
+			t.Fatalf("explanation %d of one address with a fresh id: %v", i, err)
+		}
+	}
+	go func() {
+		_, _, err := collect(t, s, Request{Version: "v", Body: article(), Passage: "q", Visitor: "reader", Addr: "10.0.0.2"})
+		done <- err
+	}()
+	<-g.started
+	close(g.release)
+	for i := 0; i < held+1; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestConcurrencyRefusalBeforeTheStream: when the reading policy's
+// concurrency is taken, the visitor gets the refusal as an error, with
+// no event sent (the server answers it 429, not a 200 stream).
+func TestConcurrencyRefusalBeforeTheStream(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	defer db.Close()
+	g := &gate{release: make(chan struct{}), started: make(chan struct{}, 1)}
+	s, err := New(Options{Route: assistant.Route{Provider: g,
+		Policy: quota.NewPolicy(db, quota.Reading, quota.Limits{Concurrency: 1}, nil)},
+		Ledger: quota.NewLedger(db, quota.LedgerOptions{}), Config: config.DefaultReading()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := collect(t, s, Request{Version: "v", Body: article(), Passage: "a", Visitor: "x", Addr: "1"})
+		done <- err
+	}()
+	<-g.started
+	_, evs, err := collect(t, s, Request{Version: "v", Body: article(), Passage: "b", Visitor: "y", Addr: "2"})
+	if errs.CodeOf(err) != "reading_concurrency_limited" || errs.KindOf(err) != errs.RateLimited || errs.RetryAfterOf(err) <= 0 || len(evs) != 0 {
+		t.Fatalf("over the policy's concurrency: %v, events %+v", err, evs)
+	}
+	close(g.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

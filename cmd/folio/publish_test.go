@@ -57,7 +57,7 @@ func TestPublishVerbsRemoteMatchesDirect(t *testing.T) {
 		{"", []string{"category", "describe", "DATABASES", "storage engines and indexes", "--format", "json"}, 0},
 		{"", []string{"tag", "describe", "nosuch", "x"}, exitNotFound},
 		{"", []string{"publish", "essay", "--visibility", "password"}, exitInvalid}, // password_required
-		{"s3cret\n", []string{"publish", "essay", "--visibility", "password", "--password-stdin"}, 0},
+		{"s3cret-pw\n", []string{"publish", "essay", "--visibility", "password", "--password-stdin"}, 0},
 		{"", []string{"publish", "essay", "--format", "json"}, 0},
 		{"", []string{"visibility", "essay", "public"}, 0},
 		{"", []string{"log", "essay"}, 0},
@@ -95,7 +95,7 @@ func TestPublishVerbsRemoteMatchesDirect(t *testing.T) {
 		t.Errorf("log json: %v %s", err, r.stdout)
 	}
 	// The password never appears in what was printed or stored in clear.
-	if strings.Contains(runCLI(append(direct, "log", "essay", "--format", "json")...).stdout, "s3cret") {
+	if strings.Contains(runCLI(append(direct, "log", "essay", "--format", "json")...).stdout, "s3cret-pw") {
 		t.Error("the password was printed")
 	}
 	d.stop(t)

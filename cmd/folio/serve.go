@@ -128,6 +128,8 @@ func cmdServe(c *cli.Context) error {
 		MaxFrame: fc.Limits.FrameBytes, MessagesPerSecond: float64(fc.Limits.MessagesPerSecond),
 		MaxSubscriptions: fc.Limits.Subscriptions, AllowedOrigins: fc.Server.AllowedOrigins,
 		MaxConns: capOf(fc.Server.MaxConnections), MaxConnsPerAddr: capOf(fc.Server.MaxConnectionsPerAddress),
+		MaxConnsPerToken: capOf(fc.Server.MaxConnectionsPerToken), MaxConnsPerUser: capOf(fc.Server.MaxConnectionsPerUser),
+		AdminConns:        capOf(fc.Server.AdminConnections),
 		ReadHeaderTimeout: fc.Server.ReadHeaderTimeout, ReadTimeout: fc.Server.ReadTimeout, IdleTimeout: fc.Server.IdleTimeout}
 	ro := repoOptions(fc)
 	ro.KV = storeOptions(fc, log)

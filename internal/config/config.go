@@ -55,6 +55,14 @@ type Server struct {
 	// there and let the proxy limit clients.
 	MaxConnections           int `toml:"max_connections"`
 	MaxConnectionsPerAddress int `toml:"max_connections_per_address"`
+	// An authenticated connection is protected from being closed to make
+	// room only within shares: MaxConnectionsPerToken per token,
+	// MaxConnectionsPerUser per user, and all non-admins' together at most
+	// MaxConnections − AdminConnections, the places kept for admins; 0: no
+	// cap (no reserve).
+	MaxConnectionsPerToken int `toml:"max_connections_per_token"`
+	MaxConnectionsPerUser  int `toml:"max_connections_per_user"`
+	AdminConnections       int `toml:"admin_connections"`
 	// ReadHeaderTimeout bounds reading a request's headers, ReadTimeout
 	// reading its body (from the request's start), IdleTimeout a kept-alive
 	// connection's wait for its next request. Upgraded WebSocket
@@ -271,6 +279,7 @@ func Default() *Config {
 	return &Config{
 		Server: Server{Listen: "127.0.0.1:7420",
 			MaxConnections: 1024, MaxConnectionsPerAddress: 128,
+			MaxConnectionsPerToken: 32, MaxConnectionsPerUser: 64, AdminConnections: 64,
 			ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute},
 		Checkpoint: Checkpoint{Idle: 30 * time.Second, Max: 10 * time.Minute},
 		Limits: Limits{
@@ -410,8 +419,12 @@ func (c *Config) validate() error {
 	if c.Checkpoint.Idle <= 0 || c.Checkpoint.Max <= 0 {
 		return fmt.Errorf("%w: checkpoint.idle and checkpoint.max must be positive durations", ErrInvalid)
 	}
-	if c.Server.MaxConnections < 0 || c.Server.MaxConnectionsPerAddress < 0 {
-		return fmt.Errorf("%w: server.max_connections and server.max_connections_per_address must not be negative (0: no cap)", ErrInvalid)
+	if c.Server.MaxConnections < 0 || c.Server.MaxConnectionsPerAddress < 0 ||
+		c.Server.MaxConnectionsPerToken < 0 || c.Server.MaxConnectionsPerUser < 0 || c.Server.AdminConnections < 0 {
+		return fmt.Errorf("%w: server.max_connections, max_connections_per_address, max_connections_per_token, max_connections_per_user and admin_connections must not be negative (0: no cap)", ErrInvalid)
+	}
+	if c.Server.MaxConnections > 0 && c.Server.AdminConnections >= c.Server.MaxConnections {
+		return fmt.Errorf("%w: server.admin_connections (%d) must be smaller than server.max_connections (%d): it is the share of them kept for admins", ErrInvalid, c.Server.AdminConnections, c.Server.MaxConnections)
 	}
 	if c.Server.ReadHeaderTimeout <= 0 || c.Server.ReadTimeout <= 0 || c.Server.IdleTimeout <= 0 {
 		return fmt.Errorf("%w: server.read_header_timeout, server.read_timeout and server.idle_timeout must be positive durations such as 10s or 2m", ErrInvalid)

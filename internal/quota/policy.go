@@ -141,7 +141,25 @@ type Policy struct {
 	reserved int64          // tokens reserved by unsettled leases
 	inflight int            // unsettled leases
 	perUser  map[string]int // unsettled leases per user
+	// userMinute are the start times of each user's requests in the last
+	// minute, oldest first (the users' shares of the window).
+	userMinute map[string][]time.Time
 }
+
+// Shares of the per-minute window. One user (one visitor address for the
+// reading assistant, one author for writing) may start at most 1/UserShare
+// of the category's requests_per_minute in a minute (at least one), and
+// the last 1/ReserveShare of the window (at least one request) is kept
+// for users without a request in it, so that a few parties cannot spend
+// the site's minute and lock everyone else out.
+const (
+	UserShare    = 4
+	ReserveShare = 10
+)
+
+// maxShareUsers bounds the users whose minute windows are kept; beyond
+// it, idle ones are forgotten.
+const maxShareUsers = 100_000
 
 // NewPolicy returns category cat's policy over db. now is the clock (nil
 // for time.Now).
@@ -149,7 +167,7 @@ func NewPolicy(db *kv.DB, cat Category, lim Limits, now func() time.Time) *Polic
 	if now == nil {
 		now = time.Now
 	}
-	return &Policy{cat: cat, lim: lim, db: db, now: now, perUser: map[string]int{}}
+	return &Policy{cat: cat, lim: lim, db: db, now: now, perUser: map[string]int{}, userMinute: map[string][]time.Time{}}
 }
 
 // Category is the policy's category.
@@ -242,6 +260,9 @@ func (p *Policy) Acquire(ctx context.Context, user string, estimate int64) (*Lea
 	if n := p.lim.RequestsPerMinute; n > 0 && len(p.minute) >= n {
 		return nil, refuse(KindRateLimited, fmt.Sprintf("%d requests per minute", n), p.minute[0].Add(time.Minute).Sub(now))
 	}
+	if e := p.shareLocked(user, now, len(p.minute)); e != nil {
+		return nil, e
+	}
 	if n := p.lim.Concurrency; n > 0 && p.inflight >= n {
 		return nil, refuse(KindConcurrencyLimited, fmt.Sprintf("%d concurrent requests", n), time.Second)
 	}
@@ -254,6 +275,12 @@ func (p *Policy) Acquire(ctx context.Context, user string, estimate int64) (*Lea
 		return nil, err
 	}
 	p.minute = append(p.minute, now)
+	if p.lim.RequestsPerMinute > 0 && user != "" {
+		if len(p.userMinute) >= maxShareUsers {
+			p.forgetIdleLocked(now)
+		}
+		p.userMinute[user] = append(p.userMinute[user], now)
+	}
 	p.reserved += estimate
 	p.inflight++
 	if user != "" {
@@ -298,8 +325,58 @@ func (p *Policy) Check(user string, estimate int64) error {
 		if recent >= n {
 			return &Error{Category: p.cat, Kind: KindRateLimited, Limit: fmt.Sprintf("%d requests per minute", n), RetryAfter: first.Add(time.Minute).Sub(now)}
 		}
+		if e := p.shareLocked(user, now, recent); e != nil {
+			return e
+		}
 	}
 	return nil
+}
+
+// shareLocked refuses user's request when user has spent its share of
+// the minute, or when the window has only the reserve left (used is the
+// requests in it) and user already had a request in it. p.mu is held.
+func (p *Policy) shareLocked(user string, now time.Time, used int) *Error {
+	n := p.lim.RequestsPerMinute
+	if n <= 0 || user == "" {
+		return nil
+	}
+	w := p.userMinute[user]
+	cut := 0
+	for cut < len(w) && now.Sub(w[cut]) >= time.Minute {
+		cut++
+	}
+	w = w[cut:]
+	if len(w) == 0 {
+		delete(p.userMinute, user)
+		return nil // a newcomer may take the reserve
+	}
+	p.userMinute[user] = w
+	share := max(1, n/UserShare)
+	if len(w) >= share {
+		return &Error{Category: p.cat, Kind: KindRateLimited, RetryAfter: w[0].Add(time.Minute).Sub(now),
+			Limit: fmt.Sprintf("your share of %d of the %d requests per minute", share, n)}
+	}
+	if reserve := max(1, n/ReserveShare); n-used <= reserve {
+		return &Error{Category: p.cat, Kind: KindRateLimited, RetryAfter: w[0].Add(time.Minute).Sub(now),
+			Limit: fmt.Sprintf("the last %d of the %d requests per minute are kept for others", reserve, n)}
+	}
+	return nil
+}
+
+// forgetIdleLocked drops the minute windows of users with no request in
+// the last minute, and when that frees nothing, any. p.mu is held.
+func (p *Policy) forgetIdleLocked(now time.Time) {
+	for u, w := range p.userMinute {
+		if len(w) == 0 || now.Sub(w[len(w)-1]) >= time.Minute {
+			delete(p.userMinute, u)
+		}
+	}
+	for u := range p.userMinute {
+		if len(p.userMinute) < maxShareUsers {
+			break
+		}
+		delete(p.userMinute, u)
+	}
 }
 
 // Status is a policy's state right now.

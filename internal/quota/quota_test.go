@@ -341,7 +341,7 @@ func TestCheckMatchesAcquireWithoutCounting(t *testing.T) {
 		t.Fatalf("Check refused on concurrency: %v", err)
 	}
 	l1.Settle(300)
-	l2, err := p.Acquire(ctx, "u1", 100)
+	l2, err := p.Acquire(ctx, "u2", 100) // u1's share of the minute (1 of 2) is spent
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,5 +375,55 @@ func TestLedgerEventLookup(t *testing.T) {
 	}
 	if _, ok, err := l.Event("t-2"); ok || err != nil {
 		t.Fatalf("missing event: %v %v", ok, err)
+	}
+}
+
+// TestUsersShareTheMinute: a few users cannot spend a category's minute
+// between them: each gets at most a quarter of it, and the last tenth is
+// kept for users without a request in the window.
+func TestUsersShareTheMinute(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	clk := newClock()
+	p := NewPolicy(db, Reading, Limits{RequestsPerMinute: 60}, clk.now)
+	take := func(user string) error {
+		l, err := p.Acquire(context.Background(), user, 0)
+		if err == nil {
+			l.Release()
+		}
+		return err
+	}
+	// Three addresses, as many requests as they can.
+	for _, addr := range []string{"a1", "a2", "a3"} {
+		n := 0
+		for take(addr) == nil {
+			n++
+		}
+		if n != 15 {
+			t.Fatalf("%s started %d requests, want its share of 15", addr, n)
+		}
+		if err := p.Check(addr, 0); code(err) != "reading_rate_limited" {
+			t.Fatalf("Check for %s past its share: %v", addr, err)
+		}
+	}
+	// Everyone else still gets in; a fourth heavy user only up to the
+	// reserve.
+	n := 0
+	for take("a4") == nil {
+		n++
+	}
+	if n != 60-45-6 {
+		t.Fatalf("a fourth address started %d, want %d (the last 6 are kept)", n, 60-45-6)
+	}
+	for i := 0; i < 6; i++ {
+		if err := take("visitor" + string(rune('0'+i))); err != nil {
+			t.Fatalf("newcomer %d was refused: %v", i, err)
+		}
+	}
+	if err := take("late"); code(err) != "reading_rate_limited" {
+		t.Fatalf("the whole minute is spent: %v", err)
+	}
+	clk.add(time.Minute)
+	if err := take("a1"); err != nil {
+		t.Fatalf("the next minute: %v", err)
 	}
 }

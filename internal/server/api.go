@@ -160,16 +160,31 @@ func (s *Server) routes() http.Handler {
 	s.personaRoutes(mux)
 
 	mux.HandleFunc("/v1/sync", s.syncEndpoint)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		msg := "no endpoint " + r.Method + " " + r.URL.Path + "; docs/api.md lists them"
-		if strings.HasPrefix(r.URL.Path, "/v1/v1/") {
-			msg = "no endpoint " + r.Method + " " + r.URL.Path + ": the client's base URL ends in /v1; give the daemon's address without it (e.g. http://127.0.0.1:7420)"
-		}
-		e := toError(errs.E(errs.NotFound, "%s", msg))
-		e.What, e.Name = "endpoint", r.Method+" "+r.URL.Path
-		s.writeError(w, e)
-	})
+	mux.HandleFunc("/", s.noEndpoint)
 	return s.observe(s.cors(mux))
+}
+
+// noEndpoint answers a path no route serves. The path is echoed as its
+// escaped form (no "<", quote or blank, at most 200 bytes), the method
+// only when it is a known one, and the answer carries nosniff: whatever a
+// client puts in the URL stays inert in the answer.
+func (s *Server) noEndpoint(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.EscapedPath()
+	if len(path) > 200 {
+		path = path[:200] + "…"
+	}
+	method := methodLabel(r.Method)
+	if method == "other" {
+		method = "(an unknown method)"
+	}
+	msg := "no endpoint " + method + " " + path + "; docs/api.md lists them"
+	if strings.HasPrefix(r.URL.Path, "/v1/v1/") {
+		msg = "no endpoint " + method + " " + path + ": the client's base URL ends in /v1; give the daemon's address without it (e.g. http://127.0.0.1:7420)"
+	}
+	e := toError(errs.E(errs.NotFound, "%s", msg))
+	e.What, e.Name = "endpoint", method+" "+path
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	s.writeError(w, e)
 }
 
 // Health is the body of /healthz.

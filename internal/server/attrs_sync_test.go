@@ -58,4 +58,17 @@ func TestAttrsSuggestOverWebSocket(t *testing.T) {
 	if !errors.As(err, &re) || re.Code != syncproto.CodeNotFound {
 		t.Fatalf("bob's attrs.suggest: %v", err)
 	}
+	// A read-only backup token is refused as over HTTP.
+	if st, body := e.call("POST", "/v1/docs/a/attrs/suggest", e.backup, nil); st != 403 || errOf(t, body).Code != "read_only" {
+		t.Fatalf("HTTP with a backup token: %d %s", st, body)
+	}
+	ck, err := client.Dial(ctx, "ws://"+ln.Addr().String()+"/v1/sync", client.Options{Token: e.backup, Subprotocol: syncproto.SubprotocolJSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.CloseNow()
+	_, err = ck.Request(ctx, &syncproto.AttrsSuggest{Doc: "a"})
+	if !errors.As(err, &re) || re.Code != syncproto.CodeReadOnly {
+		t.Fatalf("a backup token's attrs.suggest over the socket: %v", err)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
 	dto "github.com/prometheus/client_model/go"
@@ -268,20 +269,19 @@ func TestAuthenticatedConnectionSurvivesFlood(t *testing.T) {
 	if st != http.StatusOK || !reused {
 		t.Fatalf("after the flood: status %d, same connection %v", st, reused)
 	}
-	// Fill every place with authenticated connections: the next is refused.
-	bob := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
-	admin := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
-	if st, _ := whoami(bob, s.bob); st != http.StatusOK {
-		t.Fatalf("bob: %d", st)
-	}
-	if st, _ := whoami(admin, s.admin); st != http.StatusOK {
-		t.Fatalf("admin: %d", st)
+	// Fill every place with authenticated connections in the middle of
+	// a request (an admin's, since non-admins hold at most limit − 1
+	// protected places; each pushes out an idle one): the next is refused.
+	for i := 0; i < limit; i++ {
+		if !s.busyAuthed(t, s.admin) {
+			t.Fatalf("busy admin connection %d was refused", i)
+		}
 	}
 	c := s.dialFrom(t, "")
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil || resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("connection over a cap of trusted ones: %v %v", resp, err)
+		t.Fatalf("connection over a cap of busy trusted ones: %v %v", resp, err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	if errOf(t, body).Code != "unavailable" || resp.Header.Get("Retry-After") == "" {
@@ -291,6 +291,144 @@ func TestAuthenticatedConnectionSurvivesFlood(t *testing.T) {
 	if err := s.srv.m.connRefused.WithLabelValues("total").Write(&m); err != nil || m.GetCounter().GetValue() < 1 {
 		t.Fatalf("refusals counted: %v %v", m.GetCounter().GetValue(), err)
 	}
+}
+
+// busyAuthed opens a connection and starts on it an authenticated request
+// whose body never arrives: the connection is trusted (within its
+// shares) and in the middle of a request. It returns once the handler
+// has authenticated the request and waits for the body (the server's
+// "100 Continue"), and false when the connection was refused or closed.
+func (s *served) busyAuthed(t *testing.T, token string) bool {
+	t.Helper()
+	c := s.dialFrom(t, "")
+	fmt.Fprintf(c, "POST /v1/docs HTTP/1.1\r\nHost: folio\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+		"Expect: 100-continue\r\nContent-Length: 100000\r\n\r\n", token)
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "HTTP/1.1 100") {
+		return false
+	}
+	_, err = io.WriteString(c, `{"attrs":`)
+	return err == nil
+}
+
+// gateOf waits until the gate of s's Serve holds a state for which cond
+// is true, and returns it.
+func (s *served) gateOf(t *testing.T, cond func(gateState) bool) gateState {
+	t.Helper()
+	s.srv.httpMu.Lock()
+	g := s.srv.gate
+	s.srv.httpMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var last gateState
+	err := g.await(ctx, func(st gateState) bool { last = st; return cond(st) })
+	if err != nil {
+		t.Fatalf("the connection gate never reached the state waited for; last: %+v", last)
+	}
+	return last
+}
+
+// TestOneAuthorCannotTakeTheDaemonOffline: an author who keeps twice as
+// many authenticated connections busy as the whole cap, with two
+// tokens, holds protected places only within the per-token and per-user
+// shares; a visitor, /healthz and an admin, each on a fresh connection,
+// still get answers, and the author's protected connections still work.
+func TestOneAuthorCannotTakeTheDaemonOffline(t *testing.T) {
+	const limit, perToken, perUser = 16, 4, 6
+	s := newServed(t, func(c *Config) {
+		c.MaxConns, c.MaxConnsPerAddr = limit, -1
+		c.MaxConnsPerToken, c.MaxConnsPerUser, c.AdminConns = perToken, perUser, 2
+		c.ReadHeaderTimeout, c.ReadTimeout = time.Hour, time.Hour
+	})
+	ctx := context.Background()
+	second, err := s.auth.AddToken(ctx, "ann", auth.KindFull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	annID := s.userID(t, s.ann)
+	tokens := []string{s.ann, second.Secret}
+	busy := 0
+	for i := 0; i < 2*limit; i++ {
+		if s.busyAuthed(t, tokens[i%2]) {
+			busy++
+		}
+	}
+	if busy != 2*limit {
+		t.Fatalf("only %d of the author's %d connections were admitted", busy, 2*limit)
+	}
+	st := s.gateOf(t, func(gateState) bool { return true })
+	if st.users[annID] != perUser || st.total != limit {
+		t.Fatalf("gate after the author's connections: %+v (want %d protected of ann's, %d open)", st, perUser, limit)
+	}
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	get := func(path, token string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", s.url+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for i := 0; i < 3; i++ {
+		if st := get("/v1/public/articles", ""); st != http.StatusOK {
+			t.Fatalf("a visitor got %d", st)
+		}
+		if st := s.healthz(t); st != http.StatusOK {
+			t.Fatalf("/healthz got %d", st)
+		}
+		if st := get("/v1/whoami", s.admin); st != http.StatusOK {
+			t.Fatalf("the admin got %d", st)
+		}
+	}
+	// The author's protected connections were not the ones pushed out.
+	if st := s.gateOf(t, func(gateState) bool { return true }); st.users[annID] != perUser {
+		t.Fatalf("the author's protected connections: %d, want %d", st.users[annID], perUser)
+	}
+}
+
+// TestIdleTrustedConnectionMakesRoom: when every place is held by
+// authenticated connections waiting for their next request, a new one
+// closes the one idle longest; its client reconnects on its next request.
+func TestIdleTrustedConnectionMakesRoom(t *testing.T) {
+	const limit = 3
+	s := newServed(t, func(c *Config) {
+		c.MaxConns, c.MaxConnsPerAddr, c.AdminConns = limit, -1, 1
+	})
+	clients := map[string]*http.Client{}
+	for _, tok := range []string{s.ann, s.bob, s.admin} {
+		clients[tok] = &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+		req, _ := http.NewRequest("GET", s.url+"/v1/whoami", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := clients[tok].Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("whoami: %v %v", resp, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	s.gateOf(t, func(st gateState) bool { return st.idle == limit })
+	if st := s.healthz(t); st != http.StatusOK {
+		t.Fatalf("/healthz with every place held by idle authenticated connections: %d", st)
+	}
+	var m dto.Metric
+	if err := s.srv.m.connEvicted.WithLabelValues("idle").Write(&m); err != nil || m.GetCounter().GetValue() != 1 {
+		t.Fatalf("idle evictions counted: %v %v", m.GetCounter().GetValue(), err)
+	}
+	// ann's connection was idle longest and was closed; ann reconnects.
+	req, _ := http.NewRequest("GET", s.url+"/v1/whoami", nil)
+	req.Header.Set("Authorization", "Bearer "+s.ann)
+	resp, err := clients[s.ann].Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("whoami after eviction: %v %v", resp, err)
+	}
+	resp.Body.Close()
 }
 
 // TestUnauthorizedClosesConnection: the answer to a request without a
@@ -451,4 +589,14 @@ func TestAuthenticatedSyncConnectionSurvivesFlood(t *testing.T) {
 	if _, err := ws.Ping(ctx); err != nil {
 		t.Fatalf("the authenticated sync connection was pushed out: %v", err)
 	}
+}
+
+// userID is the user id of token's user.
+func (s *served) userID(t *testing.T, token string) string {
+	t.Helper()
+	p, err := s.auth.Authenticate(context.Background(), token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.UserID
 }

@@ -12,20 +12,21 @@ import (
 // own (connections, messages, saves, checkpoints, conflicts, ack latency)
 // with the same registry.
 type metrics struct {
-	requests    *prometheus.CounterVec
-	duration    *prometheus.HistogramVec
-	inFlight    prometheus.Gauge
-	saves       *prometheus.CounterVec
-	saveLatency prometheus.Histogram
-	checkpoints *prometheus.CounterVec
-	conflicts   prometheus.Counter
-	authFail    prometheus.Counter
-	revoked     prometheus.Counter
-	backupPacks prometheus.Counter
-	backupBytes prometheus.Counter
-	connections *prometheus.GaugeVec
-	connRefused *prometheus.CounterVec
-	connEvicted prometheus.Counter
+	requests      *prometheus.CounterVec
+	duration      *prometheus.HistogramVec
+	inFlight      prometheus.Gauge
+	saves         *prometheus.CounterVec
+	saveLatency   prometheus.Histogram
+	checkpoints   *prometheus.CounterVec
+	conflicts     prometheus.Counter
+	authFail      prometheus.Counter
+	revoked       prometheus.Counter
+	backupPacks   prometheus.Counter
+	backupBytes   prometheus.Counter
+	connections   *prometheus.GaugeVec
+	connRefused   *prometheus.CounterVec
+	connEvicted   *prometheus.CounterVec
+	connOverShare *prometheus.CounterVec
 }
 
 // Every label value comes from a fixed set, whatever a client sends: a
@@ -95,8 +96,18 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		connRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "folio_http_connections_refused_total", Help: "Connections answered 503 and closed at accept, by the cap they met (total, per_address)."},
 			[]string{"reason"}),
-		connEvicted: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "folio_http_connections_evicted_total", Help: "Unauthenticated connections closed to make room for new ones."}),
+		connEvicted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "folio_http_connections_evicted_total", Help: "Connections closed to make room for new ones, by what they were: untrusted, or idle (trusted, waiting for their next request)."},
+			[]string{"state"}),
+		connOverShare: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "folio_http_connections_over_share_total", Help: "Authenticated connections left untrusted because their token, user or all authors together held their share (per_token, per_user, authors)."},
+			[]string{"share"}),
+	}
+	for _, l := range []string{"untrusted", "idle"} {
+		m.connEvicted.WithLabelValues(l)
+	}
+	for _, l := range []string{"per_token", "per_user", "authors"} {
+		m.connOverShare.WithLabelValues(l)
 	}
 	m.connections.WithLabelValues("untrusted")
 	m.connections.WithLabelValues("trusted")
@@ -104,7 +115,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.connRefused.WithLabelValues("per_address")
 	for _, c := range []prometheus.Collector{m.requests, m.duration, m.inFlight, m.saves, m.saveLatency,
 		m.checkpoints, m.conflicts, m.authFail, m.revoked, m.backupPacks, m.backupBytes,
-		m.connections, m.connRefused, m.connEvicted} {
+		m.connections, m.connRefused, m.connEvicted, m.connOverShare} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

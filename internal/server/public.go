@@ -106,7 +106,7 @@ func notModified(w http.ResponseWriter, r *http.Request, tag string) bool {
 func (s *Server) publicArticle(format string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		slug := r.PathValue("slug")
-		pub, vis, err := s.pub.PublicationBySlug(r.Context(), slug, r.Header.Get(PasswordHeader))
+		pub, vis, err := s.pub.PublicationFor(r.Context(), slug, publish.Reader{Password: r.Header.Get(PasswordHeader), Addr: requestAddr(r)})
 		if err != nil {
 			s.failPublic(w, r, slug, err)
 			return
@@ -137,13 +137,20 @@ func (s *Server) publicArticle(format string) http.HandlerFunc {
 		}
 		h.Set("Content-Type", ctype)
 		if format == "html" {
-			h.Set("Content-Security-Policy", "default-src 'none'; img-src http: https:; media-src http: https:; style-src 'unsafe-inline'")
+			h.Set("Content-Security-Policy", articleCSP)
 		}
 		h.Set("Content-Length", strconv.Itoa(len(data)))
 		w.WriteHeader(http.StatusOK)
 		w.Write(data)
 	}
 }
+
+// articleCSP is the Content-Security-Policy of an article's /html: no
+// script, style or plugin of any kind (the renderer writes no style
+// attribute), images and media from the web, no <base>, no form target,
+// and no framing by another site.
+const articleCSP = "default-src 'none'; img-src http: https:; media-src http: https:; style-src 'none'; " +
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // render makes one representation of a published version.
 func render(pub publish.Publication, body flowdoc.Document, format string) ([]byte, string, error) {
@@ -157,7 +164,7 @@ func render(pub publish.Publication, body flowdoc.Document, format string) ([]by
 		b.WriteString("</article>\n")
 		return b.Bytes(), "text/html; charset=utf-8", nil
 	case "markdown":
-		return []byte("# " + strings.ReplaceAll(pub.Title, "\n", " ") + "\n\n" + flowdoc.RenderMarkdown(body)), "text/markdown; charset=utf-8", nil
+		return []byte(flowdoc.RenderMarkdownTitle(pub.Title) + flowdoc.RenderMarkdown(body)), "text/markdown; charset=utf-8", nil
 	}
 	pub.Visibility = "" // the JSON of a public article never varies with the reader
 	data, err := json.Marshal(ArticleResponse{Publication: pub, Body: flowdoc.CanonicalJSON(body)})

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/foliodev/folio/assistant"
@@ -52,6 +53,8 @@ func (e *env) newArticle(id, slug string, texts ...string) {
 	e.ok("POST", "/v1/docs", e.admin, CreateRequest{ID: id, Owner: "ann", Attrs: flowdoc.Attributes{Title: "Title " + id, Slug: slug}, Body: body}, nil)
 }
 
+var rawAddrs atomic.Uint32
+
 // raw sends a request straight to the handler and returns the recorded
 // response: no Date header, so two answers compare byte for byte.
 func (e *env) raw(method, path string, header http.Header, body string) *httptest.ResponseRecorder {
@@ -61,7 +64,10 @@ func (e *env) raw(method, path string, header http.Header, body string) *httptes
 		req.Header[k] = vs
 	}
 	req.Header.Set("X-Request-Id", "fixed")
-	req.RemoteAddr = "192.0.2.1:1234"
+	// Each request from its own address: the password guard's per-address
+	// back-off is tested on its own.
+	n := rawAddrs.Add(1)
+	req.RemoteAddr = fmt.Sprintf("10.%d.%d.%d:1234", n>>16&255, n>>8&255, n&255)
 	w := httptest.NewRecorder()
 	e.srv.Handler().ServeHTTP(w, req)
 	return w
@@ -88,14 +94,14 @@ func TestHiddenArticlesAnswerLikeMissingOnes(t *testing.T) {
 	e.newArticle("priv", "hidden-private", "Private text.")
 	e.ok("POST", "/v1/docs/priv/publish", e.ann, PublishRequest{Visibility: "private"}, nil)
 	e.newArticle("pw", "hidden-password", "Password text.")
-	e.ok("POST", "/v1/docs/pw/publish", e.ann, PublishRequest{Visibility: "password", Password: "s3cret"}, nil)
+	e.ok("POST", "/v1/docs/pw/publish", e.ann, PublishRequest{Visibility: "password", Password: "s3cret-pw"}, nil)
 	e.newArticle("draft", "hidden-draft", "Draft text.")
 	e.newArticle("gone", "hidden-gone", "Unpublished text.")
 	e.ok("POST", "/v1/docs/gone/publish", e.ann, nil, nil)
 	e.ok("POST", "/v1/docs/gone/unpublish", e.ann, nil, nil)
 
 	wrong := http.Header{PasswordHeader: {"wrong"}}
-	right := http.Header{PasswordHeader: {"s3cret"}}
+	right := http.Header{PasswordHeader: {"s3cret-pw"}}
 	explainBody := `{"passage":"text"}`
 	cases := []struct {
 		slug   string

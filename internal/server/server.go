@@ -94,6 +94,18 @@ type Config struct {
 	// none is the new one answered 503 and closed.
 	MaxConns        int
 	MaxConnsPerAddr int
+	// An authenticated connection is protected from being closed to make
+	// room (trusted) only within shares: MaxConnsPerToken per token
+	// (default 32), MaxConnsPerUser per user (default 64), and all
+	// non-admins' together at most MaxConns − AdminConns (AdminConns
+	// default: MaxConns/16, at least 1), so that an admin always finds a
+	// place. Beyond a share it stays untrusted. When a cap is met and no
+	// untrusted connection is left, the trusted connection that has waited
+	// longest for its next request is closed. Negative: no cap (no
+	// reserve).
+	MaxConnsPerToken int
+	MaxConnsPerUser  int
+	AdminConns       int
 	// ReadHeaderTimeout bounds the time to read a request's headers
 	// (default 10 s); ReadTimeout the time from the start of a request to
 	// the last byte of its body (default 2 min: at the default body limit
@@ -118,6 +130,8 @@ type Config struct {
 const (
 	DefaultMaxConns          = 1024
 	DefaultMaxConnsPerAddr   = 128
+	DefaultMaxConnsPerToken  = 32
+	DefaultMaxConnsPerUser   = 64
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultReadTimeout       = 2 * time.Minute
 	DefaultIdleTimeout       = 2 * time.Minute
@@ -144,6 +158,7 @@ type Server struct {
 	active      atomic.Int64 // HTTP handlers running (WebSocket sessions excluded)
 	httpMu      sync.Mutex   // guards httpSrv
 	httpSrv     *http.Server
+	gate        *gate // the connection gate of Serve; guarded by httpMu
 	reqSequence atomic.Uint64
 	bootID      string
 }
@@ -164,6 +179,18 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxConnsPerAddr == 0 {
 		cfg.MaxConnsPerAddr = DefaultMaxConnsPerAddr
+	}
+	if cfg.MaxConnsPerToken == 0 {
+		cfg.MaxConnsPerToken = DefaultMaxConnsPerToken
+	}
+	if cfg.MaxConnsPerUser == 0 {
+		cfg.MaxConnsPerUser = DefaultMaxConnsPerUser
+	}
+	if cfg.AdminConns == 0 && cfg.MaxConns > 0 {
+		cfg.AdminConns = max(1, cfg.MaxConns/16)
+	}
+	if cfg.MaxConns > 0 && cfg.AdminConns >= cfg.MaxConns {
+		return nil, fmt.Errorf("server: the admins' reserve (%d connections) must be smaller than the connection cap (%d)", cfg.AdminConns, cfg.MaxConns)
 	}
 	if cfg.ReadHeaderTimeout <= 0 {
 		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
@@ -244,7 +271,9 @@ func (s *Server) revoked(tokenID string) {
 // caps and deadlines of the Config. It returns nil after a graceful
 // Shutdown and the listener's error otherwise.
 func (s *Server) Serve(ln net.Listener) error {
-	g := newGate(max(s.cfg.MaxConns, 0), max(s.cfg.MaxConnsPerAddr, 0), s.m)
+	g := newGate(gateLimits{max: max(s.cfg.MaxConns, 0), perAddr: max(s.cfg.MaxConnsPerAddr, 0),
+		perToken: max(s.cfg.MaxConnsPerToken, 0), perUser: max(s.cfg.MaxConnsPerUser, 0),
+		adminShare: max(s.cfg.AdminConns, 0)}, s.m)
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
@@ -255,6 +284,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		// small and the connection is closed after them.
 		IdleTimeout: s.cfg.IdleTimeout,
 		ConnContext: withConn,
+		ConnState:   connState,
 		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	ln = &gatedListener{Listener: ln, g: g}
@@ -264,6 +294,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		return http.ErrServerClosed
 	}
 	s.httpSrv = srv
+	s.gate = g
 	s.httpMu.Unlock()
 	err := srv.Serve(ln)
 	if errors.Is(err, http.ErrServerClosed) {
@@ -379,7 +410,7 @@ func (s *Server) Authenticate(ctx context.Context, token string) (auth.Principal
 	}
 	p, err := s.auth.Authenticate(ctx, token)
 	if err == nil {
-		trustConn(ctx) // the connection it came on is not pushed out any more
+		trustConn(ctx, p) // the connection it came on is protected, within its shares
 	}
 	return p, err
 }

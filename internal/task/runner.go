@@ -64,15 +64,19 @@ type Runner struct {
 	// to leave its reserve (recoverLater).
 	waiting atomic.Int64
 
-	mu       sync.Mutex // guards every field below
-	kinds    map[string]*kind
-	queue    dueQueue            // queued tasks not yet dispatched, by due time
-	queued   map[ID]*entry       // the entries of queue
-	parked   map[string][]*entry // due tasks of kinds with no handler, by kind
-	active   map[ID]*activeRun   // dispatched tasks until their last transition
-	total    int
-	byKind   map[string]int
-	byUser   map[string]int
+	mu     sync.Mutex // guards every field below
+	kinds  map[string]*kind
+	queue  dueQueue            // queued tasks not yet dispatched, by due time
+	queued map[ID]*entry       // the entries of queue
+	parked map[string][]*entry // due tasks of kinds with no handler, by kind
+	active map[ID]*activeRun   // dispatched tasks until their last transition
+	total  int
+	byKind map[string]int
+	byUser map[string]int
+	// served is, per kind with FairUsers and user, the serial number of
+	// the user's last task of the kind to start (serial counts them).
+	served   map[string]uint64
+	serial   uint64
 	started  bool
 	closed   bool
 	ctx      context.Context // cancelled by Close; parent of handler contexts

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -813,4 +814,37 @@ func TestTimeoutIsRetryable(t *testing.T) {
 	}
 	h.clock.Advance(time.Second)
 	h.waitState(tk.ID, Succeeded)
+}
+
+// TestFairUsersShareAKindsSlot: with one slot for a kind, a user who
+// queued many tasks first does not keep a later user's task waiting
+// behind all of them: starts alternate between the users.
+func TestFairUsersShareAKindsSlot(t *testing.T) {
+	h := newHarness(t, Options{Concurrency: 4})
+	var mu sync.Mutex
+	var order []string
+	h.r.Register("gen", func(ctx context.Context, tk *Task) error {
+		mu.Lock()
+		order = append(order, tk.User)
+		mu.Unlock()
+		return nil
+	}, KindOptions{Concurrency: 1, FairUsers: true})
+	var ids []ID
+	for i := 0; i < 5; i++ {
+		ids = append(ids, h.enqueue(Spec{Kind: "gen", User: "flood"}).ID)
+		h.clock.Advance(time.Millisecond)
+	}
+	for i := 0; i < 2; i++ {
+		ids = append(ids, h.enqueue(Spec{Kind: "gen", User: "other"}).ID)
+		h.clock.Advance(time.Millisecond)
+	}
+	h.start()
+	for _, id := range ids {
+		h.waitState(id, Succeeded)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(order, " "); got != "flood other flood other flood flood flood" {
+		t.Fatalf("start order %s", got)
+	}
 }

@@ -25,12 +25,14 @@ type entry struct {
 // dueQueue is a min-heap of entries by (due, id).
 type dueQueue []*entry
 
-func (q dueQueue) Len() int { return len(q) }
-func (q dueQueue) Less(i, j int) bool {
-	if !q[i].due.Equal(q[j].due) {
-		return q[i].due.Before(q[j].due)
+func (q dueQueue) Len() int           { return len(q) }
+func (q dueQueue) Less(i, j int) bool { return q.less(q[i], q[j]) }
+
+func (dueQueue) less(a, b *entry) bool {
+	if !a.due.Equal(b.due) {
+		return a.due.Before(b.due)
 	}
-	return q[i].id < q[j].id
+	return a.id < b.id
 }
 func (q dueQueue) Swap(i, j int) {
 	q[i], q[j] = q[j], q[i]
@@ -319,6 +321,9 @@ func (r *Runner) dispatchDue() (next time.Time, ok bool) {
 			r.parked[e.kind] = append(r.parked[e.kind], e)
 			continue
 		}
+		if k.opts.FairUsers && (k.opts.Concurrency <= 0 || r.byKind[e.kind] < k.opts.Concurrency) {
+			e = r.fairestLocked(e, now)
+		}
 		if (k.opts.Concurrency > 0 && r.byKind[e.kind] >= k.opts.Concurrency) ||
 			(r.opts.PerUser > 0 && e.user != "" && r.byUser[e.user] >= r.opts.PerUser) {
 			skipped = append(skipped, e)
@@ -333,7 +338,35 @@ func (r *Runner) dispatchDue() (next time.Time, ok bool) {
 	return next, ok
 }
 
+// fairestLocked returns, of e (just popped) and the due queued tasks of
+// e's kind, the one of the user served longest ago (KindOptions.FairUsers),
+// taking it out of the queue and putting e back when it is another.
+func (r *Runner) fairestLocked(e *entry, now time.Time) *entry {
+	key := func(x *entry) uint64 { return r.served[x.kind+"\x00"+x.user] }
+	best := e
+	for _, x := range r.queue {
+		if x.kind != e.kind || x.due.After(now) {
+			continue
+		}
+		if kx, kb := key(x), key(best); kx < kb || kx == kb && r.queue.less(x, best) {
+			best = x
+		}
+	}
+	if best != e {
+		heap.Remove(&r.queue, best.index)
+		heap.Push(&r.queue, e)
+	}
+	return best
+}
+
 func (r *Runner) startLocked(e *entry, k *kind) {
+	if k.opts.FairUsers {
+		if r.served == nil {
+			r.served = map[string]uint64{}
+		}
+		r.serial++
+		r.served[e.kind+"\x00"+e.user] = r.serial
+	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	a := &activeRun{cancel: cancel}
 	r.active[e.id] = a

@@ -159,6 +159,12 @@ type KindOptions struct {
 	// Timeout bounds one run (wall-clock time, not the injected Clock); 0
 	// means none. A timed-out run is retryable.
 	Timeout time.Duration
+	// FairUsers shares the kind's slots among users: of the due tasks of
+	// the kind, the next to start is one of the user whose last task of
+	// the kind started longest ago (never first), then by due time. One
+	// user's queue then cannot keep another's task waiting behind all of
+	// it. Off: due order alone.
+	FairUsers bool
 	// OnTransition, when set, is called for every transition of a task of
 	// this kind, inside the transition: under the task's lock, with the
 	// batch that holds the transition, before it commits. What it adds to

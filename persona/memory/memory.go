@@ -1,10 +1,12 @@
 package memory
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -176,6 +178,11 @@ type Input struct {
 // (health, money, contact details), conflicted when an item conflicts
 // with another, supported otherwise.
 func Project(user, persona string, in []Input) (Snapshot, error) {
+	return ProjectContext(context.Background(), user, persona, in)
+}
+
+// ProjectContext is Project that gives up with ctx's error when ctx ends.
+func ProjectContext(ctx context.Context, user, persona string, in []Input) (Snapshot, error) {
 	if user == "" || persona == "" {
 		return Snapshot{}, ErrNoPersona
 	}
@@ -226,22 +233,24 @@ func Project(user, persona string, in []Input) (Snapshot, error) {
 			a.item.Relations = append(a.item.Relations, Relation{Kind: kind, Item: key})
 		}
 	}
-	for i, a := range items {
-		for _, b := range items[i+1:] {
-			switch {
-			case conflicts(a.item, b.item):
-				rel(a, RelConflicts, b.item.Key)
-				rel(b, RelConflicts, a.item.Key)
-			case a.item.Type == TypeResidence && b.item.Type == TypeResidence && !equalStrings(a.item.Places, b.item.Places):
-				newer, older := a, b
-				if later(older, newer, func(x *acc) (*Time, int64) { return x.item.Time, x.when }) {
-					newer, older = b, a
-				}
-				rel(newer, RelSupersedes, older.item.Key)
-			case shares(a.item.Orgs, b.item.Orgs) || shares(a.item.Places, b.item.Places):
-				rel(a, RelSupports, b.item.Key)
-				rel(b, RelSupports, a.item.Key)
+	for n, pr := range candidatePairs(items, func(a *acc) Item { return a.item }) {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return Snapshot{}, ctx.Err()
+		}
+		a, b := items[pr[0]], items[pr[1]]
+		switch {
+		case conflicts(a.item, b.item):
+			rel(a, RelConflicts, b.item.Key)
+			rel(b, RelConflicts, a.item.Key)
+		case a.item.Type == TypeResidence && b.item.Type == TypeResidence && !equalStrings(a.item.Places, b.item.Places):
+			newer, older := a, b
+			if later(older, newer, func(x *acc) (*Time, int64) { return x.item.Time, x.when }) {
+				newer, older = b, a
 			}
+			rel(newer, RelSupersedes, older.item.Key)
+		case shares(a.item.Orgs, b.item.Orgs) || shares(a.item.Places, b.item.Places):
+			rel(a, RelSupports, b.item.Key)
+			rel(b, RelSupports, a.item.Key)
 		}
 	}
 	for _, a := range items {
@@ -263,6 +272,65 @@ func Project(user, persona string, in []Input) (Snapshot, error) {
 
 // maxRelations bounds an item's relations.
 const maxRelations = 16
+
+// candidatePairs returns the pairs (i < j, in ascending order) of items
+// that may relate: both births, both residences, or sharing an
+// organisation or a place; no other pair can (see conflicts and
+// Project). Within each such group an item is paired with the
+// maxRelations items before and after it only: an item keeps at most
+// maxRelations relations, so a group of any size costs a bounded number
+// of pairs per item, and the projection stays linear in its input
+// (groups of at most maxRelations+1 items, the usual case, are paired
+// whole, as every pair was compared before).
+func candidatePairs[T any](items []T, item func(T) Item) [][2]int {
+	groups := map[string][]int{}
+	for i, x := range items {
+		it := item(x)
+		if it.Type == TypeBirth || it.Type == TypeResidence {
+			groups["t\x00"+it.Type] = append(groups["t\x00"+it.Type], i)
+		}
+		for _, o := range uniq(it.Orgs) {
+			groups["o\x00"+o] = append(groups["o\x00"+o], i)
+		}
+		for _, p := range uniq(it.Places) {
+			groups["p\x00"+p] = append(groups["p\x00"+p], i)
+		}
+	}
+	seen := map[[2]int]bool{}
+	var pairs [][2]int
+	for _, g := range groups {
+		for x := range g {
+			for y := x + 1; y < len(g) && y <= x+maxRelations; y++ {
+				pr := [2]int{g[x], g[y]}
+				if !seen[pr] {
+					seen[pr] = true
+					pairs = append(pairs, pr)
+				}
+			}
+		}
+	}
+	slices.SortFunc(pairs, func(a, b [2]int) int {
+		if a[0] != b[0] {
+			return a[0] - b[0]
+		}
+		return a[1] - b[1]
+	})
+	return pairs
+}
+
+// uniq returns the distinct strings of ss, in their first order.
+func uniq(ss []string) []string {
+	if len(ss) < 2 {
+		return ss
+	}
+	out := make([]string, 0, len(ss))
+	for _, s := range ss {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 func later[T any](a, b T, when func(T) (*Time, int64)) bool {
 	ta, sa := when(a)

@@ -1,6 +1,7 @@
 package style
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -26,8 +27,17 @@ const (
 // deterministic: the same sources in the same order give the same
 // profile. Sources without prose are skipped; none left is ErrNoSources.
 func Build(docs []source.Document) (Profile, error) {
+	return BuildContext(context.Background(), docs)
+}
+
+// BuildContext is Build that gives up with ctx's error when ctx ends,
+// checked between documents (measuring one is linear in its size).
+func BuildContext(ctx context.Context, docs []source.Document) (Profile, error) {
 	var ms []*measured
 	for _, d := range docs {
+		if err := ctx.Err(); err != nil {
+			return Profile{}, err
+		}
 		m := measure(d)
 		if m.chars > 0 {
 			ms = append(ms, m)

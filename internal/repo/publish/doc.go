@@ -26,10 +26,14 @@
 // argon2id hash. The attributes attrs.status and attrs.visibility that a
 // draft may carry decide nothing.
 //
-// The public reads (ArticleBySlug, PublicationBySlug, PublicList) see only
+// The public reads (ArticleBySlug, PublicationFor, PublicList) see only
 // published public articles and password-protected ones with the right
 // password; every other case is the same NotFound error, whose text is
-// built from the request alone.
+// built from the request alone, after the same reads (a missing slug
+// reads a decoy publication's records). Password checks run only for
+// password-protected articles, through a guard that bounds their queue,
+// drops those whose request ended and backs off per address and per slug
+// (guard.go); passwords have at least MinPassword characters.
 //
 // Keys (under kv.PrefixTable unless noted):
 //

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
-	"sync"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -29,35 +28,27 @@ const (
 	MaxPassword = 1024
 )
 
-// checks bounds the password checks running at once: each takes
-// argonMemory, so a burst of guesses queues instead of exhausting memory.
-var checks = make(chan struct{}, 2)
+// hashes bounds the hashes of new passwords made at once: each takes
+// argonMemory. (The checks of the public reads have their own slots:
+// guard.)
+var hashes = make(chan struct{}, 2)
 
 func hashPassword(pw string) (string, error) {
 	salt := make([]byte, saltLen)
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	checks <- struct{}{}
+	hashes <- struct{}{}
 	key := argon2.IDKey([]byte(pw), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
-	<-checks
+	<-hashes
 	b64 := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
 		b64.EncodeToString(salt), b64.EncodeToString(key)), nil
 }
 
-// decoyHash is a hash of a random password, checked when there is no real
-// hash to check against, so that a wrong password and a missing article
-// cost the same time.
-var decoyHash = sync.OnceValue(func() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	h, _ := hashPassword(base64.RawStdEncoding.EncodeToString(b[:]))
-	return h
-})
-
 // checkPassword reports whether pw matches the encoded hash. A malformed
-// hash or parameters beyond the bounds below never match.
+// hash or parameters beyond the bounds below never match. The caller
+// holds a slot of the guard.
 func checkPassword(encoded, pw string) bool {
 	if len(pw) > MaxPassword {
 		return false
@@ -89,8 +80,6 @@ func checkPassword(encoded, pw string) bool {
 	if err != nil || len(want) < 16 || len(want) > 64 {
 		return false
 	}
-	checks <- struct{}{}
 	got := argon2.IDKey([]byte(pw), salt, t, m, p, uint32(len(want)))
-	<-checks
 	return subtle.ConstantTimeCompare(got, want) == 1
 }

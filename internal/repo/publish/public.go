@@ -31,13 +31,18 @@ type Article struct {
 	Body flowdoc.Document `json:"body"`
 }
 
+// Reader is a visitor asking for an article: the password it presents
+// ("" for none) and its client address ("" when unknown), which the
+// password guard's limits are kept per.
+type Reader struct {
+	Password string
+	Addr     string
+}
+
 // ArticleBySlug returns the published article with slug, when a visitor
 // presenting password ("" for none) may read it; NotFound(slug) otherwise.
-// A password-protected article with a wrong password, a missing article
-// with a password and a public one with a password cost the same: one
-// password check.
 func (s *Store) ArticleBySlug(ctx context.Context, slug, password string) (*Article, error) {
-	pub, vis, err := s.PublicationBySlug(ctx, slug, password)
+	pub, vis, err := s.PublicationFor(ctx, slug, Reader{Password: password})
 	if err != nil {
 		return nil, err
 	}
@@ -49,58 +54,126 @@ func (s *Store) ArticleBySlug(ctx context.Context, slug, password string) (*Arti
 	return &Article{Publication: pub, Body: body}, nil
 }
 
-// PublicationBySlug is ArticleBySlug without the body: the publication
-// and its visibility, for a caller that caches bodies by version.
+// PublicationBySlug is PublicationFor a reader of unknown address.
 func (s *Store) PublicationBySlug(ctx context.Context, slug, password string) (Publication, string, error) {
+	return s.PublicationFor(ctx, slug, Reader{Password: password})
+}
+
+// PublicationFor is ArticleBySlug without the body, for reader: the
+// publication and its visibility, for a caller that caches bodies by
+// version. Only a password-protected article runs a password check,
+// through the password guard (see guard): besides NotFound it returns
+// the guard's rate-limited errors (CodePasswordRateLimited,
+// CodePasswordBusy) and ctx's error when the request ended while its
+// check waited.
+func (s *Store) PublicationFor(ctx context.Context, slug string, rd Reader) (Publication, string, error) {
 	if err := ctx.Err(); err != nil {
 		return Publication{}, "", err
 	}
-	miss := func() (Publication, string, error) {
-		if password != "" {
-			checkPassword(decoyHash(), password)
-		}
-		return Publication{}, "", NotFound(slug)
-	}
-	if !validSlug(slug) {
-		return miss()
-	}
-	id, err := s.refs.Get(SlugRef(slug))
-	if errors.Is(err, refs.ErrNotFound) {
-		return miss()
-	}
+	pub, vis, err := s.resolve(slug)
 	if err != nil {
 		return Publication{}, "", err
+	}
+	if vis.Visibility == Public {
+		return pub, Public, nil // a password sent along is of no interest
+	}
+	if rd.Password == "" {
+		return Publication{}, "", NotFound(slug)
+	}
+	if err := s.guard.open(rd.Addr, slug); err != nil {
+		return Publication{}, "", err
+	}
+	if vis.Visibility != Password { // missing, private: no check, a failure all the same
+		s.guard.fail(rd.Addr, slug)
+		return Publication{}, "", NotFound(slug)
+	}
+	var ok bool
+	if err := s.guard.check(ctx, rd.Addr, func() { ok = checkPassword(vis.Hash, rd.Password) }); err != nil {
+		return Publication{}, "", err
+	}
+	if !ok {
+		s.guard.fail(rd.Addr, slug)
+		return Publication{}, "", NotFound(slug)
+	}
+	s.guard.succeed(rd.Addr)
+	return pub, Password, nil
+}
+
+// PasswordStats reports what the password guard of the public reads did.
+func (s *Store) PasswordStats() GuardStats { return s.guard.Stats() }
+
+// resolve finds the publication under slug and its visibility; a slug
+// that no article may be read under gives visibility "" and no error.
+// A missing slug does the same reads as a hidden one (against the decoy
+// publication), so that the two take the same time.
+func (s *Store) resolve(slug string) (Publication, visRec, error) {
+	var id objstore.ID
+	var err error
+	found := false
+	if validSlug(slug) {
+		id, err = s.refs.Get(SlugRef(slug))
+		switch {
+		case err == nil:
+			found = true
+		case !errors.Is(err, refs.ErrNotFound):
+			return Publication{}, visRec{}, err
+		}
+	}
+	if !found {
+		id = s.decoyVersion()
+		if id.IsZero() {
+			return Publication{}, visRec{}, nil
+		}
 	}
 	v, err := s.objs.GetVersion(id)
 	if err != nil {
-		return Publication{}, "", err
+		if !found {
+			return Publication{}, visRec{}, nil
+		}
+		return Publication{}, visRec{}, err
 	}
 	var pub Publication
 	ok, err := kv.GetRecord(s.db.DB, pubKey(v.Doc), &pub)
 	if err != nil {
-		return Publication{}, "", err
+		return Publication{}, visRec{}, err
 	}
-	if !ok || pub.Version != id || pub.Slug != slug {
-		return miss() // an unpublish or republish committed meanwhile
-	}
-	vis, _, err := s.loadVis(pub.Doc)
+	vis, _, err := s.loadVis(v.Doc)
 	if err != nil {
-		return Publication{}, "", err
+		return Publication{}, visRec{}, err
 	}
+	if !found || !ok || pub.Version != id || pub.Slug != slug {
+		return Publication{}, visRec{}, nil // missing, or an unpublish or republish committed meanwhile
+	}
+	s.decoy.CompareAndSwap(nil, &id)
 	switch vis.Visibility {
-	case Public:
-		if password != "" {
-			checkPassword(decoyHash(), password)
-		}
-	case Password:
-		if password == "" || !checkPassword(vis.Hash, password) {
-			return Publication{}, "", NotFound(slug)
-		}
+	case Public, Password:
 	default:
-		return miss()
+		vis.Visibility = ""
 	}
 	pub.Visibility = vis.Visibility
-	return pub, vis.Visibility, nil
+	return pub, vis, nil
+}
+
+// decoyVersion is a published version whose records a missing slug's
+// lookup reads; zero when nothing was ever published.
+func (s *Store) decoyVersion() objstore.ID {
+	if p := s.decoy.Load(); p != nil {
+		return *p
+	}
+	s.decoyOnce.Do(func() {
+		m, _, err := s.refs.List("pub/slugs/")
+		if err != nil {
+			return
+		}
+		for _, id := range m {
+			s.decoy.CompareAndSwap(nil, &id)
+			break
+		}
+	})
+	if p := s.decoy.Load(); p != nil {
+		return *p
+	}
+	return objstore.ID{}
 }
 
 // Body materializes a publication's version.

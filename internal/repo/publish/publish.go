@@ -7,10 +7,12 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
@@ -127,6 +129,10 @@ type Store struct {
 	// that check them, so a category cannot vanish under an article
 	// being published with it.
 	termMu sync.Mutex
+
+	guard     *guard                      // admits the public reads' password checks
+	decoy     atomic.Pointer[objstore.ID] // a published version a missing slug's lookup reads (resolve)
+	decoyOnce sync.Once
 }
 
 // New returns the Store of r. now is the clock of publication times (nil:
@@ -136,7 +142,7 @@ func New(r *repo.Repo, now func() time.Time) *Store {
 		now = time.Now
 	}
 	return &Store{repo: r, db: r.DB(), refs: r.Refs(), objs: r.Objects(),
-		now: func() int64 { return now().UnixMilli() }}
+		now: func() int64 { return now().UnixMilli() }, guard: newGuard(GuardLimits{})}
 }
 
 // SlugRef is the ref that claims slug for the article published under it;
@@ -238,6 +244,9 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 		return Result{}, repoErr(err)
 	}
 	if err := s.checkAttrs(p.Doc, d.Attrs.Title, d.Attrs.Category); err != nil {
+		return Result{}, err
+	}
+	if err := s.precheck(p, d.Attrs, hash); err != nil {
 		return Result{}, err
 	}
 	var res Result
@@ -400,6 +409,29 @@ func (s *Store) checkAttrs(doc, title, category string) error {
 	return nil
 }
 
+// precheck runs on the draft's attributes the refusals the publish would
+// otherwise meet only after sealing it (a slug another article holds, a
+// password visibility without a password, too many tags), so that a
+// refused publish seals no checkpoint. The same checks run again on the
+// sealed version under the lock.
+func (s *Store) precheck(p Params, attrs flowdoc.Attributes, hash string) error {
+	slug := attrs.Slug
+	if slug == "" {
+		slug = SlugOfID(p.Doc)
+	}
+	if err := s.checkSlug(slug, p.Doc, p.MaySee); err != nil {
+		return err
+	}
+	cur, _, err := s.loadVis(p.Doc)
+	if err != nil {
+		return err
+	}
+	if _, err := nextVis(cur, p.Visibility, hash); err != nil {
+		return err
+	}
+	return nil
+}
+
 // checkSlug refuses a slug that another published article holds.
 func (s *Store) checkSlug(slug, doc string, maySee func(string) bool) error {
 	id, err := s.refs.Get(SlugRef(slug))
@@ -450,6 +482,9 @@ func (s *Store) passwordHash(vis, pw string) (string, error) {
 	}
 	if len(pw) > MaxPassword || !utf8.ValidString(pw) {
 		return "", errs.E(errs.Invalid, "the password must be valid UTF-8 of at most %d bytes", MaxPassword)
+	}
+	if n := utf8.RuneCountInString(pw); n < MinPassword {
+		return "", errs.C(errs.Invalid, CodePasswordTooShort, "the password has %d characters; an article's password needs at least %d", n, MinPassword)
 	}
 	return hashPassword(pw)
 }

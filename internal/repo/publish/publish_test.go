@@ -471,3 +471,42 @@ func TestFsckChecksPublishedRef(t *testing.T) {
 		t.Fatalf("fsck after corrupting the published ref: %+v, %v", rep, err)
 	}
 }
+
+// TestRefusedPublishSealsNothing: a publish refused for a slug another
+// article holds, or for a password visibility without a password, leaves
+// the draft unsealed: no publish checkpoint is made.
+func TestRefusedPublishSealsNothing(t *testing.T) {
+	r, s := newStore(t)
+	newDoc(t, r, "a", flowdoc.Attributes{Slug: "same"})
+	newDoc(t, r, "b", flowdoc.Attributes{Slug: "same"})
+	if _, err := s.Publish(ctx, Params{Doc: "a", Actor: "author-a"}); err != nil {
+		t.Fatal(err)
+	}
+	saveText(t, r, "b", "an unsealed edit")
+	before, err := r.Refs().Get(repo.HeadRef("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []Params{{Doc: "b", Actor: "author-b"}, {Doc: "b", Actor: "author-b", Visibility: Password}} {
+		if p.Visibility == Password {
+			saveAttrs(t, r, "b", flowdoc.Attributes{Title: "Title of b", Slug: "other"})
+		}
+		if _, err := s.Publish(ctx, p); err == nil {
+			t.Fatalf("publish %+v succeeded", p)
+		}
+		if head, _ := r.Refs().Get(repo.HeadRef("b")); head != before {
+			t.Fatalf("a refused publish (%+v) sealed a checkpoint", p)
+		}
+	}
+}
+
+func saveAttrs(t testing.TB, r *repo.Repo, doc string, a flowdoc.Attributes) {
+	t.Helper()
+	d, err := r.Draft(ctx, doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.SaveDraft(ctx, repo.SaveParams{Doc: doc, Actor: "author-a", BaseSeq: d.Seq, Attrs: &a}); err != nil {
+		t.Fatal(err)
+	}
+}
