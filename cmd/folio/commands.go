@@ -175,8 +175,47 @@ func fmtTime(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3
 
 // readBody reads a FlowDocument from a .json file or Markdown from a .md
 // file ("-" reads JSON from standard input). Markdown that has no block is
-// reported on stderr, never dropped silently.
-func readBody(c *cli.Context, path string) (flowdoc.Document, error) {
+// reported on stderr, never dropped silently. anonymous says the body's
+// ids are not identities: Markdown, whose ids only count blocks (they are
+// cleared), and JSON with blocks that have no id. A save aligns such a
+// body with the draft; a new document gives its blocks fresh ids.
+func readBody(c *cli.Context, path string) (d flowdoc.Document, anonymous bool, err error) {
+	d, markdown, err := readBodyFile(c, path)
+	if markdown {
+		clearIDs(d.Blocks)
+		return d, true, err
+	}
+	return d, missingID(d.Blocks), err
+}
+
+// clearIDs empties the ids of bs and of their nested blocks.
+func clearIDs(bs []flowdoc.Block) {
+	for i := range bs {
+		bs[i].ID = ""
+		clearIDs(bs[i].Children)
+		for c := range bs[i].Cols {
+			clearIDs(bs[i].Cols[c].Blocks)
+		}
+	}
+}
+
+// missingID reports whether a block of bs, or one nested in them, has no id.
+func missingID(bs []flowdoc.Block) bool {
+	for _, b := range bs {
+		if b.ID == "" || missingID(b.Children) {
+			return true
+		}
+		for _, c := range b.Cols {
+			if missingID(c.Blocks) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readBodyFile reads path; markdown says it was imported from Markdown.
+func readBodyFile(c *cli.Context, path string) (flowdoc.Document, bool, error) {
 	var data []byte
 	var err error
 	if path == "-" {
@@ -185,31 +224,31 @@ func readBody(c *cli.Context, path string) (flowdoc.Document, error) {
 		data, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return flowdoc.Document{}, errs.E(errs.Invalid, "read %s: %v", path, err)
+		return flowdoc.Document{}, false, errs.E(errs.Invalid, "read %s: %v", path, err)
 	}
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".md" || ext == ".markdown" {
 		d, unsupported, err := flowdoc.ImportMarkdown(data)
 		if err != nil {
-			return flowdoc.Document{}, errs.E(errs.Invalid, "import %s: %v", path, err)
+			return flowdoc.Document{}, false, errs.E(errs.Invalid, "import %s: %v", path, err)
 		}
 		for _, u := range unsupported {
 			note := ""
 			if u.Note != "" {
 				note = " (" + u.Note + ")"
 			}
-			fmt.Fprintf(c.App.ErrWriter, "folio: %s:%d: %s has no block: %s%s\n", path, u.Line, u.Kind, u.Text, note)
+			fmt.Fprintf(c.App.ErrWriter, "note: %s:%d: %s has no block: %s%s\n", path, u.Line, u.Kind, u.Text, note)
 		}
-		return d, nil
+		return d, true, nil
 	}
 	if ext != ".json" && !bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
-		return flowdoc.Document{}, errs.E(errs.Invalid, "%s is neither a FlowDocument .json nor a Markdown .md file", path)
+		return flowdoc.Document{}, false, errs.E(errs.Invalid, "%s is neither a FlowDocument .json nor a Markdown .md file", path)
 	}
 	d, err := flowdoc.Parse(data)
 	if err != nil {
-		return flowdoc.Document{}, fmt.Errorf("%s: %w", path, errs.Wrap(errs.Invalid, err))
+		return flowdoc.Document{}, false, fmt.Errorf("%s: %w", path, errs.Wrap(errs.Invalid, err))
 	}
-	return d, nil
+	return d, false, nil
 }
 
 func cmdInit(c *cli.Context) error {
@@ -238,8 +277,12 @@ func cmdDocNew(c *cli.Context) error {
 	}
 	body := flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion}
 	if f := c.String("from"); f != "" {
-		if body, err = readBody(c, f); err != nil {
+		markdown := false
+		if body, markdown, err = readBodyFile(c, f); err != nil {
 			return err
+		}
+		if !markdown && missingID(body.Blocks) {
+			body = flowdoc.Align(flowdoc.Document{}, body) // fresh ids
 		}
 	}
 	b, err := openBackend(c)
@@ -329,7 +372,7 @@ func cmdDocSave(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(c, c.String("from"))
+	body, anonymous, err := readBody(c, c.String("from"))
 	if err != nil {
 		return err
 	}
@@ -342,7 +385,7 @@ func cmdDocSave(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	p := repo.SaveParams{Doc: a[0], BaseSeq: d.Seq, Body: &body}
+	p := repo.SaveParams{Doc: a[0], BaseSeq: d.Seq, Body: &body, Align: anonymous}
 	if c.Bool("checkpoint") {
 		p.Seal, p.Message = reasonManual, c.String("message")
 	}
