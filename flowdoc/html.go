@@ -101,7 +101,7 @@ func (w *htmlWriter) block(b Block) {
 		w.s("</div>\n")
 	case Media:
 		w.open("figure", b, "")
-		ok := checkResource(a.Src) == ""
+		ok := checkMediaSrc(a.Src) == ""
 		switch {
 		case ok && a.Kind == "video":
 			w.s(`<video controls preload="metadata" src="`)

@@ -452,7 +452,7 @@ func (im *importer) media(p ast.Node) (Block, bool) {
 		}
 	}
 	if tag != nil {
-		if checkResource(tag.src) != "" {
+		if checkMediaSrc(tag.src) != "" {
 			return Block{}, false // inlines reports it and keeps the alt text
 		}
 		return tag.block(im.id()), true
@@ -461,7 +461,7 @@ func (im *importer) media(p ast.Node) (Block, bool) {
 		return Block{}, false
 	}
 	src := decodeMarkdown(img.Destination)
-	if checkResource(src) != "" {
+	if checkMediaSrc(src) != "" {
 		return Block{}, false // inlines reports it and keeps the alt text
 	}
 	a := &Attrs{Kind: "image", Src: src, Alt: PlainText(im.inlines(img)), Caption: decodeMarkdown(img.Title)}
@@ -478,7 +478,7 @@ func (im *importer) video(p ast.Node) (Block, bool) {
 		return Block{}, false
 	}
 	src := decodeMarkdown(l.Destination)
-	if checkResource(src) != "" || !videoExt.MatchString(src) {
+	if checkMediaSrc(src) != "" || !videoExt.MatchString(src) {
 		return Block{}, false
 	}
 	a := &Attrs{Kind: "video", Src: src, Caption: decodeMarkdown(l.Title)}
@@ -812,7 +812,7 @@ func (im *importer) walkInline(parent ast.Node, st *inlineState, out *[]Run) {
 		case *ast.Image:
 			src := decodeMarkdown(c.Destination)
 			note := "image inside text: its alt text kept"
-			if rule := checkResource(src); rule != "" {
+			if rule := checkMediaSrc(src); rule != "" {
 				note = "image kept as its alt text: " + rule
 			}
 			im.report(c, UnsupportedInlineImage, src, note)
@@ -841,7 +841,7 @@ func (im *importer) rawHTML(c *ast.RawHTML, st *inlineState, out *[]Run) {
 	raw := rawHTMLText(c, im.src)
 	if h, ok := parseImgTag(raw); ok {
 		note := "image inside text: its alt text kept"
-		if rule := checkResource(h.src); rule != "" {
+		if rule := checkMediaSrc(h.src); rule != "" {
 			note = "image kept as its alt text: " + rule
 		}
 		im.report(c, UnsupportedInlineImage, h.src, note)

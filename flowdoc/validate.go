@@ -19,8 +19,9 @@ import (
 //     present and in range (heading level 1..4, media kind image|video, …);
 //   - a run is either text or an inline equation (never both, never
 //     neither); an inline equation takes no marks or link; marks are known;
-//   - every URL obeys the URL policy (see url.go: links http/https/mailto,
-//     resources http/https, nothing relative);
+//   - every URL obeys the URL policy (see url.go: links http/https/mailto
+//     or relative, media src http/https or relative, other resources
+//     http/https);
 //   - tables have at least one row, every row the same number of cells
 //     (1..MaxTableColumns); lists at least one item; columns 1..MaxColumns;
 //   - blocks nest at most MaxDepth deep, list items at most MaxListDepth;
@@ -210,7 +211,11 @@ func (v *validator) block(b *Block, path string, depth int) {
 		if a.Kind != "image" && a.Kind != "video" {
 			v.add(ap+"kind", "media kind must be image or video")
 		}
-		v.resource(a.Src, ap+"src", "media needs a src URL")
+		if a.Src == "" {
+			v.add(ap+"src", "media needs a src URL")
+		} else if rule := checkMediaSrc(a.Src); rule != "" {
+			v.add(ap+"src", rule)
+		}
 	case Table:
 		v.table(b, path)
 	case Callout:

@@ -65,7 +65,7 @@ func TestValidateRules(t *testing.T) {
 		{"run utf8", mkDoc(mkPara("p", Run{Text: "a\xff"})), []string{"blocks[0].richText[0]: text must be valid UTF-8"}},
 		{"list item link", mkDoc(Block{ID: "l", Type: List, Items: []ListItem{{RichText: text("a"), Items: []ListItem{{RichText: []Run{{Text: "b", Link: "data:x"}}}}}}}),
 			[]string{"blocks[0].items[0].items[0].richText[0].link: link scheme must be"}},
-		{"every problem reported", mkDoc(mkPara(""), Block{ID: "h", Type: Heading}, mkPara("p", Run{Text: "x", Link: "/rel"})),
+		{"every problem reported", mkDoc(mkPara(""), Block{ID: "h", Type: Heading}, mkPara("p", Run{Text: "x", Link: "vbscript:x"})),
 			[]string{"blocks[0].id: block id is required", "blocks[1].attrs.level: heading level", "blocks[2].richText[0].link: link scheme"}},
 	}
 	for _, tt := range tests {
@@ -102,10 +102,14 @@ func TestURLPolicy(t *testing.T) {
 		{"vbscript:msgbox", false, false},
 		{"file:///etc/passwd", false, false},
 		{"ftp://example.com/x", false, false},
-		{"/relative/path", false, false},
-		{"relative", false, false},
+		{"/relative/path", true, false},
+		{"relative", true, false},
+		{"../post/", true, false},
+		{"?page=2", true, false},
 		{"//example.com/x", false, false},
-		{"#anchor", false, false},
+		{"/\\example.com/x", false, false},
+		{"%zz", false, false},
+		{"#anchor", true, false},
 		{"https://", false, false},
 		{"https:example.com", false, false},
 		{"https://u:p@example.com", false, false},
@@ -118,6 +122,11 @@ func TestURLPolicy(t *testing.T) {
 		}
 		if got := checkResource(tt.url) == ""; got != tt.resource {
 			t.Errorf("resource %q allowed = %v, want %v (%s)", tt.url, got, tt.resource, checkResource(tt.url))
+		}
+		// A media src is a resource that may be relative as links may.
+		media := tt.resource || tt.link && !strings.HasPrefix(tt.url, "mailto:")
+		if got := checkMediaSrc(tt.url) == ""; got != media {
+			t.Errorf("media src %q allowed = %v, want %v (%s)", tt.url, got, media, checkMediaSrc(tt.url))
 		}
 	}
 }
