@@ -31,7 +31,7 @@
 // adjacent runs with equal marks and link, drops unknown marks, orders marks
 // canonically, removes empty runs and empty values) and validates (Validate:
 // every problem, each as "path: rule", e.g.
-// "blocks[3].attrs.level: heading level must be 1..4"). Sanitize never
+// "blocks[3].attrs.level: heading level must be 1..6"). Sanitize never
 // repairs meaning: an unsafe URL is a validation problem, never silently
 // dropped. The URL policy (url.go) allows links to http, https, mailto and
 // relative references, a media src to http, https and relative references,

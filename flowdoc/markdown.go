@@ -60,7 +60,7 @@ func (r *mdRenderer) block(b Block) {
 	case Paragraph:
 		r.emit(inlineMarkdown(b.RichText, false))
 	case Heading:
-		level := min(max(a.Level, 1), 4)
+		level := min(max(a.Level, 1), MaxHeadingLevel)
 		text := inlineMarkdown(b.RichText, false)
 		// A heading is one line: a line break is written as <br>.
 		text = strings.ReplaceAll(text, "\\\n", "<br>")
@@ -131,6 +131,8 @@ func (r *mdRenderer) block(b Block) {
 			s += " (" + humanSize(a.Size) + ")"
 		}
 		r.emit(s)
+	case Divider:
+		r.emit("---")
 	case Embed:
 		label := a.URL
 		if a.Provider != "" {

@@ -33,21 +33,19 @@ type Unsupported struct {
 
 // Kinds of Unsupported.
 const (
-	UnsupportedHeadingLevel  = "heading-level"  // level 5-6, imported as level 4
-	UnsupportedThematicBreak = "thematic-break" // dropped
-	UnsupportedHTML          = "html"           // raw HTML block; its text kept as a paragraph
-	UnsupportedInlineHTML    = "inline-html"    // raw HTML tag; dropped, text around it kept
-	UnsupportedScript        = "script"         // <script> or <style>; dropped with its content
-	UnsupportedLinkRefused   = "link-refused"   // link the URL policy refuses (see url.go); text kept
-	UnsupportedInlineImage   = "inline-image"   // image inside text; alt text kept
-	UnsupportedTaskCheckbox  = "task-checkbox"  // kept as "☑ " / "☐ " text at the start of the item
-	UnsupportedFootnote      = "footnote"       // definition kept as a paragraph "[n] …" at the end
-	UnsupportedFrontMatter   = "front-matter"   // YAML (---) or TOML (+++) header kept as a code block
-	UnsupportedNestedQuote   = "nested-quote"   // flattened into the outer quote
-	UnsupportedQuoteContent  = "quote-content"  // non-text block in a quote, placed after it
-	UnsupportedListContent   = "list-content"   // non-text block in a list item, kept as its text
-	UnsupportedListKind      = "list-kind"      // nested list of the other kind
-	UnsupportedListStart     = "list-start"     // ordered list not starting at 1
+	UnsupportedHTML          = "html"          // raw HTML block; its text kept as a paragraph
+	UnsupportedInlineHTML    = "inline-html"   // raw HTML tag; dropped, text around it kept
+	UnsupportedScript        = "script"        // <script> or <style>; dropped with its content
+	UnsupportedLinkRefused   = "link-refused"  // link the URL policy refuses (see url.go); text kept
+	UnsupportedInlineImage   = "inline-image"  // image inside text; alt text kept
+	UnsupportedTaskCheckbox  = "task-checkbox" // kept as "☑ " / "☐ " text at the start of the item
+	UnsupportedFootnote      = "footnote"      // definition kept as a paragraph "[n] …" at the end
+	UnsupportedFrontMatter   = "front-matter"  // YAML (---) or TOML (+++) header kept as a code block
+	UnsupportedNestedQuote   = "nested-quote"  // flattened into the outer quote
+	UnsupportedQuoteContent  = "quote-content" // non-text block in a quote, placed after it
+	UnsupportedListContent   = "list-content"  // non-text block in a list item, kept as its text
+	UnsupportedListKind      = "list-kind"     // nested list of the other kind
+	UnsupportedListStart     = "list-start"    // ordered list not starting at 1
 	UnsupportedTableAlign    = "table-alignment"
 	UnsupportedLinkTitle     = "link-title"
 	UnsupportedEmptyEquation = "empty-equation" // $$ $$ with nothing inside; dropped
@@ -346,12 +344,7 @@ func (im *importer) block(n ast.Node, depth int) []Block {
 		}
 		return []Block{{ID: im.id(), Type: Paragraph, RichText: runs}}
 	case *ast.Heading:
-		level := n.Level
-		if level > 4 {
-			im.report(n, UnsupportedHeadingLevel, im.lineText(n), fmt.Sprintf("heading level %d imported as level 4", level))
-			level = 4
-		}
-		return []Block{{ID: im.id(), Type: Heading, Attrs: &Attrs{Level: level}, RichText: im.inlines(n)}}
+		return []Block{{ID: im.id(), Type: Heading, Attrs: &Attrs{Level: n.Level}, RichText: im.inlines(n)}}
 	case *ast.Blockquote:
 		return im.quote(n, depth)
 	case *ast.List:
@@ -388,8 +381,7 @@ func (im *importer) block(n ast.Node, depth int) []Block {
 		}
 		return nil
 	case *ast.ThematicBreak:
-		im.report(n, UnsupportedThematicBreak, im.lineText(n), "dropped: a document has no divider block")
-		return nil
+		return []Block{{ID: im.id(), Type: Divider}}
 	case *ast.HTMLBlock:
 		return im.htmlBlock(n)
 	case *ast.LinkReferenceDefinition:

@@ -16,7 +16,7 @@ import (
 //     [A-Za-z0-9_-], unique in the whole document;
 //   - the type is one of BlockTypes, and the block uses only the fields and
 //     attributes its type documents (see Block); required attributes are
-//     present and in range (heading level 1..4, media kind image|video, …);
+//     present and in range (heading level 1..6, media kind image|video, …);
 //   - a run is either text or an inline equation (never both, never
 //     neither); an inline equation takes no marks or link; marks are known;
 //   - every URL obeys the URL policy (see url.go: links http/https/mailto
@@ -94,6 +94,7 @@ var shapes = map[BlockType]shape{
 	Bookmark:  {attrs: []string{"url", "title", "description"}},
 	File:      {attrs: []string{"src", "name", "size"}},
 	Embed:     {attrs: []string{"url", "provider"}},
+	Divider:   {},
 }
 
 // attrValue is one attribute by JSON name: whether it is set, and its
@@ -191,8 +192,8 @@ func (v *validator) block(b *Block, path string, depth int) {
 	}
 	switch b.Type {
 	case Heading:
-		if a.Level < 1 || a.Level > 4 {
-			v.add(ap+"level", "heading level must be 1..4")
+		if a.Level < 1 || a.Level > MaxHeadingLevel {
+			v.add(ap+"level", "heading level must be 1..6")
 		}
 	case List:
 		if len(b.Items) == 0 {

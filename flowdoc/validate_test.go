@@ -36,8 +36,8 @@ func TestValidateRules(t *testing.T) {
 			[]string{`blocks[1].children[0].id: block id "a" is already used at blocks[0]`}},
 		{"type required", mkDoc(Block{ID: "a"}), []string{"blocks[0].type: block type is required"}},
 		{"type known", mkDoc(Block{ID: "a", Type: "blink"}), []string{`blocks[0].type: unknown block type "blink"`}},
-		{"heading level low", mkDoc(Block{ID: "h", Type: Heading, RichText: text("x")}), []string{"blocks[0].attrs.level: heading level must be 1..4"}},
-		{"heading level high", mkDoc(Block{ID: "h", Type: Heading, Attrs: &Attrs{Level: 5}}), []string{"blocks[0].attrs.level: heading level must be 1..4"}},
+		{"heading level low", mkDoc(Block{ID: "h", Type: Heading, RichText: text("x")}), []string{"blocks[0].attrs.level: heading level must be 1..6"}},
+		{"heading level high", mkDoc(Block{ID: "h", Type: Heading, Attrs: &Attrs{Level: 7}}), []string{"blocks[0].attrs.level: heading level must be 1..6"}},
 		{"attr not for type", mkDoc(Block{ID: "q", Type: Quote, Attrs: &Attrs{Ordered: true}}), []string{"blocks[0].attrs.ordered: a quote block has no ordered attribute"}},
 		{"field not for type", mkDoc(Block{ID: "e", Type: Equation, Attrs: &Attrs{Latex: "x"}, RichText: text("y")}), []string{"blocks[0].richText: an equation block has no richText"}},
 		{"list needs items", mkDoc(Block{ID: "l", Type: List}), []string{"blocks[0].items: a list needs at least one item"}},
@@ -53,7 +53,7 @@ func TestValidateRules(t *testing.T) {
 			[]string{"blocks[0].children[0].children[0].children[0].children[0]: blocks nest deeper than 4"}},
 		{"columns count", mkDoc(Block{ID: "k", Type: Columns}), []string{"blocks[0].columns: a columns block needs 1..6 columns"}},
 		{"columns nested path", mkDoc(Block{ID: "k", Type: Columns, Cols: []Column{{}, {Blocks: []Block{{ID: "h", Type: Heading, Attrs: &Attrs{Level: 7}}}}}}),
-			[]string{"blocks[0].columns[1].blocks[0].attrs.level: heading level must be 1..4"}},
+			[]string{"blocks[0].columns[1].blocks[0].attrs.level: heading level must be 1..6"}},
 		{"bookmark url", mkDoc(Block{ID: "b", Type: Bookmark, Attrs: &Attrs{URL: "ftp://x.example/"}}), []string{"blocks[0].attrs.url: URL scheme must be http or https"}},
 		{"file name and size", mkDoc(Block{ID: "f", Type: File, Attrs: &Attrs{Src: "https://x.example/f", Size: -3}}),
 			[]string{"blocks[0].attrs.name: a file needs a name", "blocks[0].attrs.size: file size must not be negative"}},
@@ -158,7 +158,7 @@ func TestNormalizeError(t *testing.T) {
 	if !errors.As(err, &ve) || !errors.Is(err, ErrInvalid) {
 		t.Fatalf("Normalize error %T %v is not a *ValidationError matching ErrInvalid", err, err)
 	}
-	if want := "invalid document: blocks[0].attrs.level: heading level must be 1..4"; err.Error() != want {
+	if want := "invalid document: blocks[0].attrs.level: heading level must be 1..6"; err.Error() != want {
 		t.Fatalf("error = %q, want %q", err, want)
 	}
 }
