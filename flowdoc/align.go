@@ -23,6 +23,9 @@ import (
 //     maximising the total similarity; a pair needs half of its words in
 //     common, and a block changes type only among the text blocks. A
 //     paragraph split in two keeps its id in the part most like it.
+//     Blocks still unpaired there pair in order when both sides have as
+//     many, of matching types: a stretch rewritten block for block keeps
+//     its ids, as git sees changed lines.
 //  3. What is left is paired anywhere when at least 4 in 5 of its words
 //     are common (a block moved and edited).
 //
@@ -157,6 +160,30 @@ func alignBlocks(g *idGen, claimed map[string]bool, old, next []Block) {
 		}
 		for _, p := range pairInOrder(js, is, sim, alignEdited) {
 			pair[p[0]], taken[p[1]] = p[1], true
+		}
+		// A stretch rewritten block for block keeps its ids in order.
+		var lj, li []int
+		for _, j := range js {
+			if pair[j] < 0 {
+				lj = append(lj, j)
+			}
+		}
+		for _, i := range is {
+			if !taken[i] {
+				li = append(li, i)
+			}
+		}
+		if len(lj) == len(li) {
+			for x := range lj {
+				a, b := next[lj[x]].Type, old[li[x]].Type
+				if a != b && !(a.IsText() && b.IsText()) {
+					lj = nil
+					break
+				}
+			}
+			for x := range lj {
+				pair[lj[x]], taken[li[x]] = li[x], true
+			}
 		}
 	}
 	// 3. Moved and edited blocks.

@@ -27,6 +27,7 @@ func TestAlign(t *testing.T) {
 		{"heading to paragraph", []Block{para("", "Title words here")}, []string{"h"}},
 		{"duplicates in order", []Block{para("", "same"), para("", "same"), para("", "same")}, []string{"c", "d", "*"}},
 		{"new", []Block{para("", "nothing like it")}, []string{"*"}},
+		{"rewritten in place", []Block{para("", "alpha beta gamma delta epsilon"), para("", "entirely other words"), {Type: Heading, Attrs: &Attrs{Level: 2}, RichText: []Run{{Text: "Title words here"}}}}, []string{"a", "b", "h"}},
 		{"explicit id kept", []Block{para("b", "alpha beta gamma delta epsilon"), para("", "one two three four five six")}, []string{"b", "*"}},
 	}
 	for _, tc := range tests {

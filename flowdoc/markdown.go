@@ -489,12 +489,17 @@ func (w *inlineWriter) run(r Run, next *Run) {
 		w.raw(escapeText(text, w.atLineStart()))
 		return
 	}
-	// White space at the edges goes outside the delimiters.
-	core := strings.TrimLeftFunc(text, unicode.IsSpace)
-	lead := text[:len(text)-len(core)]
-	trimmed := strings.TrimRightFunc(core, unicode.IsSpace)
-	trail := core[len(trimmed):]
-	core = trimmed
+	// White space at the edges goes outside the delimiters, but for code:
+	// a code span keeps it (its backticks are punctuation, which the
+	// delimiters around them may touch).
+	core, lead, trail := text, "", ""
+	if !code {
+		core = strings.TrimLeftFunc(text, unicode.IsSpace)
+		lead = text[:len(text)-len(core)]
+		trimmed := strings.TrimRightFunc(core, unicode.IsSpace)
+		trail = core[len(trimmed):]
+		core = trimmed
+	}
 	if core == "" {
 		w.raw(escapeText(text, w.atLineStart()))
 		return

@@ -217,11 +217,16 @@ func (im *importer) line(pos int) int {
 }
 
 func (im *importer) report(n ast.Node, kind, snippet, note string) {
+	im.unsupported = append(im.unsupported, Unsupported{Line: im.line(im.pos(n)), Kind: kind, Text: shorten(snippet), Note: note})
+}
+
+// shorten is the start of snippet, at most 80 characters, for a report.
+func shorten(snippet string) string {
 	snippet = strings.TrimSpace(snippet)
 	if r := []rune(snippet); len(r) > 80 {
 		snippet = string(r[:79]) + "…"
 	}
-	im.unsupported = append(im.unsupported, Unsupported{Line: im.line(im.pos(n)), Kind: kind, Text: snippet, Note: note})
+	return snippet
 }
 
 // rawText is the source text of a block node: its lines, or its

@@ -121,12 +121,13 @@ func TestReimportKeepsBlockIDs(t *testing.T) {
 			cli("doc", "new", "--id", "doc1", "--title", "Reimport", "--from", v1)
 			before := blocks("doc1")
 			// The reported case: the same article without its front
-			// matter changes no block.
-			cli("doc", "save", "doc1", "--from", noFront, "--checkpoint")
-			for _, c := range diff("v1.r0", "v1.r1") {
-				if c.Kind != "deleted" || c.BlockID != before[0].ID {
-					t.Errorf("without front matter: %+v, want no change but the front matter's block", c)
-				}
+			// matter changes no block (and, having no front matter, none
+			// of the attributes either).
+			if out := cli("doc", "save", "doc1", "--from", noFront, "--checkpoint").stdout; !strings.Contains(out, "nothing to seal (head is v1.r0)") {
+				t.Errorf("saving the article without its front matter: %q, want nothing to seal", out)
+			}
+			if show := cli("show", "doc1", "--format", "md").stdout; !strings.HasPrefix(show, "---\ntitle: \"Reimport\"\ntags: [\"a\", \"b\"]\n---\n\n## Part ak\n") {
+				t.Errorf("show --format md does not start with the article's front matter:\n%.200s", show)
 			}
 
 			// A suggestion on a block the re-save leaves alone.
@@ -135,10 +136,10 @@ func TestReimportKeepsBlockIDs(t *testing.T) {
 
 			cli("doc", "save", "doc1", "--from", v2file, "--checkpoint")
 			after := blocks("doc1")
-			if len(after) != len(before)-1-1+1+1 { // front matter and 5 gone, new and split half added
+			if len(after) != len(before)-1+1+1 { // 5 gone, new and split half added
 				t.Errorf("%d blocks after the re-save, want %d", len(after), len(before))
 			}
-			got := diff("v1.r1", "v1.r2")
+			got := diff("v1.r0", "v1.r1")
 			newID := idOf(after, "A brand new")
 			secondHalf := idOf(after, split[1])
 			want := []change{
@@ -186,5 +187,41 @@ func TestReimportKeepsBlockIDs(t *testing.T) {
 				t.Errorf("restore --block changed the number of blocks: %d, want %d", got, len(after))
 			}
 		})
+	}
+}
+
+// A Markdown file's front matter fills the article's attributes (its
+// first heading is the title when the front matter has none), unknown
+// keys are notes, and show --format md writes them back.
+func TestMarkdownFrontMatterAttributes(t *testing.T) {
+	isolateEnv(t)
+	tmp := t.TempDir()
+	data := filepath.Join(tmp, "data")
+	if r := runCLI("--data", data, "init"); r.code != 0 {
+		t.Fatalf("init: %+v", r)
+	}
+	md := writeFile(t, tmp, "post.md", "---\ntitle: \"Plain text: a year\"\nslug: plain-text\ntags: [writing, tools]\nlayout: post\n---\n\nBody.\n")
+	r := runCLI("--data", data, "doc", "new", "--id", "p", "--from", md)
+	if r.code != 0 || !strings.Contains(r.stderr, "note: "+md+":5: front-matter-key has no block: layout: post") || strings.Contains(r.stderr, "folio:") {
+		t.Fatalf("doc new from front matter: %+v", r)
+	}
+	r = runCLI("--data", data, "show", "p", "--format", "md")
+	want := "---\ntitle: \"Plain text: a year\"\nslug: \"plain-text\"\ntags: [\"writing\", \"tools\"]\n---\n\nBody.\n"
+	if r.stdout != want {
+		t.Errorf("show --format md:\n%s\nwant\n%s", r.stdout, want)
+	}
+	// Saved again with another title, the title changes and nothing else.
+	md2 := writeFile(t, tmp, "post2.md", "# Another year\n\nBody.\n")
+	if r := runCLI("--data", data, "doc", "save", "p", "--from", md2, "--checkpoint"); r.code != 0 || r.stderr != "" {
+		t.Fatalf("save: %+v", r)
+	}
+	r = runCLI("--data", data, "show", "p", "--format", "md")
+	if want := "---\ntitle: \"Another year\"\nslug: \"plain-text\"\ntags: [\"writing\", \"tools\"]\n---\n\nBody.\n"; r.stdout != want {
+		t.Errorf("after the save:\n%s\nwant\n%s", r.stdout, want)
+	}
+	// Without a title anywhere, doc new asks for one.
+	bare := writeFile(t, tmp, "bare.md", "Body.\n")
+	if r := runCLI("--data", data, "doc", "new", "--from", bare); r.code != exitUsage || !strings.Contains(r.stderr, "needs --title") {
+		t.Errorf("doc new without a title: %+v", r)
 	}
 }
