@@ -31,11 +31,11 @@
 // adjacent runs with equal marks and link, drops unknown marks, orders marks
 // canonically, removes empty runs and empty values) and validates (Validate:
 // every problem, each as "path: rule", e.g.
-// "blocks[3].attrs.level: heading level must be 1..4"). Sanitize never
+// "blocks[3].attrs.level: heading level must be 1..6"). Sanitize never
 // repairs meaning: an unsafe URL is a validation problem, never silently
-// dropped. The URL policy (url.go) allows links to http, https and mailto,
-// and resource URLs (media, file, bookmark, embed) to http and https only;
-// relative URLs are refused. Limits bound blocks per document and bytes of
+// dropped. The URL policy (url.go) allows links to http, https, mailto and
+// relative references, a media src to http, https and relative references,
+// and the other resource URLs (file, bookmark, embed) to http and https only. Limits bound blocks per document and bytes of
 // canonical JSON; MaxDepth and MaxListDepth bound nesting.
 //
 // # Operations

@@ -60,7 +60,8 @@ func (w *htmlWriter) block(b Block) {
 		w.runs(b.RichText)
 		w.s("</p>\n")
 	case Heading:
-		tag := "h" + strconv.Itoa(min(max(a.Level, 1), 4)+1) // the page's title is the h1
+		// The page's title is the h1; HTML has no h7, so 5 and 6 share h6.
+		tag := "h" + strconv.Itoa(min(max(a.Level, 1)+1, 6))
 		w.open(tag, b, "")
 		w.runs(b.RichText)
 		w.s("</" + tag + ">\n")
@@ -101,7 +102,7 @@ func (w *htmlWriter) block(b Block) {
 		w.s("</div>\n")
 	case Media:
 		w.open("figure", b, "")
-		ok := checkResource(a.Src) == ""
+		ok := checkMediaSrc(a.Src) == ""
 		switch {
 		case ok && a.Kind == "video":
 			w.s(`<video controls preload="metadata" src="`)
@@ -166,6 +167,9 @@ func (w *htmlWriter) block(b Block) {
 			w.s(" (" + html.EscapeString(humanSize(a.Size)) + ")")
 		}
 		w.s("</p>\n")
+	case Divider:
+		w.open("hr", b, "")
+		w.s("\n")
 	case Embed:
 		w.open("p", b, "embed")
 		label := a.URL

@@ -40,3 +40,30 @@ func TestRenderHTMLEscapesEverythingAndKeepsOnlySafeURLs(t *testing.T) {
 		}
 	}
 }
+
+// Relative links and images are written as they are (the browser resolves
+// them against the page); a divider is a rule; headings 5 and 6 share h6
+// since the page's title is the h1.
+func TestRenderHTMLRelativeDividerHeadings(t *testing.T) {
+	d := Document{SchemaVersion: SchemaVersion, Blocks: []Block{
+		{ID: "p", Type: Paragraph, RichText: []Run{{Text: "about", Link: "/about"}, {Text: " top", Link: "#top"}, {Text: " evil", Link: "//evil.example/"}}},
+		{ID: "hr", Type: Divider},
+		{ID: "m", Type: Media, Attrs: &Attrs{Kind: "image", Src: "img/a.png", Alt: "A"}},
+		{ID: "h5", Type: Heading, Attrs: &Attrs{Level: 5}, RichText: []Run{{Text: "Five"}}},
+		{ID: "h6", Type: Heading, Attrs: &Attrs{Level: 6}, RichText: []Run{{Text: "Six"}}},
+	}}
+	out := RenderHTML(d)
+	for _, want := range []string{
+		`<a href="/about" rel="nofollow noopener noreferrer">about</a>`,
+		`<a href="#top" rel="nofollow noopener noreferrer"> top</a>`,
+		` evil</p>`,
+		`<hr data-block="hr">`,
+		`src="img/a.png"`,
+		`<h6 data-block="h5">Five</h6>`,
+		`<h6 data-block="h6">Six</h6>`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %s:\n%s", want, out)
+		}
+	}
+}

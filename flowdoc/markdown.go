@@ -60,7 +60,7 @@ func (r *mdRenderer) block(b Block) {
 	case Paragraph:
 		r.emit(inlineMarkdown(b.RichText, false))
 	case Heading:
-		level := min(max(a.Level, 1), 4)
+		level := min(max(a.Level, 1), MaxHeadingLevel)
 		text := inlineMarkdown(b.RichText, false)
 		// A heading is one line: a line break is written as <br>.
 		text = strings.ReplaceAll(text, "\\\n", "<br>")
@@ -133,6 +133,8 @@ func (r *mdRenderer) block(b Block) {
 			s += " (" + humanSize(a.Size) + ")"
 		}
 		r.emit(s)
+	case Divider:
+		r.emit("---")
 	case Embed:
 		label := a.URL
 		if a.Provider != "" {
@@ -492,12 +494,17 @@ func (w *inlineWriter) run(r Run, next *Run) {
 		w.raw(escapeText(text, w.atLineStart()))
 		return
 	}
-	// White space at the edges goes outside the delimiters.
-	core := strings.TrimLeftFunc(text, unicode.IsSpace)
-	lead := text[:len(text)-len(core)]
-	trimmed := strings.TrimRightFunc(core, unicode.IsSpace)
-	trail := core[len(trimmed):]
-	core = trimmed
+	// White space at the edges goes outside the delimiters, but for code:
+	// a code span keeps it (its backticks are punctuation, which the
+	// delimiters around them may touch).
+	core, lead, trail := text, "", ""
+	if !code {
+		core = strings.TrimLeftFunc(text, unicode.IsSpace)
+		lead = text[:len(text)-len(core)]
+		trimmed := strings.TrimRightFunc(core, unicode.IsSpace)
+		trail = core[len(trimmed):]
+		core = trimmed
+	}
 	if core == "" {
 		w.raw(escapeText(text, w.atLineStart()))
 		return

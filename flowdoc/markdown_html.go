@@ -115,7 +115,7 @@ func (im *importer) htmlBlock(n *ast.HTMLBlock) []Block {
 		if !ok {
 			continue // an <img> without a source: nothing to show
 		}
-		if rule := checkResource(h.src); rule != "" {
+		if rule := checkMediaSrc(h.src); rule != "" {
 			im.report(n, UnsupportedInlineImage, h.src, "image kept as its alt text: "+rule)
 			pending.WriteString(" " + html.EscapeString(h.alt) + " ")
 			continue

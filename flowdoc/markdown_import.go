@@ -33,21 +33,19 @@ type Unsupported struct {
 
 // Kinds of Unsupported.
 const (
-	UnsupportedHeadingLevel  = "heading-level"  // level 5-6, imported as level 4
-	UnsupportedThematicBreak = "thematic-break" // dropped
-	UnsupportedHTML          = "html"           // raw HTML block; its text kept as a paragraph
-	UnsupportedInlineHTML    = "inline-html"    // raw HTML tag; dropped, text around it kept
-	UnsupportedScript        = "script"         // <script> or <style>; dropped with its content
-	UnsupportedLinkRefused   = "link-refused"   // link the URL policy refuses (see url.go); text kept
-	UnsupportedInlineImage   = "inline-image"   // image inside text; alt text kept
-	UnsupportedTaskCheckbox  = "task-checkbox"  // kept as "☑ " / "☐ " text at the start of the item
-	UnsupportedFootnote      = "footnote"       // definition kept as a paragraph "[n] …" at the end
-	UnsupportedFrontMatter   = "front-matter"   // YAML (---) or TOML (+++) header kept as a code block
-	UnsupportedNestedQuote   = "nested-quote"   // flattened into the outer quote
-	UnsupportedQuoteContent  = "quote-content"  // non-text block in a quote, placed after it
-	UnsupportedListContent   = "list-content"   // non-text block in a list item, kept as its text
-	UnsupportedListKind      = "list-kind"      // nested list of the other kind
-	UnsupportedListStart     = "list-start"     // ordered list not starting at 1
+	UnsupportedHTML          = "html"          // raw HTML block; its text kept as a paragraph
+	UnsupportedInlineHTML    = "inline-html"   // raw HTML tag; dropped, text around it kept
+	UnsupportedScript        = "script"        // <script> or <style>; dropped with its content
+	UnsupportedLinkRefused   = "link-refused"  // link the URL policy refuses (see url.go); text kept
+	UnsupportedInlineImage   = "inline-image"  // image inside text; alt text kept
+	UnsupportedTaskCheckbox  = "task-checkbox" // kept as "☑ " / "☐ " text at the start of the item
+	UnsupportedFootnote      = "footnote"      // definition kept as a paragraph "[n] …" at the end
+	UnsupportedFrontMatter   = "front-matter"  // YAML (---) or TOML (+++) header kept as a code block
+	UnsupportedNestedQuote   = "nested-quote"  // flattened into the outer quote
+	UnsupportedQuoteContent  = "quote-content" // non-text block in a quote, placed after it
+	UnsupportedListContent   = "list-content"  // non-text block in a list item, kept as its text
+	UnsupportedListKind      = "list-kind"     // nested list of the other kind
+	UnsupportedListStart     = "list-start"    // ordered list not starting at 1
 	UnsupportedTableAlign    = "table-alignment"
 	UnsupportedLinkTitle     = "link-title"
 	UnsupportedEmptyEquation = "empty-equation" // $$ $$ with nothing inside; dropped
@@ -219,11 +217,16 @@ func (im *importer) line(pos int) int {
 }
 
 func (im *importer) report(n ast.Node, kind, snippet, note string) {
+	im.unsupported = append(im.unsupported, Unsupported{Line: im.line(im.pos(n)), Kind: kind, Text: shorten(snippet), Note: note})
+}
+
+// shorten is the start of snippet, at most 80 characters, for a report.
+func shorten(snippet string) string {
 	snippet = strings.TrimSpace(snippet)
 	if r := []rune(snippet); len(r) > 80 {
 		snippet = string(r[:79]) + "…"
 	}
-	im.unsupported = append(im.unsupported, Unsupported{Line: im.line(im.pos(n)), Kind: kind, Text: snippet, Note: note})
+	return snippet
 }
 
 // rawText is the source text of a block node: its lines, or its
@@ -346,12 +349,7 @@ func (im *importer) block(n ast.Node, depth int) []Block {
 		}
 		return []Block{{ID: im.id(), Type: Paragraph, RichText: runs}}
 	case *ast.Heading:
-		level := n.Level
-		if level > 4 {
-			im.report(n, UnsupportedHeadingLevel, im.lineText(n), fmt.Sprintf("heading level %d imported as level 4", level))
-			level = 4
-		}
-		return []Block{{ID: im.id(), Type: Heading, Attrs: &Attrs{Level: level}, RichText: im.inlines(n)}}
+		return []Block{{ID: im.id(), Type: Heading, Attrs: &Attrs{Level: n.Level}, RichText: im.inlines(n)}}
 	case *ast.Blockquote:
 		return im.quote(n, depth)
 	case *ast.List:
@@ -388,8 +386,7 @@ func (im *importer) block(n ast.Node, depth int) []Block {
 		}
 		return nil
 	case *ast.ThematicBreak:
-		im.report(n, UnsupportedThematicBreak, im.lineText(n), "dropped: a document has no divider block")
-		return nil
+		return []Block{{ID: im.id(), Type: Divider}}
 	case *ast.HTMLBlock:
 		return im.htmlBlock(n)
 	case *ast.LinkReferenceDefinition:
@@ -452,7 +449,7 @@ func (im *importer) media(p ast.Node) (Block, bool) {
 		}
 	}
 	if tag != nil {
-		if checkResource(tag.src) != "" {
+		if checkMediaSrc(tag.src) != "" {
 			return Block{}, false // inlines reports it and keeps the alt text
 		}
 		return tag.block(im.id()), true
@@ -461,7 +458,7 @@ func (im *importer) media(p ast.Node) (Block, bool) {
 		return Block{}, false
 	}
 	src := decodeMarkdown(img.Destination)
-	if checkResource(src) != "" {
+	if checkMediaSrc(src) != "" {
 		return Block{}, false // inlines reports it and keeps the alt text
 	}
 	a := &Attrs{Kind: "image", Src: src, Alt: PlainText(im.inlines(img)), Caption: decodeMarkdown(img.Title)}
@@ -478,7 +475,7 @@ func (im *importer) video(p ast.Node) (Block, bool) {
 		return Block{}, false
 	}
 	src := decodeMarkdown(l.Destination)
-	if checkResource(src) != "" || !videoExt.MatchString(src) {
+	if checkMediaSrc(src) != "" || !videoExt.MatchString(src) {
 		return Block{}, false
 	}
 	a := &Attrs{Kind: "video", Src: src, Caption: decodeMarkdown(l.Title)}
@@ -812,7 +809,7 @@ func (im *importer) walkInline(parent ast.Node, st *inlineState, out *[]Run) {
 		case *ast.Image:
 			src := decodeMarkdown(c.Destination)
 			note := "image inside text: its alt text kept"
-			if rule := checkResource(src); rule != "" {
+			if rule := checkMediaSrc(src); rule != "" {
 				note = "image kept as its alt text: " + rule
 			}
 			im.report(c, UnsupportedInlineImage, src, note)
@@ -841,7 +838,7 @@ func (im *importer) rawHTML(c *ast.RawHTML, st *inlineState, out *[]Run) {
 	raw := rawHTMLText(c, im.src)
 	if h, ok := parseImgTag(raw); ok {
 		note := "image inside text: its alt text kept"
-		if rule := checkResource(h.src); rule != "" {
+		if rule := checkMediaSrc(h.src); rule != "" {
 			note = "image kept as its alt text: " + rule
 		}
 		im.report(c, UnsupportedInlineImage, h.src, note)

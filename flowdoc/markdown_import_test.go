@@ -28,8 +28,8 @@ func checkStructure(t testing.TB, d Document) {
 				t.Fatalf("%s: id %q is invalid or repeated", p, b.ID)
 			}
 			seen[b.ID] = true
-			if b.Type == Heading && (b.Attrs == nil || b.Attrs.Level < 1 || b.Attrs.Level > 4) {
-				t.Fatalf("%s: heading level out of 1..4: %+v", p, b.Attrs)
+			if b.Type == Heading && (b.Attrs == nil || b.Attrs.Level < 1 || b.Attrs.Level > MaxHeadingLevel) {
+				t.Fatalf("%s: heading level out of 1..6: %+v", p, b.Attrs)
 			}
 			walk(b.Children, p+".children")
 			for j, c := range b.Cols {
@@ -87,11 +87,12 @@ func TestImportMarkdownMapping(t *testing.T) {
 		{"paragraph", "Hello *world*", []Block{{ID: "b1", Type: Paragraph, RichText: []Run{{Text: "Hello "}, {Text: "world", Marks: []Mark{Italic}}}}}, nil},
 		{"nested marks", "***both*** ~~gone~~ `x`", []Block{{ID: "b1", Type: Paragraph, RichText: []Run{
 			{Text: "both", Marks: []Mark{Bold, Italic}}, {Text: " "}, {Text: "gone", Marks: []Mark{Strike}}, {Text: " "}, {Text: "x", Marks: []Mark{CodeMark}}}}}, nil},
-		{"heading clamp", "###### Six", []Block{{ID: "b1", Type: Heading, Attrs: &Attrs{Level: 4}, RichText: txt("Six")}}, []string{UnsupportedHeadingLevel}},
+		{"heading six", "###### Six", []Block{{ID: "b1", Type: Heading, Attrs: &Attrs{Level: 6}, RichText: txt("Six")}}, nil},
 		{"setext", "Title\n=====", []Block{{ID: "b1", Type: Heading, Attrs: &Attrs{Level: 1}, RichText: txt("Title")}}, nil},
 		{"unsafe link", "[click](javascript:alert(1))", []Block{{ID: "b1", Type: Paragraph, RichText: txt("click")}}, []string{UnsupportedLinkRefused}},
 		{"unsafe link hidden by tab", "[click](java&#9;script:alert(1))", []Block{{ID: "b1", Type: Paragraph, RichText: txt("click")}}, []string{UnsupportedLinkRefused}},
-		{"relative link", "[up](../x.md)", []Block{{ID: "b1", Type: Paragraph, RichText: txt("up")}}, []string{UnsupportedLinkRefused}},
+		{"relative link", "[up](../x.md)", []Block{{ID: "b1", Type: Paragraph, RichText: []Run{{Text: "up", Link: "../x.md"}}}}, nil},
+		{"refused link", "[up](javascript:x)", []Block{{ID: "b1", Type: Paragraph, RichText: txt("up")}}, []string{UnsupportedLinkRefused}},
 		{"mailto autolink", "<me@x.example>", []Block{{ID: "b1", Type: Paragraph, RichText: []Run{{Text: "me@x.example", Link: "mailto:me@x.example"}}}}, nil},
 		{"empty equation", "$$\n$$", nil, []string{UnsupportedEmptyEquation}},
 		{"code language", "```c++ extra words\nx\n```", []Block{{ID: "b1", Type: Code, Attrs: &Attrs{Language: "c++", Text: "x"}}}, nil},
@@ -101,7 +102,7 @@ func TestImportMarkdownMapping(t *testing.T) {
 		{"video link alone", "[Launch](https://v.example/a.mp4)", []Block{{ID: "b1", Type: Media, Attrs: &Attrs{Kind: "video", Src: "https://v.example/a.mp4", Alt: "Launch"}}}, nil},
 		{"link title", "[a](https://x.example \"T\")", []Block{{ID: "b1", Type: Paragraph, RichText: []Run{{Text: "a", Link: "https://x.example"}}}}, []string{UnsupportedLinkTitle}},
 		{"unsafe image", "![a](javascript:x)", []Block{{ID: "b1", Type: Paragraph, RichText: txt("a")}}, []string{UnsupportedInlineImage}},
-		{"thematic break", "a\n\n***\n\nb", []Block{{ID: "b1", Type: Paragraph, RichText: txt("a")}, {ID: "b2", Type: Paragraph, RichText: txt("b")}}, []string{UnsupportedThematicBreak}},
+		{"thematic break", "a\n\n***\n\nb\n\n___", []Block{{ID: "b1", Type: Paragraph, RichText: txt("a")}, {ID: "b2", Type: Divider}, {ID: "b3", Type: Paragraph, RichText: txt("b")}, {ID: "b4", Type: Divider}}, nil},
 		{"html block", "<div>\nkept <i>text</i>\n</div>", []Block{{ID: "b1", Type: Paragraph, RichText: txt("kept text")}}, []string{UnsupportedHTML}},
 		{"task list", "- [x] done\n- [ ] open", []Block{{ID: "b1", Type: List, Items: []ListItem{{RichText: txt("☑ done")}, {RichText: txt("☐ open")}}}}, []string{UnsupportedTaskCheckbox, UnsupportedTaskCheckbox}},
 		{"windows line ends", "```\r\ncode\r\nmore\r\n```\r\n\r\na  \r\nb", []Block{{ID: "b1", Type: Code, Attrs: &Attrs{Text: "code\nmore"}},
@@ -124,6 +125,9 @@ func TestImportMarkdownMapping(t *testing.T) {
 		{"figure", "<figure>\n<img src=\"https://x.example/a.png\" alt=\"A\">\n<figcaption>The caption.</figcaption>\n</figure>",
 			[]Block{{ID: "b1", Type: Media, Attrs: &Attrs{Kind: "image", Src: "https://x.example/a.png", Alt: "A"}}, {ID: "b2", Type: Paragraph, RichText: txt("The caption.")}}, []string{UnsupportedHTML}},
 		{"img with a relative source", "<p>\n<img src=\"logo.png\" alt=\"Logo\"> and text\n</p>",
+			[]Block{{ID: "b1", Type: Media, Attrs: &Attrs{Kind: "image", Src: "logo.png", Alt: "Logo"}}, {ID: "b2", Type: Paragraph, RichText: txt("and text")}}, []string{UnsupportedHTML}},
+		{"image with a relative source", "![Logo](img/logo.png)", []Block{{ID: "b1", Type: Media, Attrs: &Attrs{Kind: "image", Src: "img/logo.png", Alt: "Logo"}}}, nil},
+		{"img with a refused source", "<p>\n<img src=\"javascript:x\" alt=\"Logo\"> and text\n</p>",
 			[]Block{{ID: "b1", Type: Paragraph, RichText: txt("Logo and text")}}, []string{UnsupportedInlineImage, UnsupportedHTML}},
 		{"img inside text", "see <img src=\"https://x.example/a.png\" alt=\"this\"> here", []Block{{ID: "b1", Type: Paragraph, RichText: txt("see this here")}}, []string{UnsupportedInlineImage}},
 		{"html lines", "<p>one<br>two</p>\n<p>three</p>", []Block{{ID: "b1", Type: Paragraph, RichText: txt("one\ntwo\nthree")}}, []string{UnsupportedHTML}},
@@ -185,12 +189,12 @@ func TestImportMarkdownMapping(t *testing.T) {
 }
 
 func TestImportMarkdownReportsLines(t *testing.T) {
-	_, un, err := ImportMarkdown([]byte("para\n\n---\n\n##### five\n"))
+	_, un, err := ImportMarkdown([]byte("para\n\n---\n\n[a](javascript:x)\n\n<x-y>\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(un) != 2 || un[0].Line != 3 || un[1].Line != 5 {
-		t.Fatalf("want a thematic break on line 3 and a heading on line 5, got %+v", un)
+	if len(un) != 2 || un[0].Line != 5 || un[1].Line != 7 {
+		t.Fatalf("want a refused link on line 5 and an HTML block on line 7, got %+v", un)
 	}
 }
 

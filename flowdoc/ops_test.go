@@ -33,7 +33,7 @@ func TestApplyErrors(t *testing.T) {
 		{"missing blockId", []Op{{Op: ReplaceBlock, Block: &Block{Type: Paragraph}}}, ErrBadOp, 0, "needs blockId"},
 		{"stray field", []Op{{Op: InsertAfter, BlockID: "a", Blocks: []Block{mkPara("")}, Confirm: true}}, ErrBadOp, 0, "does not take confirm"},
 		{"empty insert", []Op{{Op: InsertAfter, BlockID: "a"}}, ErrBadOp, 0, "needs at least one block"},
-		{"invalid result", []Op{{Op: ReplaceBlock, BlockID: "a", Block: &Block{Type: Heading}}}, ErrInvalid, 0, "heading level must be 1..4"},
+		{"invalid result", []Op{{Op: ReplaceBlock, BlockID: "a", Block: &Block{Type: Heading}}}, ErrInvalid, 0, "heading level must be 1..6"},
 		{"guard", []Op{{Op: ReplaceDocument, Document: &Document{Blocks: []Block{mkPara("a")}}}}, ErrComplexChanged, 0, `complex block "t" (table) is missing`},
 		{"replace_document must be valid", []Op{{Op: ReplaceDocument, Document: &Document{Blocks: []Block{mkPara("")}}}}, ErrInvalid, 0, "block id is required"},
 		{"selection in a table", []Op{{Op: ReplaceSelection, BlockID: "t"}}, ErrBadOp, 0, "table block"},

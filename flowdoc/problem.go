@@ -27,7 +27,7 @@ var (
 )
 
 // Problem is one validation failure: a JSON path into the document and the
-// rule it breaks, e.g. "blocks[3].attrs.level: heading level must be 1..4".
+// rule it breaks, e.g. "blocks[3].attrs.level: heading level must be 1..6".
 // Paths use the JSON field names; "$" is the document as a whole.
 type Problem struct {
 	Path string `json:"path"`
@@ -84,6 +84,8 @@ const (
 	MaxDepth = 4
 	// MaxListDepth is how deep list items nest inside one list block.
 	MaxListDepth = 8
+	// MaxHeadingLevel is the deepest heading level (HTML's h1..h6).
+	MaxHeadingLevel = 6
 	// MaxColumns is the most columns a columns block may have.
 	MaxColumns = 6
 	// MaxTableColumns is the most cells a table row may have.

@@ -105,6 +105,7 @@ var renderCases = []struct {
 	{"bookmark", doc(Block{ID: "bm", Type: Bookmark, Attrs: &Attrs{URL: "https://go.dev/doc/", Title: "Go docs", Description: "Everything about Go."}})},
 	{"file", doc(Block{ID: "f1", Type: File, Attrs: &Attrs{Src: "https://files.example/report.pdf", Name: "report.pdf", Size: 1536000}})},
 	{"embed", doc(Block{ID: "em", Type: Embed, Attrs: &Attrs{URL: "https://www.youtube.com/watch?v=abc", Provider: "youtube"}})},
+	{"divider", doc(Block{ID: "p1", Type: Paragraph, RichText: txt("Before")}, Block{ID: "hr", Type: Divider}, Block{ID: "p2", Type: Paragraph, RichText: txt("After")})},
 }
 
 func doc(bs ...Block) Document { return Document{SchemaVersion: SchemaVersion, Blocks: bs} }

@@ -124,6 +124,8 @@ func blockText(b Block) string {
 			s += ", " + humanSize(a.Size)
 		}
 		return s + "]"
+	case Divider:
+		return "* * *"
 	case Embed:
 		if a.Provider != "" {
 			return "[embed: " + a.Provider + " " + a.URL + "]"

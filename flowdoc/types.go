@@ -38,11 +38,12 @@ const (
 	Bookmark  BlockType = "bookmark"
 	File      BlockType = "file"
 	Embed     BlockType = "embed"
+	Divider   BlockType = "divider"
 )
 
 // BlockTypes lists every block type in a stable order.
 var BlockTypes = []BlockType{Paragraph, Heading, Quote, List, Code, Equation, Media,
-	Table, Callout, Details, Columns, Bookmark, File, Embed}
+	Table, Callout, Details, Columns, Bookmark, File, Embed, Divider}
 
 // IsText reports whether t is a text block (paragraph, heading, quote).
 func (t BlockType) IsText() bool { return t == Paragraph || t == Heading || t == Quote }
@@ -50,7 +51,7 @@ func (t BlockType) IsText() bool { return t == Paragraph || t == Heading || t ==
 // Block is one block of a document. Which fields are used depends on Type:
 //
 //	paragraph, quote   RichText
-//	heading            Attrs.Level (1..4), RichText
+//	heading            Attrs.Level (1..MaxHeadingLevel), RichText
 //	list               Attrs.Ordered, Items (nested)
 //	code               Attrs.Language, Attrs.Text
 //	equation           Attrs.Latex
@@ -62,6 +63,7 @@ func (t BlockType) IsText() bool { return t == Paragraph || t == Heading || t ==
 //	bookmark           Attrs.URL, Attrs.Title, Attrs.Description
 //	file               Attrs.Src, Attrs.Name, Attrs.Size
 //	embed              Attrs.URL, Attrs.Provider
+//	divider            nothing (a thematic break between sections)
 //
 // The msgpack tags are the canonical (storage) names; JSON is the wire form.
 type Block struct {

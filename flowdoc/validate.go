@@ -16,11 +16,12 @@ import (
 //     [A-Za-z0-9_-], unique in the whole document;
 //   - the type is one of BlockTypes, and the block uses only the fields and
 //     attributes its type documents (see Block); required attributes are
-//     present and in range (heading level 1..4, media kind image|video, …);
+//     present and in range (heading level 1..6, media kind image|video, …);
 //   - a run is either text or an inline equation (never both, never
 //     neither); an inline equation takes no marks or link; marks are known;
-//   - every URL obeys the URL policy (see url.go: links http/https/mailto,
-//     resources http/https, nothing relative);
+//   - every URL obeys the URL policy (see url.go: links http/https/mailto
+//     or relative, media src http/https or relative, other resources
+//     http/https);
 //   - tables have at least one row, every row the same number of cells
 //     (1..MaxTableColumns); lists at least one item; columns 1..MaxColumns;
 //   - blocks nest at most MaxDepth deep, list items at most MaxListDepth;
@@ -93,6 +94,7 @@ var shapes = map[BlockType]shape{
 	Bookmark:  {attrs: []string{"url", "title", "description"}},
 	File:      {attrs: []string{"src", "name", "size"}},
 	Embed:     {attrs: []string{"url", "provider"}},
+	Divider:   {},
 }
 
 // attrValue is one attribute by JSON name: whether it is set, and its
@@ -190,8 +192,8 @@ func (v *validator) block(b *Block, path string, depth int) {
 	}
 	switch b.Type {
 	case Heading:
-		if a.Level < 1 || a.Level > 4 {
-			v.add(ap+"level", "heading level must be 1..4")
+		if a.Level < 1 || a.Level > MaxHeadingLevel {
+			v.add(ap+"level", "heading level must be 1..6")
 		}
 	case List:
 		if len(b.Items) == 0 {
@@ -210,7 +212,11 @@ func (v *validator) block(b *Block, path string, depth int) {
 		if a.Kind != "image" && a.Kind != "video" {
 			v.add(ap+"kind", "media kind must be image or video")
 		}
-		v.resource(a.Src, ap+"src", "media needs a src URL")
+		if a.Src == "" {
+			v.add(ap+"src", "media needs a src URL")
+		} else if rule := checkMediaSrc(a.Src); rule != "" {
+			v.add(ap+"src", rule)
+		}
 	case Table:
 		v.table(b, path)
 	case Callout:

@@ -36,8 +36,8 @@ func TestValidateRules(t *testing.T) {
 			[]string{`blocks[1].children[0].id: block id "a" is already used at blocks[0]`}},
 		{"type required", mkDoc(Block{ID: "a"}), []string{"blocks[0].type: block type is required"}},
 		{"type known", mkDoc(Block{ID: "a", Type: "blink"}), []string{`blocks[0].type: unknown block type "blink"`}},
-		{"heading level low", mkDoc(Block{ID: "h", Type: Heading, RichText: text("x")}), []string{"blocks[0].attrs.level: heading level must be 1..4"}},
-		{"heading level high", mkDoc(Block{ID: "h", Type: Heading, Attrs: &Attrs{Level: 5}}), []string{"blocks[0].attrs.level: heading level must be 1..4"}},
+		{"heading level low", mkDoc(Block{ID: "h", Type: Heading, RichText: text("x")}), []string{"blocks[0].attrs.level: heading level must be 1..6"}},
+		{"heading level high", mkDoc(Block{ID: "h", Type: Heading, Attrs: &Attrs{Level: 7}}), []string{"blocks[0].attrs.level: heading level must be 1..6"}},
 		{"attr not for type", mkDoc(Block{ID: "q", Type: Quote, Attrs: &Attrs{Ordered: true}}), []string{"blocks[0].attrs.ordered: a quote block has no ordered attribute"}},
 		{"field not for type", mkDoc(Block{ID: "e", Type: Equation, Attrs: &Attrs{Latex: "x"}, RichText: text("y")}), []string{"blocks[0].richText: an equation block has no richText"}},
 		{"list needs items", mkDoc(Block{ID: "l", Type: List}), []string{"blocks[0].items: a list needs at least one item"}},
@@ -53,7 +53,7 @@ func TestValidateRules(t *testing.T) {
 			[]string{"blocks[0].children[0].children[0].children[0].children[0]: blocks nest deeper than 4"}},
 		{"columns count", mkDoc(Block{ID: "k", Type: Columns}), []string{"blocks[0].columns: a columns block needs 1..6 columns"}},
 		{"columns nested path", mkDoc(Block{ID: "k", Type: Columns, Cols: []Column{{}, {Blocks: []Block{{ID: "h", Type: Heading, Attrs: &Attrs{Level: 7}}}}}}),
-			[]string{"blocks[0].columns[1].blocks[0].attrs.level: heading level must be 1..4"}},
+			[]string{"blocks[0].columns[1].blocks[0].attrs.level: heading level must be 1..6"}},
 		{"bookmark url", mkDoc(Block{ID: "b", Type: Bookmark, Attrs: &Attrs{URL: "ftp://x.example/"}}), []string{"blocks[0].attrs.url: URL scheme must be http or https"}},
 		{"file name and size", mkDoc(Block{ID: "f", Type: File, Attrs: &Attrs{Src: "https://x.example/f", Size: -3}}),
 			[]string{"blocks[0].attrs.name: a file needs a name", "blocks[0].attrs.size: file size must not be negative"}},
@@ -65,7 +65,7 @@ func TestValidateRules(t *testing.T) {
 		{"run utf8", mkDoc(mkPara("p", Run{Text: "a\xff"})), []string{"blocks[0].richText[0]: text must be valid UTF-8"}},
 		{"list item link", mkDoc(Block{ID: "l", Type: List, Items: []ListItem{{RichText: text("a"), Items: []ListItem{{RichText: []Run{{Text: "b", Link: "data:x"}}}}}}}),
 			[]string{"blocks[0].items[0].items[0].richText[0].link: link scheme must be"}},
-		{"every problem reported", mkDoc(mkPara(""), Block{ID: "h", Type: Heading}, mkPara("p", Run{Text: "x", Link: "/rel"})),
+		{"every problem reported", mkDoc(mkPara(""), Block{ID: "h", Type: Heading}, mkPara("p", Run{Text: "x", Link: "vbscript:x"})),
 			[]string{"blocks[0].id: block id is required", "blocks[1].attrs.level: heading level", "blocks[2].richText[0].link: link scheme"}},
 	}
 	for _, tt := range tests {
@@ -102,10 +102,14 @@ func TestURLPolicy(t *testing.T) {
 		{"vbscript:msgbox", false, false},
 		{"file:///etc/passwd", false, false},
 		{"ftp://example.com/x", false, false},
-		{"/relative/path", false, false},
-		{"relative", false, false},
+		{"/relative/path", true, false},
+		{"relative", true, false},
+		{"../post/", true, false},
+		{"?page=2", true, false},
 		{"//example.com/x", false, false},
-		{"#anchor", false, false},
+		{"/\\example.com/x", false, false},
+		{"%zz", false, false},
+		{"#anchor", true, false},
 		{"https://", false, false},
 		{"https:example.com", false, false},
 		{"https://u:p@example.com", false, false},
@@ -118,6 +122,11 @@ func TestURLPolicy(t *testing.T) {
 		}
 		if got := checkResource(tt.url) == ""; got != tt.resource {
 			t.Errorf("resource %q allowed = %v, want %v (%s)", tt.url, got, tt.resource, checkResource(tt.url))
+		}
+		// A media src is a resource that may be relative as links may.
+		media := tt.resource || tt.link && !strings.HasPrefix(tt.url, "mailto:")
+		if got := checkMediaSrc(tt.url) == ""; got != media {
+			t.Errorf("media src %q allowed = %v, want %v (%s)", tt.url, got, media, checkMediaSrc(tt.url))
 		}
 	}
 }
@@ -149,7 +158,7 @@ func TestNormalizeError(t *testing.T) {
 	if !errors.As(err, &ve) || !errors.Is(err, ErrInvalid) {
 		t.Fatalf("Normalize error %T %v is not a *ValidationError matching ErrInvalid", err, err)
 	}
-	if want := "invalid document: blocks[0].attrs.level: heading level must be 1..4"; err.Error() != want {
+	if want := "invalid document: blocks[0].attrs.level: heading level must be 1..6"; err.Error() != want {
 		t.Fatalf("error = %q, want %q", err, want)
 	}
 }

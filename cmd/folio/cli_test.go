@@ -40,13 +40,13 @@ func TestCLIHistoryVerbs(t *testing.T) {
 	if _, _, code := run(t, "--data", data, "init"); code != 0 {
 		t.Fatal("init failed")
 	}
-	md := write(t, tmp, "a.md", "# Walk\n\n我们今天去公园散步。\n\n---\n\nSecond paragraph.\n")
+	md := write(t, tmp, "a.md", "## Walk\n\n我们今天去公园散步。\n\n<x-y>\n\nSecond paragraph.\n")
 	out, stderr, code := run(t, "--data", data, "doc", "new", "--title", "Walk", "--from", md, "--format", "json")
 	if code != 0 {
 		t.Fatalf("doc new: %d %s", code, stderr)
 	}
 	if !strings.Contains(stderr, "a.md:5") {
-		t.Errorf("the thematic break (no block) was not reported with its line: %q", stderr)
+		t.Errorf("the HTML block (no block) was not reported with its line: %q", stderr)
 	}
 	var created struct{ ID, Version string }
 	if err := json.Unmarshal([]byte(out), &created); err != nil || created.Version != "v1.r0" || created.ID == "" {

@@ -34,7 +34,7 @@ func coreCommands() []*cli.Command {
 					Usage:     "create a document (first version v1.r0)",
 					ArgsUsage: " ",
 					Flags: []cli.Flag{
-						&cli.StringFlag{Name: "title", Usage: "the document's title", Required: true},
+						&cli.StringFlag{Name: "title", Usage: "the document's title (default: the Markdown file's title)"},
 						&cli.StringFlag{Name: "from", Usage: "initial body: a FlowDocument .json or a Markdown .md file"},
 						&cli.StringFlag{Name: "id", Usage: "document id (admins and direct mode only; default: a random one)"},
 						&cli.StringFlag{Name: "owner", Usage: "the owning `USER` (admins and direct mode only; default: you)"},
@@ -173,10 +173,26 @@ func printJSON(w io.Writer, v any) error {
 
 func fmtTime(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }
 
-// readBody reads a FlowDocument from a .json file or Markdown from a .md
-// file ("-" reads JSON from standard input). Markdown that has no block is
-// reported on stderr, never dropped silently.
-func readBody(c *cli.Context, path string) (flowdoc.Document, error) {
+// input is a file given with --from: its body and, for Markdown, the
+// article attributes its front matter or first heading gave.
+type input struct {
+	body flowdoc.Document
+	// anonymous says the body's ids are not identities: Markdown, whose
+	// ids only count blocks (they are cleared), and JSON with blocks that
+	// have no id. A save aligns such a body with the draft; a new
+	// document gives its blocks fresh ids.
+	anonymous bool
+	markdown  bool // its ids are b1, b2, … in document order
+	attrs     flowdoc.Attributes
+	set       []string // the attributes the file gave
+}
+
+// readBody reads a FlowDocument from a .json file or a Markdown article
+// from a .md file ("-" reads JSON from standard input). Markdown that has
+// no block is reported on stderr as a note, never dropped silently. With
+// titleFromHeading a Markdown file's opening # heading is its title
+// (flowdoc.ImportArticle) when its front matter has none.
+func readBody(c *cli.Context, path string, titleFromHeading bool) (input, error) {
 	var data []byte
 	var err error
 	if path == "-" {
@@ -185,31 +201,76 @@ func readBody(c *cli.Context, path string) (flowdoc.Document, error) {
 		data, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return flowdoc.Document{}, errs.E(errs.Invalid, "read %s: %v", path, err)
+		return input{}, errs.E(errs.Invalid, "read %s: %v", path, err)
 	}
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".md" || ext == ".markdown" {
-		d, unsupported, err := flowdoc.ImportMarkdown(data)
+		a, unsupported, err := flowdoc.ImportArticle(data, titleFromHeading)
 		if err != nil {
-			return flowdoc.Document{}, errs.E(errs.Invalid, "import %s: %v", path, err)
+			return input{}, errs.E(errs.Invalid, "import %s: %v", path, err)
 		}
 		for _, u := range unsupported {
 			note := ""
 			if u.Note != "" {
 				note = " (" + u.Note + ")"
 			}
-			fmt.Fprintf(c.App.ErrWriter, "folio: %s:%d: %s has no block: %s%s\n", path, u.Line, u.Kind, u.Text, note)
+			fmt.Fprintf(c.App.ErrWriter, "note: %s:%d: %s has no block: %s%s\n", path, u.Line, u.Kind, termText(u.Text), note)
 		}
-		return d, nil
+		return input{body: a.Body, markdown: true, anonymous: true, attrs: a.Attrs, set: a.Set}, nil
 	}
 	if ext != ".json" && !bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
-		return flowdoc.Document{}, errs.E(errs.Invalid, "%s is neither a FlowDocument .json nor a Markdown .md file", path)
+		return input{}, errs.E(errs.Invalid, "%s is neither a FlowDocument .json nor a Markdown .md file", path)
 	}
 	d, err := flowdoc.Parse(data)
 	if err != nil {
-		return flowdoc.Document{}, fmt.Errorf("%s: %w", path, errs.Wrap(errs.Invalid, err))
+		return input{}, fmt.Errorf("%s: %w", path, errs.Wrap(errs.Invalid, err))
 	}
-	return d, nil
+	return input{body: d, anonymous: missingID(d.Blocks)}, nil
+}
+
+// withAttrs is base with the attributes in set taken from from.
+func withAttrs(base, from flowdoc.Attributes, set []string) flowdoc.Attributes {
+	for _, k := range set {
+		switch k {
+		case "title":
+			base.Title = from.Title
+		case "summary":
+			base.Summary = from.Summary
+		case "slug":
+			base.Slug = from.Slug
+		case "category":
+			base.Category = from.Category
+		case "tags":
+			base.Tags = from.Tags
+		}
+	}
+	return base
+}
+
+// clearIDs empties the ids of bs and of their nested blocks.
+func clearIDs(bs []flowdoc.Block) {
+	for i := range bs {
+		bs[i].ID = ""
+		clearIDs(bs[i].Children)
+		for c := range bs[i].Cols {
+			clearIDs(bs[i].Cols[c].Blocks)
+		}
+	}
+}
+
+// missingID reports whether a block of bs, or one nested in them, has no id.
+func missingID(bs []flowdoc.Block) bool {
+	for _, b := range bs {
+		if b.ID == "" || missingID(b.Children) {
+			return true
+		}
+		for _, c := range b.Cols {
+			if missingID(c.Blocks) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func cmdInit(c *cli.Context) error {
@@ -237,10 +298,22 @@ func cmdDocNew(c *cli.Context) error {
 		return err
 	}
 	body := flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion}
+	var attrs flowdoc.Attributes
 	if f := c.String("from"); f != "" {
-		if body, err = readBody(c, f); err != nil {
+		in, err := readBody(c, f, c.String("title") == "")
+		if err != nil {
 			return err
 		}
+		body, attrs = in.body, in.attrs
+		if in.anonymous && !in.markdown {
+			body = flowdoc.Align(flowdoc.Document{}, body) // fresh ids
+		}
+	}
+	if t := c.String("title"); t != "" {
+		attrs.Title = t
+	}
+	if attrs.Title == "" {
+		return usagef("folio doc new needs --title (or a Markdown file with a title in its front matter or a first # heading)")
 	}
 	b, err := openBackend(c)
 	if err != nil {
@@ -248,7 +321,7 @@ func cmdDocNew(c *cli.Context) error {
 	}
 	defer b.Close()
 	v, err := b.CreateDoc(c.Context, repo.CreateParams{ID: c.String("id"), Owner: c.String("owner"),
-		Attrs: flowdoc.Attributes{Title: c.String("title")}, Body: body})
+		Attrs: attrs, Body: body})
 	if err != nil {
 		return err
 	}
@@ -329,10 +402,6 @@ func cmdDocSave(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(c, c.String("from"))
-	if err != nil {
-		return err
-	}
 	b, err := openBackend(c)
 	if err != nil {
 		return err
@@ -342,7 +411,22 @@ func cmdDocSave(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	p := repo.SaveParams{Doc: a[0], BaseSeq: d.Seq, Body: &body}
+	// A document whose body opens with a # heading keeps the file's as a
+	// block; one whose title came from it takes the title from it again.
+	titled := len(d.Body.Blocks) > 0 && d.Body.Blocks[0].Type == flowdoc.Heading &&
+		d.Body.Blocks[0].Attrs != nil && d.Body.Blocks[0].Attrs.Level == 1
+	in, err := readBody(c, c.String("from"), !titled)
+	if err != nil {
+		return err
+	}
+	if in.markdown {
+		clearIDs(in.body.Blocks) // they only count blocks: align by content
+	}
+	p := repo.SaveParams{Doc: a[0], BaseSeq: d.Seq, Body: &in.body, Align: in.anonymous}
+	if len(in.set) > 0 {
+		at := withAttrs(d.Attrs, in.attrs, in.set)
+		p.Attrs = &at
+	}
 	if c.Bool("checkpoint") {
 		p.Seal, p.Message = reasonManual, c.String("message")
 	}
@@ -441,7 +525,7 @@ var cmdShow = withBackend(1, []string{"json", "md", "text"}, func(c *cli.Context
 	case "json":
 		_, err = fmt.Fprintf(w, "%s\n", flowdoc.CanonicalJSON(s.Body))
 	case "md":
-		_, err = io.WriteString(w, flowdoc.RenderMarkdown(s.Body))
+		_, err = io.WriteString(w, flowdoc.RenderArticleMarkdown(flowdoc.Article{Body: s.Body, Attrs: s.Attrs}))
 	default:
 		_, err = io.WriteString(w, flowdoc.RenderText(s.Body))
 	}

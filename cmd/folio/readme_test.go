@@ -431,7 +431,8 @@ func newReadmeExpectations() *readmeExpectations {
 		e(`^folio doc save notes --from draft\.md .*--checkpoint`, `\bv2\.r2\b`),
 		e(`^folio log notes\b`, `(?s)\bv1\.r1\b.*\bv1\.r0\b`),
 		e(`^folio show notes@v1\.r1 --format json`, `^\{"schemaVersion":1,"blocks":\[\{"id":"b1","type":"heading"`),
-		e(`^folio diff notes v1\.r0 v1\.r1`, `(?s)\bb2\b.*\bb4\b`),
+		// The re-saved file keeps b1-b3; its new paragraph gets a fresh id.
+		e(`^folio diff notes v1\.r0 v1\.r1`, `(?s)modified paragraph b2\b.*added paragraph b[0-9a-f]{11}\b`),
 		e(`^folio restore notes v1\.r0\s*(#|$)`, `\bv2\.r0\b`),
 		e(`^folio restore notes v1\.r1 --block b2\b`, `\bv2\.r1\b`),
 		e(`^folio history notes b2\b`, `(?s)\bv2\.r1\b.*\bv1\.r0\b`),

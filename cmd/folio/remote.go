@@ -215,7 +215,7 @@ func (r *remote) Draft(ctx context.Context, doc string) (repo.Draft, error) {
 }
 
 func (r *remote) SaveDraft(ctx context.Context, p repo.SaveParams) (repo.SaveResult, error) {
-	req := server.SaveRequest{BaseSeq: p.BaseSeq, Changes: p.Changes, Attrs: p.Attrs, Seal: p.Seal, Message: p.Message, Session: p.Session}
+	req := server.SaveRequest{BaseSeq: p.BaseSeq, Align: p.Align, Changes: p.Changes, Attrs: p.Attrs, Seal: p.Seal, Message: p.Message, Session: p.Session}
 	if p.Body != nil {
 		req.Body = flowdoc.CanonicalJSON(*p.Body)
 	}

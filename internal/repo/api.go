@@ -173,6 +173,11 @@ type SaveParams struct {
 	Session string // the editor connection; echoed in the draft.updated event
 	BaseSeq uint64
 	Body    *flowdoc.Document
+	// Align, with a Body, gives the body's blocks that have no id the ids
+	// of the draft's blocks they continue, by content and order
+	// (flowdoc.Align), under the document's lock: a file written again
+	// from outside keeps its blocks' identities. New blocks get fresh ids.
+	Align   bool
 	Changes []DraftChange
 	Attrs   *flowdoc.Attributes
 	// Seal, when set, seals the saved draft as a checkpoint with this

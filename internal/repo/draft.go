@@ -109,9 +109,17 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	if err := ctxErr(ctx); err != nil {
 		return SaveResult{}, err
 	}
-	prep, err := r.prepareSave(ctx, p)
-	if err != nil {
-		return SaveResult{}, err
+	if p.Align && p.Body == nil {
+		return SaveResult{}, errs.E(errs.Invalid, "align needs a body")
+	}
+	var prep *savePrep
+	var err error
+	if !p.Align {
+		// Checked and encoded before the lock; an aligned body only
+		// once it has its ids, under the lock.
+		if prep, err = r.prepareSave(ctx, p); err != nil {
+			return SaveResult{}, err
+		}
 	}
 	release, err := r.writing(ctx, p.Doc)
 	if err != nil {
@@ -125,6 +133,17 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	dr, err := r.loadDraft(p.Doc)
 	if err != nil {
 		return SaveResult{}, err
+	}
+	if p.Align {
+		cur, err := r.materialize(draftEntries(dr))
+		if err != nil {
+			return SaveResult{}, err
+		}
+		aligned := flowdoc.Align(cur, *p.Body)
+		p.Body = &aligned
+		if prep, err = r.prepareSave(ctx, p); err != nil {
+			return SaveResult{}, err
+		}
 	}
 	// dr goes back to the cache when this returns unless it was changed
 	// and the change did not commit (keep is false then).

@@ -37,6 +37,7 @@ type CreateRequest struct {
 type SaveRequest struct {
 	BaseSeq uint64              `json:"baseSeq"`
 	Body    json.RawMessage     `json:"body,omitempty"`
+	Align   bool                `json:"align,omitempty"` // give the body's blocks without an id the draft's ids (repo.SaveParams.Align)
 	Changes []repo.DraftChange  `json:"changes,omitempty"`
 	Attrs   *flowdoc.Attributes `json:"attrs,omitempty"`
 	Seal    string              `json:"seal,omitempty"`
@@ -466,7 +467,7 @@ func (s *Server) saveDraft(w http.ResponseWriter, r *http.Request, p auth.Princi
 		return
 	}
 	sp := repo.SaveParams{Doc: doc, Actor: p.User, Session: req.session, BaseSeq: req.baseSeq,
-		Body: req.body, Changes: req.changes, Attrs: req.attrs, Seal: req.seal, Message: req.message}
+		Body: req.body, Align: req.align, Changes: req.changes, Attrs: req.attrs, Seal: req.seal, Message: req.message}
 	start := time.Now()
 	res, err := s.content.SaveDraft(r.Context(), sp)
 	if err != nil {

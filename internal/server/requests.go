@@ -23,6 +23,7 @@ import (
 type saveBody struct {
 	baseSeq uint64
 	body    *flowdoc.Document
+	align   bool
 	changes []repo.DraftChange
 	attrs   *flowdoc.Attributes
 	seal    string
@@ -91,6 +92,8 @@ func (s *Server) decodeSave(r *http.Request) (saveBody, error) {
 			sb.baseSeq, err = rd.Uint(p)
 		case "body":
 			sb.body, err = rd.Document(p)
+		case "align":
+			sb.align, err = rd.Bool(p)
 		case "attrs":
 			sb.attrs, err = rd.Attributes(p)
 		case "seal":
