@@ -210,7 +210,7 @@ func (v *validator) block(b *Block, path string, depth int) {
 		if a.Kind != "image" && a.Kind != "video" {
 			v.add(ap+"kind", "media kind must be image or video")
 		}
-		v.resource(a.Src, ap+"src", "media needs a src URL")
+		v.source(a.Src, ap+"src", "media needs a src URL")
 	case Table:
 		v.table(b, path)
 	case Callout:
@@ -229,7 +229,7 @@ func (v *validator) block(b *Block, path string, depth int) {
 	case Bookmark:
 		v.resource(a.URL, ap+"url", "a bookmark needs a url")
 	case File:
-		v.resource(a.Src, ap+"src", "a file needs a src URL")
+		v.source(a.Src, ap+"src", "a file needs a src URL")
 		if strings.TrimSpace(a.Name) == "" {
 			v.add(ap+"name", "a file needs a name")
 		}
@@ -276,7 +276,9 @@ func (v *validator) resource(u, path, missing string) {
 		v.add(path, missing)
 		return
 	}
-	if rule := checkResource(u); rule != "" {
+	if rule := notAsset(u); rule != "" {
+		v.add(path, rule)
+	} else if rule := checkResource(u); rule != "" {
 		v.add(path, rule)
 	}
 }
@@ -338,6 +340,8 @@ func (v *validator) runs(rs []Run, path string) {
 		}
 		if r.Equation != "" {
 			v.add(rp+".link", "an inline equation takes no link")
+		} else if rule := notAsset(r.Link); rule != "" {
+			v.add(rp+".link", rule)
 		} else if rule := checkLink(r.Link); rule != "" {
 			v.add(rp+".link", rule)
 		}
