@@ -121,3 +121,27 @@ func contentAssets(data []byte) ([]ID, error) {
 	}
 	return out, nil
 }
+
+// VersionAssets returns the assets v's blocks reference, each once, in
+// block order. It reads every content object of v.
+func (s *Store) VersionAssets(v *Version) ([]ID, error) {
+	var out []ID
+	seen := map[ID]bool{}
+	for _, b := range v.Blocks {
+		data, err := s.GetContent(b.Content)
+		if err != nil {
+			return nil, err
+		}
+		ids, err := contentAssets(data)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+			}
+		}
+	}
+	return out, nil
+}

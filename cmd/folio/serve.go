@@ -128,7 +128,8 @@ func cmdServe(c *cli.Context) error {
 		MaxFrame: fc.Limits.FrameBytes, MessagesPerSecond: float64(fc.Limits.MessagesPerSecond),
 		MaxSubscriptions: fc.Limits.Subscriptions, AllowedOrigins: fc.Server.AllowedOrigins,
 		MaxConns: capOf(fc.Server.MaxConnections), MaxConnsPerAddr: capOf(fc.Server.MaxConnectionsPerAddress),
-		ReadHeaderTimeout: fc.Server.ReadHeaderTimeout, ReadTimeout: fc.Server.ReadTimeout, IdleTimeout: fc.Server.IdleTimeout}
+		ReadHeaderTimeout: fc.Server.ReadHeaderTimeout, ReadTimeout: fc.Server.ReadTimeout, IdleTimeout: fc.Server.IdleTimeout,
+		SiteTitle: fc.Site.Title, SiteAuthor: fc.Site.Author}
 	ro := repoOptions(fc)
 	ro.KV = storeOptions(fc, log)
 	ro.CheckpointIdle, ro.CheckpointMax = fc.Checkpoint.Idle, fc.Checkpoint.Max

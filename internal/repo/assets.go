@@ -26,9 +26,9 @@ type AssetInfo struct {
 	URL    string      `json:"url"` // folio-asset:<hash>
 	MIME   string      `json:"mime"`
 	Size   int         `json:"size"`
-	Width  int         `json:"width,omitempty"`
-	Height int         `json:"height,omitempty"`
-	Name   string      `json:"name,omitempty"`
+	Width  int         `json:"width"`
+	Height int         `json:"height"`
+	Name   string      `json:"name"`
 }
 
 // assetRec is t/asset/<hex id>: the last upload of an asset (its time
@@ -42,9 +42,11 @@ type assetRec struct {
 func assetKey(id objstore.ID) []byte { return kv.TableKey("asset", id.String()) }
 
 // assetAccessKey is t/assetacc/<hex id>\x00<user id>: empty, present when
-// the user may read the asset through the API (its uploader, the owner of
-// a document whose draft or a version references it). Reading an asset is
-// then one point read.
+// the user may read the asset through the API. It is written at upload
+// for the uploader; a document may reference only assets its owner may
+// read (noteAssets), so the owner of every document whose draft or a
+// version references an asset holds it too. Reading an asset is then one
+// point read.
 func assetAccessKey(id objstore.ID, user string) []byte {
 	return kv.TableKey("assetacc", id.String(), user)
 }
@@ -171,12 +173,14 @@ func (r *Repo) MayReadAsset(id objstore.ID, user string) (bool, error) {
 	return kv.Has(r.db, assetAccessKey(id, user))
 }
 
-// noteAssets checks the assets a new content object of document doc
-// (owned by the user with id owner) references and records that the
-// owner may read them, in the change's batch b. An asset the store does
-// not hold is refused (CodeUnknownAsset): nothing may reference what a
-// walk, a pack or a page could not find.
-func (r *Repo) noteAssets(b *pebble.Batch, owner string, blk *flowdoc.Block) error {
+// noteAssets checks the assets a new block of a document owned by the
+// user with id owner references: each must be in the store and readable
+// by the owner (uploaded by them, or referenced by another of their
+// documents; a document of nobody, which only admins reach, may name any
+// stored asset). Anything else is refused as unknown (CodeUnknownAsset),
+// alike: nothing may reference what a walk, a pack or a page could not
+// find, and a hash is not a key.
+func (r *Repo) noteAssets(_ *pebble.Batch, owner string, blk *flowdoc.Block) error {
 	for _, h := range flowdoc.AssetRefs(blk) {
 		id, err := objstore.ParseID(h)
 		if err != nil {
@@ -184,19 +188,77 @@ func (r *Repo) noteAssets(b *pebble.Batch, owner string, blk *flowdoc.Block) err
 		}
 		r.db.Touch(objstore.Key(id)) // a collection in progress keeps it
 		ok, err := r.objs.Has(id)
+		if err == nil && ok && owner != "" {
+			// Only what the owner may read already: knowing a hash gives
+			// no access, and a save tells nobody whether the store holds
+			// a file they cannot read.
+			ok, err = r.MayReadAsset(id, owner)
+		}
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return errs.C(errs.Invalid, CodeUnknownAsset, "block %s names asset %s, which this store does not hold (unknown asset); upload the file first (POST /v1/assets, folio asset add)", blk.ID, id.Short())
 		}
-		if owner != "" {
+	}
+	return nil
+}
+
+// grantAssets records in b that the user with id owner may read every
+// asset the given content objects reference (a document's history came
+// in through a pack import or changed owner: its owner reads what it
+// shows).
+func (r *Repo) grantAssets(b *pebble.Batch, owner string, contents map[objstore.ID]bool) error {
+	if owner == "" {
+		return nil
+	}
+	for c := range contents {
+		data, err := r.objs.GetContent(c)
+		if err != nil {
+			return err
+		}
+		ids, err := objstore.References(objstore.KindContent, data)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
 			if err := b.Set(assetAccessKey(id, owner), nil, nil); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// grantDocAssets is grantAssets for every content document doc's
+// history (its block-revision index) and draft name.
+func (r *Repo) grantDocAssets(b *pebble.Batch, doc, owner string) error {
+	contents := map[objstore.ID]bool{}
+	p := append(kv.TableKey("bidx", doc), 0)
+	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		var id objstore.ID
+		if len(it.Value()) == len(id) {
+			copy(id[:], it.Value())
+			contents[id] = true
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	dr, err := readDraft(r.db.DB, doc) // not loadDraft, which takes it from the writers' cache
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if dr != nil {
+		for _, blk := range dr.Blocks {
+			contents[blk.Content] = true
+		}
+	}
+	return r.grantAssets(b, owner, contents)
 }
 
 // recentAssets lists the assets uploaded after cutoff (gc keeps them).

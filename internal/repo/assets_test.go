@@ -6,6 +6,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,27 +93,43 @@ func TestPutAssetLimits(t *testing.T) {
 
 func TestSaveReferencingAssets(t *testing.T) {
 	r := newRepo(t)
-	info, err := r.PutAsset(ctx, pngBytes(t, 2, 2, 5), "a.png", "up")
+	info, err := r.PutAsset(ctx, pngBytes(t, 2, 2, 5), "a.png", "ana")
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := r.PutAsset(ctx, pngBytes(t, 2, 2, 6), "b.png", "cy")
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := create(t, r, 2)
 	img := flowdoc.Block{ID: "m1", Type: flowdoc.Media, Attrs: &flowdoc.Attrs{Kind: "image", Src: info.URL, Alt: "a"}}
 	save(t, r, doc, 1, img)
-	// The document's owner (create's "ana") may now read it, another not.
-	if ok, _ := r.MayReadAsset(info.Hash, "ana"); !ok {
-		t.Fatal("the owner of a document whose draft references the asset may not read it")
-	}
-	if ok, _ := r.MayReadAsset(info.Hash, "cy"); ok {
-		t.Fatal("a user who neither uploaded nor references it may read it")
-	}
-	// A save naming an asset the store lacks is refused.
+	// A save naming an asset the store lacks is refused, and one naming
+	// an asset of another user's alike: a hash is not a key.
 	var unknown objstore.ID
 	unknown[31] = 9
 	bad := flowdoc.Block{ID: "m2", Type: flowdoc.Media, Attrs: &flowdoc.Attrs{Kind: "image", Src: flowdoc.AssetURL(unknown.String())}}
 	_, err = r.SaveDraft(ctx, SaveParams{Doc: doc, Actor: "ana", BaseSeq: 2, Changes: []DraftChange{{Op: ChangeUpsert, Block: &bad}}})
 	if errs.CodeOf(err) != CodeUnknownAsset {
 		t.Fatalf("save of an unknown asset: %v", err)
+	}
+	other := flowdoc.Block{ID: "m3", Type: flowdoc.Media, Attrs: &flowdoc.Attrs{Kind: "image", Src: theirs.URL}}
+	_, err2 := r.SaveDraft(ctx, SaveParams{Doc: doc, Actor: "ana", BaseSeq: 2, Changes: []DraftChange{{Op: ChangeUpsert, Block: &other}}})
+	if errs.CodeOf(err2) != CodeUnknownAsset || strings.Replace(err2.Error(), theirs.Hash.Short(), unknown.Short(), 1) != strings.Replace(err.Error(), "m2", "m3", 1) {
+		t.Fatalf("save of another user's asset: %v (unknown: %v)", err2, err)
+	}
+	// A new owner reads the document's assets.
+	if _, err := r.Chown(ctx, ChownParams{Doc: doc, Owner: "dee"}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := r.MayReadAsset(info.Hash, "dee"); !ok {
+		t.Fatal("the new owner of a document referencing the asset may not read it")
+	}
+	if ok, _ := r.MayReadAsset(theirs.Hash, "dee"); ok {
+		t.Fatal("the new owner may read an asset the document never referenced")
+	}
+	if _, err := r.Chown(ctx, ChownParams{Doc: doc, Owner: "ana"}); err != nil {
+		t.Fatal(err)
 	}
 	// In place (an existing block edited) too.
 	p := para("b0", "x")

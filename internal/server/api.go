@@ -161,6 +161,10 @@ func (s *Server) routes() http.Handler {
 
 	mux.HandleFunc("/v1/sync", s.syncEndpoint)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if !isAPIPath(r.URL.Path) {
+			s.siteNotFound(w, r) // a page of the site that does not exist
+			return
+		}
 		msg := "no endpoint " + r.Method + " " + r.URL.Path + "; docs/api.md lists them"
 		if strings.HasPrefix(r.URL.Path, "/v1/v1/") {
 			msg = "no endpoint " + r.Method + " " + r.URL.Path + ": the client's base URL ends in /v1; give the daemon's address without it (e.g. http://127.0.0.1:7420)"
@@ -170,6 +174,12 @@ func (s *Server) routes() http.Handler {
 		s.writeError(w, e)
 	})
 	return s.observe(s.cors(mux))
+}
+
+// isAPIPath reports whether path belongs to the API, whose unknown paths
+// keep their JSON errors (everything else is the site's).
+func isAPIPath(path string) bool {
+	return path == "/v1" || strings.HasPrefix(path, "/v1/") || path == "/healthz" || path == "/metrics"
 }
 
 // Health is the body of /healthz.

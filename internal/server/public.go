@@ -137,7 +137,7 @@ func (s *Server) publicArticle(format string) http.HandlerFunc {
 		}
 		h.Set("Content-Type", ctype)
 		if format == "html" {
-			h.Set("Content-Security-Policy", "default-src 'none'; img-src http: https:; media-src http: https:; style-src 'unsafe-inline'")
+			h.Set("Content-Security-Policy", "default-src 'none'; img-src 'self' http: https:; media-src 'self' http: https:; style-src 'unsafe-inline'")
 		}
 		h.Set("Content-Length", strconv.Itoa(len(data)))
 		w.WriteHeader(http.StatusOK)
@@ -145,7 +145,13 @@ func (s *Server) publicArticle(format string) http.HandlerFunc {
 	}
 }
 
-// render makes one representation of a published version.
+// publicAssetURL is where the public site serves an asset.
+func publicAssetURL(hash string) string { return PublicAssetsPath + hash }
+
+// render makes one representation of a published version. The title is
+// shown once: the HTML and Markdown put it first, so a leading level-1
+// heading that repeats it is left out (flowdoc.WithoutTitle); assets are
+// the site's /assets/ URLs.
 func render(pub publish.Publication, body flowdoc.Document, format string) ([]byte, string, error) {
 	switch format {
 	case "html":
@@ -153,11 +159,15 @@ func render(pub publish.Publication, body flowdoc.Document, format string) ([]by
 		b.WriteString("<article>\n<h1>")
 		xml.EscapeText(&b, []byte(pub.Title))
 		b.WriteString("</h1>\n")
-		b.WriteString(flowdoc.RenderHTML(body))
+		b.WriteString(flowdoc.RenderHTMLWith(flowdoc.WithoutTitle(body, pub.Title), flowdoc.HTMLOptions{AssetURL: publicAssetURL}))
 		b.WriteString("</article>\n")
 		return b.Bytes(), "text/html; charset=utf-8", nil
+	case "site":
+		// The article page's body: its template shows the title.
+		return []byte(flowdoc.RenderHTMLWith(flowdoc.WithoutTitle(body, pub.Title), flowdoc.HTMLOptions{AssetURL: publicAssetURL})), "text/html; charset=utf-8", nil
 	case "markdown":
-		return []byte("# " + strings.ReplaceAll(pub.Title, "\n", " ") + "\n\n" + flowdoc.RenderMarkdown(body)), "text/markdown; charset=utf-8", nil
+		md := flowdoc.RenderMarkdown(flowdoc.MapAssets(flowdoc.WithoutTitle(body, pub.Title), publicAssetURL))
+		return []byte("# " + strings.ReplaceAll(pub.Title, "\n", " ") + "\n\n" + md), "text/markdown; charset=utf-8", nil
 	}
 	pub.Visibility = "" // the JSON of a public article never varies with the reader
 	data, err := json.Marshal(ArticleResponse{Publication: pub, Body: flowdoc.CanonicalJSON(body)})
@@ -280,11 +290,8 @@ func (s *Server) publicFeed(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
 		base = "https://" + r.Host
 	}
-	title := s.cfg.SiteTitle
-	if title == "" {
-		title = "Folio"
-	}
-	feed := atomFeed{Title: title, ID: base + "/v1/public/feed.atom", Author: atomAuthor{Name: title},
+	title, author := s.siteNames()
+	feed := atomFeed{Title: title, ID: base + "/v1/public/feed.atom", Author: atomAuthor{Name: author},
 		Link: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: base + "/v1/public/feed.atom"}}}
 	var latest int64
 	for _, p := range page.Articles {
@@ -299,7 +306,7 @@ func (s *Server) publicFeed(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err)
 			return
 		}
-		url := base + "/v1/public/articles/" + p.Slug + "/html"
+		url := base + "/a/" + p.Slug
 		e := atomEntry{Title: p.Title, ID: "urn:folio:" + p.Doc, Published: rfc3339(p.Published), Updated: rfc3339(p.Updated),
 			Link: atomLink{Rel: "alternate", Type: "text/html", Href: url}, Summary: p.Summary,
 			Content: atomContent{Type: "html", Text: string(body)}}

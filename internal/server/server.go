@@ -110,8 +110,11 @@ type Config struct {
 	// public API work without them).
 	Attrs   *attrs.Service
 	Reading *reading.Service
-	// SiteTitle names the Atom feed ("" : "Folio").
-	SiteTitle string
+	// SiteTitle names the public site and the Atom feed ("" : "Folio");
+	// SiteAuthor is the feed's author and the pages' footer ("" : the
+	// title). [site] in docs/config.md.
+	SiteTitle  string
+	SiteAuthor string
 }
 
 // Defaults of the connection limits.
