@@ -175,8 +175,22 @@ func fmtTime(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3
 
 // readBody reads a FlowDocument from a .json file or Markdown from a .md
 // file ("-" reads JSON from standard input). Markdown that has no block is
-// reported on stderr, never dropped silently.
-func readBody(c *cli.Context, path string) (flowdoc.Document, error) {
+// reported on stderr, never dropped silently; its relative images are read
+// from beside the file (markdownImages) and returned for uploading before
+// the body that names them is saved.
+func readBody(c *cli.Context, path string) (flowdoc.Document, []localImage, error) {
+	var images *markdownImages
+	d, err := readBodyWith(c, path, func() flowdoc.ImportOptions {
+		images = newMarkdownImages(c, path)
+		return flowdoc.ImportOptions{Image: images.resolve}
+	})
+	if images == nil || err != nil {
+		return d, nil, err
+	}
+	return d, images.found, nil
+}
+
+func readBodyWith(c *cli.Context, path string, markdown func() flowdoc.ImportOptions) (flowdoc.Document, error) {
 	var data []byte
 	var err error
 	if path == "-" {
@@ -189,7 +203,7 @@ func readBody(c *cli.Context, path string) (flowdoc.Document, error) {
 	}
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".md" || ext == ".markdown" {
-		d, unsupported, err := flowdoc.ImportMarkdown(data)
+		d, unsupported, err := flowdoc.ImportMarkdownWith(data, markdown())
 		if err != nil {
 			return flowdoc.Document{}, errs.E(errs.Invalid, "import %s: %v", path, err)
 		}
@@ -237,8 +251,9 @@ func cmdDocNew(c *cli.Context) error {
 		return err
 	}
 	body := flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion}
+	var images []localImage
 	if f := c.String("from"); f != "" {
-		if body, err = readBody(c, f); err != nil {
+		if body, images, err = readBody(c, f); err != nil {
 			return err
 		}
 	}
@@ -247,6 +262,9 @@ func cmdDocNew(c *cli.Context) error {
 		return err
 	}
 	defer b.Close()
+	if err := uploadImages(c.Context, b, images, "", c.String("owner")); err != nil {
+		return err
+	}
 	v, err := b.CreateDoc(c.Context, repo.CreateParams{ID: c.String("id"), Owner: c.String("owner"),
 		Attrs: flowdoc.Attributes{Title: c.String("title")}, Body: body})
 	if err != nil {
@@ -329,7 +347,7 @@ func cmdDocSave(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(c, c.String("from"))
+	body, images, err := readBody(c, c.String("from"))
 	if err != nil {
 		return err
 	}
@@ -340,6 +358,9 @@ func cmdDocSave(c *cli.Context) error {
 	defer b.Close()
 	d, err := b.Draft(c.Context, a[0])
 	if err != nil {
+		return err
+	}
+	if err := uploadImages(c.Context, b, images, a[0], ""); err != nil {
 		return err
 	}
 	p := repo.SaveParams{Doc: a[0], BaseSeq: d.Seq, Body: &body}
