@@ -275,3 +275,16 @@ func TestTitleShownOnce(t *testing.T) {
 		t.Fatalf("a first heading that is not the title was dropped: %s", html)
 	}
 }
+
+// An upload may be larger than a JSON body may be: the asset limit
+// bounds it.
+func TestAssetUploadAboveTheBodyLimit(t *testing.T) {
+	e := newEnvRepo(t, repo.Options{Limits: flowdoc.Limits{MaxBlocks: 100, MaxBytes: 64 << 10}, MaxAsset: 1 << 20}, nil)
+	data := noisePNG(t, 256, 256, 9) // about 260 KiB, over the 129 KiB body limit
+	if len(data) < 200<<10 {
+		t.Fatalf("test image of %d bytes is too small", len(data))
+	}
+	if w := e.upload(e.ann, data, "image/png", "big.png"); w.Code != http.StatusCreated {
+		t.Fatalf("upload of %d bytes: %d %s", len(data), w.Code, w.Body)
+	}
+}

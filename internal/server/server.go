@@ -640,7 +640,13 @@ func (s *Server) authed(level int, h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+			limit := s.maxBody
+			if r.URL.Path == AssetsPath {
+				// An upload is bounded by the asset limit, which may be
+				// larger than a JSON body's (uploadAsset reads at most it).
+				limit = max(limit, int64(s.content.MaxAsset())+1)
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
 	}
