@@ -115,8 +115,9 @@ func (s *Server) getAsset(w http.ResponseWriter, r *http.Request) {
 }
 
 // publicAsset is GET /assets/{hash}: served only while the published
-// version of a public article references it; otherwise exactly the
-// site's 404.
+// version of a public article references it, or with the signature a
+// password-protected article's page gives its assets (signedAssetURL);
+// otherwise exactly the site's 404.
 func (s *Server) publicAsset(w http.ResponseWriter, r *http.Request) {
 	hash := r.PathValue("hash")
 	id, err := objstore.ParseID(hash)
@@ -124,7 +125,13 @@ func (s *Server) publicAsset(w http.ResponseWriter, r *http.Request) {
 		s.siteNotFound(w, r)
 		return
 	}
+	cache := "public, max-age=31536000, immutable"
 	ok, err := s.pub.PublicAsset(r.Context(), id)
+	if err == nil && !ok {
+		// A password-protected article's page signs its asset URLs.
+		ok, err = s.protectedAsset(r, id)
+		cache = "private, no-store"
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -142,7 +149,7 @@ func (s *Server) publicAsset(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	serveAsset(w, r, a, info, "public, max-age=31536000, immutable")
+	serveAsset(w, r, a, info, cache)
 }
 
 // serveAsset writes an asset: its sniffed type, never anything a browser

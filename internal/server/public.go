@@ -112,6 +112,10 @@ func (s *Server) publicArticle(format string) http.HandlerFunc {
 			return
 		}
 		tag := etag(pub.Version, format)
+		if vis == publish.Password && format != "json" {
+			// Its asset URLs are signed with this process's key.
+			tag = etag(pub.Version, format+"-"+s.assetMAC("", "", objstore.ID{})[:8])
+		}
 		h := w.Header()
 		h.Set("ETag", tag)
 		h.Add("Vary", PasswordHeader)
@@ -124,13 +128,7 @@ func (s *Server) publicArticle(format string) http.HandlerFunc {
 		if notModified(w, r, tag) {
 			return
 		}
-		data, ctype, err := s.rendered.get(pub, format, func() ([]byte, string, error) {
-			body, err := s.pub.Body(r.Context(), pub)
-			if err != nil {
-				return nil, "", err
-			}
-			return render(pub, body, format)
-		})
+		data, ctype, err := s.renderArticle(r, pub, vis, format)
 		if err != nil {
 			s.failPublic(w, r, slug, err)
 			return
@@ -145,6 +143,26 @@ func (s *Server) publicArticle(format string) http.HandlerFunc {
 	}
 }
 
+// renderArticle makes a representation of a publication a request may
+// read: from the cache for a public article; made for the request for a
+// password-protected one, whose asset URLs are signed for it.
+func (s *Server) renderArticle(r *http.Request, pub publish.Publication, vis, format string) ([]byte, string, error) {
+	if vis == publish.Password && format != "json" {
+		body, err := s.pub.Body(r.Context(), pub)
+		if err != nil {
+			return nil, "", err
+		}
+		return renderWith(pub, body, format, s.signedAssetURL(pub))
+	}
+	return s.rendered.get(pub, format, func() ([]byte, string, error) {
+		body, err := s.pub.Body(r.Context(), pub)
+		if err != nil {
+			return nil, "", err
+		}
+		return render(pub, body, format)
+	})
+}
+
 // publicAssetURL is where the public site serves an asset.
 func publicAssetURL(hash string) string { return PublicAssetsPath + hash }
 
@@ -153,6 +171,12 @@ func publicAssetURL(hash string) string { return PublicAssetsPath + hash }
 // heading that repeats it is left out (flowdoc.WithoutTitle); assets are
 // the site's /assets/ URLs.
 func render(pub publish.Publication, body flowdoc.Document, format string) ([]byte, string, error) {
+	return renderWith(pub, body, format, publicAssetURL)
+}
+
+// renderWith is render with the URL function of assets (a password-
+// protected article's are signed: Server.signedAssetURL).
+func renderWith(pub publish.Publication, body flowdoc.Document, format string, publicAssetURL func(string) string) ([]byte, string, error) {
 	switch format {
 	case "html":
 		var b bytes.Buffer

@@ -139,6 +139,7 @@ type Server struct {
 
 	pub         *publish.Store
 	rendered    *renderCache
+	assetKey    [32]byte    // signs the asset URLs of password-protected pages (site.go); random per process
 	sync        SyncService // nil when no sync service is mounted
 	stopRevoke  func()
 	closing     atomic.Bool
@@ -188,6 +189,7 @@ func New(cfg Config) (*Server, error) {
 			s.maxBody = 17 << 20
 		}
 	}
+	_, _ = rand.Read(s.assetKey[:])
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	s.bootID = hex.EncodeToString(b[:])

@@ -2,7 +2,10 @@ package server
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo/publish"
+	"github.com/foliodev/folio/objstore"
 )
 
 // The public site: server-rendered pages over the public read API, no
@@ -205,13 +209,7 @@ func (s *Server) siteArticle(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	body, _, err := s.rendered.get(pub, "site", func() ([]byte, string, error) {
-		b, err := s.pub.Body(r.Context(), pub)
-		if err != nil {
-			return nil, "", err
-		}
-		return render(pub, b, "site")
-	})
+	body, _, err := s.renderArticle(r, pub, vis, "site")
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -270,4 +268,38 @@ func fnv64(b []byte) uint64 {
 		h *= 1099511628211
 	}
 	return h
+}
+
+// signedAssetURL gives the URLs under which a password-protected article's
+// page names its assets: /assets/<hash>?a=<slug>&t=<mac>, the MAC (of the
+// hash, the slug and the published version, under a key of this process)
+// standing for the password the page was shown for, since an image
+// request carries none. Such a URL serves the asset only while that
+// version is the article's published one and the article is password-
+// protected, and until the daemon restarts.
+func (s *Server) signedAssetURL(pub publish.Publication) func(string) string {
+	return func(hash string) string {
+		return PublicAssetsPath + hash + "?a=" + url.QueryEscape(pub.Slug) + "&t=" + s.assetMAC(hash, pub.Slug, pub.Version)
+	}
+}
+
+func (s *Server) assetMAC(hash, slug string, version objstore.ID) string {
+	m := hmac.New(sha256.New, s.assetKey[:])
+	m.Write([]byte("folio/asset-url\x00" + hash + "\x00" + slug + "\x00" + version.String()))
+	return hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+// protectedAsset reports whether r carries a valid signature for asset id
+// of a password-protected article (signedAssetURL).
+func (s *Server) protectedAsset(r *http.Request, id objstore.ID) (bool, error) {
+	q := r.URL.Query()
+	slug, tag := q.Get("a"), q.Get("t")
+	if slug == "" || tag == "" {
+		return false, nil
+	}
+	pub, ok, err := s.pub.ProtectedAsset(r.Context(), slug, id)
+	if err != nil || !ok {
+		return false, err
+	}
+	return hmac.Equal([]byte(tag), []byte(s.assetMAC(id.String(), slug, pub.Version))), nil
 }

@@ -162,3 +162,30 @@ func TestSiteHiddenIsMissing(t *testing.T) {
 		t.Fatalf("unknown API path: %d %v", api.Code, api.Header())
 	}
 }
+
+// A password-protected article's page shows its images through URLs it
+// signs; without the signature, or with another article's, they are
+// missing like any other.
+func TestSitePasswordArticleImages(t *testing.T) {
+	e := newEnv(t, nil)
+	info := e.uploaded(e.ann, noisePNG(t, 3, 3, 11), "a.png")
+	doc := e.articleWithImage("Members", "members", info.URL)
+	e.ok("POST", "/v1/docs/"+doc+"/publish", e.ann, PublishRequest{Visibility: "password", Password: "hunter2"}, nil)
+	page := e.raw("POST", "/a/members", http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, "password=hunter2").Body.String()
+	m := regexp.MustCompile(`<img loading="lazy" src="(/assets/` + info.Hash.String() + `\?[^"]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no signed image in the page: %s", page)
+	}
+	src := strings.ReplaceAll(m[1], "&amp;", "&")
+	r := e.raw("GET", src, nil, "")
+	if r.Code != 200 || r.Header().Get("Cache-Control") != "private, no-store" || r.Header().Get("Content-Type") != "image/png" {
+		t.Fatalf("signed image: %d %v", r.Code, r.Header())
+	}
+	missing := e.raw("GET", "/no-such-page", nil, "")
+	plain := PublicAssetsPath + info.Hash.String()
+	sameResponse(t, "the image without a signature", e.raw("GET", plain, nil, ""), missing)
+	sameResponse(t, "a forged signature", e.raw("GET", plain+"?a=members&t="+strings.Repeat("0", 32), nil, ""), missing)
+	// The signature stops working once the article is private.
+	e.ok("PUT", "/v1/docs/"+doc+"/visibility", e.ann, map[string]string{"visibility": "private"}, nil)
+	sameResponse(t, "a signed image of an article turned private", e.raw("GET", src, nil, ""), missing)
+}

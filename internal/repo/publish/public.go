@@ -132,6 +132,38 @@ func (s *Store) PasswordProtected(ctx context.Context, slug string) (bool, error
 	return err == nil && vis.Visibility == Password, err
 }
 
+// ProtectedAsset returns the publication of the password-protected
+// article published under slug when its published version references
+// asset id (the site serves such an asset to a reader who showed the
+// password, through a URL it signs: see the server's site.go); false
+// for anything else.
+func (s *Store) ProtectedAsset(ctx context.Context, slug string, id objstore.ID) (Publication, bool, error) {
+	if err := ctx.Err(); err != nil || !validSlug(slug) {
+		return Publication{}, false, err
+	}
+	vid, err := s.refs.Get(SlugRef(slug))
+	if errors.Is(err, refs.ErrNotFound) {
+		return Publication{}, false, nil
+	}
+	if err != nil {
+		return Publication{}, false, err
+	}
+	v, err := s.objs.GetVersion(vid)
+	if err != nil {
+		return Publication{}, false, err
+	}
+	var pub Publication
+	ok, err := kv.GetRecord(s.db.DB, pubKey(v.Doc), &pub)
+	if err != nil || !ok || pub.Version != vid || pub.Slug != slug || !slices.Contains(pub.Assets, id) {
+		return Publication{}, false, err
+	}
+	vis, _, err := s.loadVis(pub.Doc)
+	if err != nil || vis.Visibility != Password {
+		return Publication{}, false, err
+	}
+	return pub, true, nil
+}
+
 // maxAssetPubs bounds the documents PublicAsset looks at for one asset.
 const maxAssetPubs = 256
 
