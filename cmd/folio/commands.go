@@ -123,7 +123,7 @@ func coreCommands() []*cli.Command {
 			Usage:     "remove objects that no ref, draft or recent reflog entry reaches",
 			ArgsUsage: " ",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "prune", Value: "14d", Usage: "reflog entries younger than this keep what they name (e.g. 14d, 36h, 0 = keep none)"},
+				&cli.StringFlag{Name: "prune", Value: "14d", Usage: "reflog entries and asset uploads younger than this keep what they name (e.g. 14d, 36h, 0 = keep none)"},
 				&cli.BoolFlag{Name: "dry-run", Usage: "report what would be removed, remove nothing"},
 				formatFlag("text", "text", "json"),
 			},
