@@ -35,6 +35,11 @@ const UnsupportedFrontMatterKey = "front-matter-key"
 // first heading stays. The body is ImportMarkdown's for the rest of the
 // file.
 func ImportArticle(src []byte, titleFromHeading bool) (Article, []Unsupported, error) {
+	return ImportArticleWith(src, titleFromHeading, ImportOptions{})
+}
+
+// ImportArticleWith is ImportArticle with import options (markdown_asset.go).
+func ImportArticleWith(src []byte, titleFromHeading bool, o ImportOptions) (Article, []Unsupported, error) {
 	var a Article
 	var notes []Unsupported
 	if m := frontMatterRE.FindSubmatchIndex(src); m != nil && (string(src[m[2]:m[3]]) == "+++") == (string(src[m[4]:m[5]]) == "+++") {
@@ -52,7 +57,7 @@ func ImportArticle(src []byte, titleFromHeading bool) (Article, []Unsupported, e
 		blank := bytes.Repeat([]byte("\n"), bytes.Count(src[:m[1]], []byte("\n")))
 		src = append(blank, src[m[1]:]...)
 	}
-	d, un, err := ImportMarkdown(src)
+	d, un, err := ImportMarkdownWith(src, o)
 	if err != nil {
 		return Article{}, nil, err
 	}

@@ -22,13 +22,41 @@ import (
 // class="math"> for a client-side typesetter. Block ids become data-block
 // attributes so that a page can address a passage (the reading
 // assistant's selection).
-func RenderHTML(d Document) string {
-	var w htmlWriter
+func RenderHTML(d Document) string { return RenderHTMLWith(d, HTMLOptions{}) }
+
+// HTMLOptions tune RenderHTMLWith.
+type HTMLOptions struct {
+	// AssetURL gives the URL under which the page serves the asset with
+	// a hex id (the public site's "/assets/<id>"); nil: assets are not
+	// served, and media and file blocks naming one are written as their
+	// alt text or name.
+	AssetURL func(hash string) string
+}
+
+// RenderHTMLWith is RenderHTML with options.
+func RenderHTMLWith(d Document, o HTMLOptions) string {
+	w := htmlWriter{assetURL: o.AssetURL}
 	w.blocks(d.Blocks)
 	return w.sb.String()
 }
 
-type htmlWriter struct{ sb strings.Builder }
+type htmlWriter struct {
+	sb       strings.Builder
+	assetURL func(string) string
+}
+
+// source returns the URL to write for the src of a media or file block,
+// and whether there is one: a resource URL that passes the policy, or
+// the served URL of an asset.
+func (w *htmlWriter) source(src string) (string, bool) {
+	if h, ok := ParseAssetURL(src); ok {
+		if w.assetURL == nil {
+			return "", false
+		}
+		return w.assetURL(h), true
+	}
+	return src, checkMediaSrc(src) == ""
+}
 
 func (w *htmlWriter) s(s string)   { w.sb.WriteString(s) }
 func (w *htmlWriter) esc(s string) { w.sb.WriteString(html.EscapeString(s)) }
@@ -102,15 +130,15 @@ func (w *htmlWriter) block(b Block) {
 		w.s("</div>\n")
 	case Media:
 		w.open("figure", b, "")
-		ok := checkMediaSrc(a.Src) == ""
+		src, ok := w.source(a.Src)
 		switch {
 		case ok && a.Kind == "video":
 			w.s(`<video controls preload="metadata" src="`)
-			w.esc(a.Src)
+			w.esc(src)
 			w.s(`"></video>`)
 		case ok:
 			w.s(`<img loading="lazy" src="`)
-			w.esc(a.Src)
+			w.esc(src)
 			w.s(`" alt="`)
 			w.esc(a.Alt)
 			w.s(`">`)
@@ -162,7 +190,15 @@ func (w *htmlWriter) block(b Block) {
 		w.s("</p>\n")
 	case File:
 		w.open("p", b, "file")
-		w.link(a.Src, firstNonEmpty(a.Name, a.Src), false)
+		if src, ok := w.source(a.Src); ok && src != a.Src {
+			w.s(`<a href="`)
+			w.esc(src)
+			w.s(`" download>`)
+			w.esc(firstNonEmpty(a.Name, "file"))
+			w.s("</a>")
+		} else {
+			w.link(a.Src, firstNonEmpty(a.Name, a.Src), false)
+		}
 		if a.Size > 0 {
 			w.s(" (" + html.EscapeString(humanSize(a.Size)) + ")")
 		}

@@ -97,6 +97,11 @@ const (
 // Block ids are "b1", "b2", … in document order, so the same input gives
 // the same document. The only error is input that is not UTF-8.
 func ImportMarkdown(src []byte) (Document, []Unsupported, error) {
+	return ImportMarkdownWith(src, ImportOptions{})
+}
+
+// ImportMarkdownWith is ImportMarkdown with options (markdown_asset.go).
+func ImportMarkdownWith(src []byte, o ImportOptions) (Document, []Unsupported, error) {
 	if !utf8.Valid(src) {
 		off := 0
 		for off < len(src) {
@@ -119,7 +124,7 @@ func ImportMarkdown(src []byte) (Document, []Unsupported, error) {
 	)
 	opening, _, _ := bytes.Cut(src, []byte("\n"))
 	src, fm := frontMatter(src)
-	im := &importer{src: src}
+	im := &importer{src: src, images: o.Image}
 	root := md.Parser().Parse(text.NewReader(src))
 	if fm != "" {
 		im.reportAt(0, UnsupportedFrontMatter, strings.TrimSpace(string(opening)), "kept as a "+fm+" code block at the start")
@@ -144,6 +149,7 @@ type importer struct {
 	nextID      int
 	unsupported []Unsupported
 	footnotes   []*east.FootnoteList // met while converting, placed at the end
+	images      func(string) string  // ImportOptions.Image
 }
 
 var frontMatterRE = regexp.MustCompile(`\A(---|\+\+\+)[ \t]*\r?\n(?:(?s:.*?)\r?\n)??(---|\+\+\+|\.\.\.)[ \t]*(?:\r?\n|\z)`)
@@ -449,7 +455,8 @@ func (im *importer) media(p ast.Node) (Block, bool) {
 		}
 	}
 	if tag != nil {
-		if checkMediaSrc(tag.src) != "" {
+		tag.src = im.imageSrc(tag.src)
+		if checkSource(tag.src) != "" {
 			return Block{}, false // inlines reports it and keeps the alt text
 		}
 		return tag.block(im.id()), true
@@ -457,8 +464,8 @@ func (im *importer) media(p ast.Node) (Block, bool) {
 	if img == nil {
 		return Block{}, false
 	}
-	src := decodeMarkdown(img.Destination)
-	if checkMediaSrc(src) != "" {
+	src := im.imageSrc(decodeMarkdown(img.Destination))
+	if checkSource(src) != "" {
 		return Block{}, false // inlines reports it and keeps the alt text
 	}
 	a := &Attrs{Kind: "image", Src: src, Alt: PlainText(im.inlines(img)), Caption: decodeMarkdown(img.Title)}

@@ -212,11 +212,7 @@ func (v *validator) block(b *Block, path string, depth int) {
 		if a.Kind != "image" && a.Kind != "video" {
 			v.add(ap+"kind", "media kind must be image or video")
 		}
-		if a.Src == "" {
-			v.add(ap+"src", "media needs a src URL")
-		} else if rule := checkMediaSrc(a.Src); rule != "" {
-			v.add(ap+"src", rule)
-		}
+		v.source(a.Src, ap+"src", "media needs a src URL", checkSource)
 	case Table:
 		v.table(b, path)
 	case Callout:
@@ -235,7 +231,7 @@ func (v *validator) block(b *Block, path string, depth int) {
 	case Bookmark:
 		v.resource(a.URL, ap+"url", "a bookmark needs a url")
 	case File:
-		v.resource(a.Src, ap+"src", "a file needs a src URL")
+		v.source(a.Src, ap+"src", "a file needs a src URL", checkFileSource)
 		if strings.TrimSpace(a.Name) == "" {
 			v.add(ap+"name", "a file needs a name")
 		}
@@ -282,7 +278,9 @@ func (v *validator) resource(u, path, missing string) {
 		v.add(path, missing)
 		return
 	}
-	if rule := checkResource(u); rule != "" {
+	if rule := notAsset(u); rule != "" {
+		v.add(path, rule)
+	} else if rule := checkResource(u); rule != "" {
 		v.add(path, rule)
 	}
 }
@@ -344,6 +342,8 @@ func (v *validator) runs(rs []Run, path string) {
 		}
 		if r.Equation != "" {
 			v.add(rp+".link", "an inline equation takes no link")
+		} else if rule := notAsset(r.Link); rule != "" {
+			v.add(rp+".link", rule)
 		} else if rule := checkLink(r.Link); rule != "" {
 			v.add(rp+".link", rule)
 		}

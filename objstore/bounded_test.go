@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/foliodev/folio/flowdoc"
@@ -69,6 +70,10 @@ func objectTarget() boundedtest.Target {
 		{0x81, 0xa5, 'a', 't', 't', 'r', 's', 0x81, 0xa4, 't', 'a', 'g', 's', 0xdb, 0xff, 0xff, 0xff, 0xff},
 		// 4,000 one-byte blocks, each a 48-byte BlockEntry.
 		append([]byte{0x81, 0xa6, 'b', 'l', 'o', 'c', 'k', 's', 0xdc, 0x0f, 0xa0}, bytes.Repeat([]byte{0x80}, 4000)...),
+		// An asset whose data claims 4 GiB.
+		{0x82, 0xa4, 'm', 'i', 'm', 'e', 0xa9, 'i', 'm', 'a', 'g', 'e', '/', 'p', 'n', 'g', 0xa4, 'd', 'a', 't', 'a', 0xc6, 0xff, 0xff, 0xff, 0xff},
+		// A media block naming an asset.
+		[]byte("\x82\xa1t\xa5media\xa1a\x82\xa4kind\xa5image\xa3src\xd9Lfolio-asset:" + strings.Repeat("ab", 32)),
 	}
 	seeds = append(seeds, boundedtest.Hostile("blocks")...)
 	seeds = append(seeds, boundedtest.Hostile("events")...)
@@ -77,6 +82,8 @@ func objectTarget() boundedtest.Target {
 		{Name: "content", Fn: func(data []byte) { DecodeContent(data) }},
 		{Name: "version", Fn: func(data []byte) { References(KindVersion, data) }},
 		{Name: "txn", Fn: func(data []byte) { References(KindTxn, data) }},
+		{Name: "content refs", Fn: func(data []byte) { References(KindContent, data) }},
+		{Name: "asset", Fn: func(data []byte) { CheckAsset(data) }},
 		{Name: "parents", Fn: func(data []byte) { versionParents(data) }},
 	}}
 }

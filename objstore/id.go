@@ -16,6 +16,7 @@ const (
 	KindContent Kind = 1 // one block's canonical content
 	KindVersion Kind = 2 // a document version
 	KindTxn     Kind = 3 // an edit transaction
+	KindAsset   Kind = 4 // an uploaded image or file (asset.go)
 )
 
 func (k Kind) String() string {
@@ -26,6 +27,8 @@ func (k Kind) String() string {
 		return "version"
 	case KindTxn:
 		return "txn"
+	case KindAsset:
+		return "asset"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }

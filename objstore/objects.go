@@ -140,6 +140,8 @@ func CheckBounds(k Kind, data []byte) error {
 		err = bounded.Check(data, (*Version)(nil))
 	case KindTxn:
 		err = bounded.Check(data, (*Txn)(nil))
+	case KindAsset:
+		err = bounded.Check(data, (*Asset)(nil))
 	default:
 		return fmt.Errorf("%w: unknown kind %d", ErrCorrupt, k)
 	}
@@ -169,11 +171,14 @@ func DecodeTxn(data []byte) (*Txn, error) {
 
 // References returns the ids an object of kind k with canonical bytes data
 // points at (for walks, packs, fsck and gc). It decodes versions and
-// transactions (an error means they do not decode) but not content, which
-// references nothing: CheckContent decodes that.
+// transactions (an error means they do not decode), and content only
+// when its bytes hold a folio-asset: URL (the assets its media and file
+// blocks name); assets reference nothing.
 func References(k Kind, data []byte) ([]ID, error) {
 	switch k {
 	case KindContent:
+		return contentAssets(data)
+	case KindAsset:
 		return nil, nil
 	case KindVersion:
 		v, err := DecodeVersion(data)

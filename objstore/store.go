@@ -447,6 +447,9 @@ func (s *Store) Verify(id ID) (Kind, error) {
 	if err == nil && k == KindContent {
 		err = CheckContent(data)
 	}
+	if err == nil && k == KindAsset {
+		err = CheckAsset(data)
+	}
 	if err != nil {
 		return k, fmt.Errorf("%w: %s %s: %v", ErrCorrupt, k, id.Short(), err)
 	}

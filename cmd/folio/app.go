@@ -246,6 +246,9 @@ func withLimits(o repo.Options, fc *config.Config) repo.Options {
 	if o.MaxRuns == 0 {
 		o.MaxRuns = fc.Limits.RequestMaxRuns
 	}
+	if o.MaxAsset == 0 {
+		o.MaxAsset = fc.Limits.AssetSize
+	}
 	return o
 }
 

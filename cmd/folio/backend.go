@@ -58,6 +58,8 @@ type backend interface {
 	assistBackend
 	// Personas and the memory index (persona.go).
 	personaBackend
+	// Images and files (asset.go).
+	assetBackend
 
 	Close() error
 }

@@ -92,6 +92,16 @@ func cmdBackupPull(c *cli.Context) error {
 	for _, n := range names {
 		fmt.Fprintf(&haves, "%s %s\n", vals[n], n)
 	}
+	// And its assets: a version's contents name them, but the daemon marks
+	// the haves' contents without reading them, so it would send again an
+	// asset a new block names (a caption edited) that the mirror holds.
+	assets, err := r.ListAssets(c.Context)
+	if err != nil {
+		return err
+	}
+	for _, id := range assets {
+		fmt.Fprintf(&haves, "%s asset\n", id)
+	}
 
 	// Download into the mirror, then import from the file: the import
 	// verifies the whole pack before anything of it is written, and an

@@ -123,7 +123,7 @@ func coreCommands() []*cli.Command {
 			Usage:     "remove objects that no ref, draft or recent reflog entry reaches",
 			ArgsUsage: " ",
 			Flags: []cli.Flag{
-				&cli.StringFlag{Name: "prune", Value: "14d", Usage: "reflog entries younger than this keep what they name (e.g. 14d, 36h, 0 = keep none)"},
+				&cli.StringFlag{Name: "prune", Value: "14d", Usage: "reflog entries and asset uploads younger than this keep what they name (e.g. 14d, 36h, 0 = keep none)"},
 				&cli.BoolFlag{Name: "dry-run", Usage: "report what would be removed, remove nothing"},
 				formatFlag("text", "text", "json"),
 			},
@@ -185,6 +185,9 @@ type input struct {
 	markdown  bool // its ids are b1, b2, … in document order
 	attrs     flowdoc.Attributes
 	set       []string // the attributes the file gave
+	// images are the relative images read from beside a Markdown file
+	// (markdownImages), to upload before the body that names them is saved.
+	images []localImage
 }
 
 // readBody reads a FlowDocument from a .json file or a Markdown article
@@ -205,7 +208,8 @@ func readBody(c *cli.Context, path string, titleFromHeading bool) (input, error)
 	}
 	ext := strings.ToLower(filepath.Ext(path))
 	if ext == ".md" || ext == ".markdown" {
-		a, unsupported, err := flowdoc.ImportArticle(data, titleFromHeading)
+		images := newMarkdownImages(c, path)
+		a, unsupported, err := flowdoc.ImportArticleWith(data, titleFromHeading, flowdoc.ImportOptions{Image: images.resolve})
 		if err != nil {
 			return input{}, errs.E(errs.Invalid, "import %s: %v", path, err)
 		}
@@ -216,7 +220,7 @@ func readBody(c *cli.Context, path string, titleFromHeading bool) (input, error)
 			}
 			fmt.Fprintf(c.App.ErrWriter, "note: %s:%d: %s has no block: %s%s\n", path, u.Line, u.Kind, termText(u.Text), note)
 		}
-		return input{body: a.Body, markdown: true, anonymous: true, attrs: a.Attrs, set: a.Set}, nil
+		return input{body: a.Body, markdown: true, anonymous: true, attrs: a.Attrs, set: a.Set, images: images.found}, nil
 	}
 	if ext != ".json" && !bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
 		return input{}, errs.E(errs.Invalid, "%s is neither a FlowDocument .json nor a Markdown .md file", path)
@@ -299,12 +303,13 @@ func cmdDocNew(c *cli.Context) error {
 	}
 	body := flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion}
 	var attrs flowdoc.Attributes
+	var images []localImage
 	if f := c.String("from"); f != "" {
 		in, err := readBody(c, f, c.String("title") == "")
 		if err != nil {
 			return err
 		}
-		body, attrs = in.body, in.attrs
+		body, attrs, images = in.body, in.attrs, in.images
 		if in.anonymous && !in.markdown {
 			body = flowdoc.Align(flowdoc.Document{}, body) // fresh ids
 		}
@@ -320,6 +325,9 @@ func cmdDocNew(c *cli.Context) error {
 		return err
 	}
 	defer b.Close()
+	if err := uploadImages(c.Context, b, images, "", c.String("owner")); err != nil {
+		return err
+	}
 	v, err := b.CreateDoc(c.Context, repo.CreateParams{ID: c.String("id"), Owner: c.String("owner"),
 		Attrs: attrs, Body: body})
 	if err != nil {
@@ -421,6 +429,9 @@ func cmdDocSave(c *cli.Context) error {
 	}
 	if in.markdown {
 		clearIDs(in.body.Blocks) // they only count blocks: align by content
+	}
+	if err := uploadImages(c.Context, b, in.images, a[0], ""); err != nil {
+		return err
 	}
 	p := repo.SaveParams{Doc: a[0], BaseSeq: d.Seq, Body: &in.body, Align: in.anonymous}
 	if len(in.set) > 0 {

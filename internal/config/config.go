@@ -31,6 +31,7 @@ type Config struct {
 	Privacy    Privacy    `toml:"privacy"`
 	Reading    Reading    `toml:"reading"`
 	Attributes Attributes `toml:"attributes"`
+	Site       Site       `toml:"site"`
 
 	// defined records which AI keys were set and by what: "ai.model" ->
 	// "[ai]" or "env FOLIO_AI_MODEL".
@@ -96,6 +97,21 @@ type Limits struct {
 	// are checked before any work, the HTTP decoder stops reading at them.
 	SaveMaxChanges int `toml:"save_max_changes"`
 	RequestMaxRuns int `toml:"request_max_runs"`
+	// AssetSize bounds one uploaded image or file, in bytes (at most
+	// MaxAssetSize).
+	AssetSize int `toml:"asset_size"`
+}
+
+// MaxAssetSize is the largest asset_size (objstore.MaxAsset: one asset is
+// one object, docs/objects.md).
+const MaxAssetSize = 24 << 20
+
+// Site names the public site: its pages and the Atom feed.
+type Site struct {
+	// Title names the site ("" : "Folio"); Author is the feed's author
+	// and the pages' footer ("" : the title).
+	Title  string `toml:"title"`
+	Author string `toml:"author"`
 }
 
 // Storage configures how the daemon treats its disk (docs/config.md,
@@ -288,6 +304,7 @@ func Default() *Config {
 			Subscriptions:     64,
 			DocMaxBlocks:      20000,
 			DocMaxBytes:       16 << 20,
+			AssetSize:         10 << 20,
 			SaveMaxChanges:    4000,
 			RequestMaxRuns:    250000,
 		},
@@ -432,6 +449,12 @@ func (c *Config) validate() error {
 	if c.Limits.FrameBytes <= 0 || c.Limits.MessagesPerSecond < 0 || c.Limits.Subscriptions < 0 ||
 		c.Limits.DocMaxBlocks < 0 || c.Limits.DocMaxBytes < 0 || c.Limits.SaveMaxChanges < 0 || c.Limits.RequestMaxRuns < 0 {
 		return fmt.Errorf("%w: [limits] values must not be negative (frame_bytes must be positive)", ErrInvalid)
+	}
+	if c.Limits.AssetSize <= 0 || c.Limits.AssetSize > MaxAssetSize {
+		return fmt.Errorf("%w: [limits] asset_size must be 1..%d bytes (24 MiB: one asset is one stored object)", ErrInvalid, MaxAssetSize)
+	}
+	if len(c.Site.Title) > 200 || len(c.Site.Author) > 200 || strings.ContainsAny(c.Site.Title+c.Site.Author, "\r\n") {
+		return fmt.Errorf("%w: [site] title and author must be one line of at most 200 bytes", ErrInvalid)
 	}
 	if c.Storage.MinFree < 0 || c.Storage.MaxStall < 0 {
 		return fmt.Errorf("%w: [storage] min_free and max_stall must not be negative (0 turns them off)", ErrInvalid)

@@ -33,6 +33,7 @@ const (
 	Storage                     // the store failed; the daemon stops (fail-stop)
 	Corrupt                     // stored data failed an integrity check
 	Canceled                    // the caller went away or gave up
+	Unsupported                 // an upload of a type Folio does not store or serve
 	numKinds
 )
 
@@ -74,6 +75,7 @@ var kinds = [numKinds]kindInfo{
 	Storage:         {"storage_failed", http.StatusServiceUnavailable, ExitUnavailable, true},
 	Corrupt:         {"corrupt", http.StatusInternalServerError, ExitProblems, false},
 	Canceled:        {"canceled", 499, ExitError, true},
+	Unsupported:     {"unsupported", http.StatusUnsupportedMediaType, ExitInvalid, false},
 }
 
 func (k Kind) info() kindInfo {

@@ -44,6 +44,7 @@ func recordsTarget(tb testing.TB) boundedtest.Target {
 		mustMarshal(tb, &logRec{Label: "v1.r2", Kind: "checkpoint", Hash: objstore.ID{9}, Author: "author-a", Blocks: 2}),
 		mustMarshal(tb, &DraftEvent{Seq: 8, Actor: "author-a", Blocks: []EventBlock{{ID: "p1", Block: &blk}, {ID: "p2"}}, Order: []string{"p1"}}),
 		mustMarshal(tb, &VersionEvent{Label: "v1.r2", Seq: 3, Kind: "checkpoint", Hash: objstore.ID{9}}),
+		mustMarshal(tb, &assetRec{Name: "chart.png", Uploader: "u1", Time: 1767225600000}),
 		// Hand-packed blocks claiming more than they hold.
 		draftBin([]byte{0xff, 0xff, 0xff, 0xff, 0x0f}),                                                          // 2^32-1 blocks in 5 bytes
 		draftBin(append(append([]byte{0x01, 0x01, 'a'}, make([]byte, 32)...), 1, 1, 1, 0xff, 0xff, 0xff, 0x7f)), // 2^28 nested ids
@@ -57,6 +58,7 @@ func recordsTarget(tb testing.TB) boundedtest.Target {
 		boundedtest.Into[logRec]("vlog", kv.Unmarshal),
 		boundedtest.Into[DraftEvent]("draft.updated", kv.Unmarshal),
 		boundedtest.Into[VersionEvent]("version.created", kv.Unmarshal),
+		boundedtest.Into[assetRec]("asset", kv.Unmarshal),
 	}}
 }
 

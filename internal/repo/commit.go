@@ -405,7 +405,7 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 	}
 	now := r.now().UnixMilli()
 	b := r.db.NewBatch()
-	entries, err := r.putSlots(b, slots)
+	entries, err := r.putSlots(b, p.Owner, slots)
 	if err != nil {
 		b.Close()
 		return VersionInfo{}, err
@@ -626,7 +626,7 @@ func draftEntries(dr *draftRec) []objstore.BlockEntry {
 func (r *Repo) commitBody(doc string, d *docRec, dr *draftRec, body flowdoc.Document, attrs flowdoc.Attributes, spec versionSpec) (VersionInfo, error) {
 	b := r.db.NewBatch()
 	slots := slotsAgainst(dr, encodeBody(body))
-	entries, err := r.putSlots(b, slots)
+	entries, err := r.putSlots(b, d.Owner, slots)
 	if err != nil {
 		b.Close()
 		return VersionInfo{}, err

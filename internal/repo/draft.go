@@ -210,7 +210,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	if inPlace {
 		changedBody = changesContent(dr, prep.changes) || !attrsEqual(attrs, dr.Attrs)
 	} else {
-		if entries, err = r.putSlots(b, slots); err != nil {
+		if entries, err = r.putSlots(b, d.Owner, slots); err != nil {
 			return SaveResult{}, err
 		}
 		changedBody = fingerprintOf(entries) != dr.Fingerprint || !attrsEqual(attrs, dr.Attrs)
@@ -228,7 +228,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		fp := dr.Fingerprint
 		var de DraftEvent
 		if inPlace {
-			if de, err = r.advanceInPlace(b, p.Doc, dr, prep.changes, attrs, now, p.Actor, p.Session); err != nil {
+			if de, err = r.advanceInPlace(b, p.Doc, d.Owner, dr, prep.changes, attrs, now, p.Actor, p.Session); err != nil {
 				return SaveResult{}, err
 			}
 			if err := putDraftHeader(b, p.Doc, dr); err != nil {
@@ -738,7 +738,7 @@ func changesContent(dr *draftRec, changes []preparedChange) bool {
 // changes to dr as one new draft seq, adds the new content objects and
 // the changed block entries to b, and returns the event. The block list
 // and the tombstones stay as they are.
-func (r *Repo) advanceInPlace(b *pebble.Batch, doc string, dr *draftRec, changes []preparedChange, attrs flowdoc.Attributes, now int64, actor, session string) (DraftEvent, error) {
+func (r *Repo) advanceInPlace(b *pebble.Batch, doc, owner string, dr *draftRec, changes []preparedChange, attrs flowdoc.Attributes, now int64, actor, session string) (DraftEvent, error) {
 	seq := dr.Seq + 1
 	x := dr.idx
 	de := DraftEvent{Seq: seq, Actor: actor, Session: session}
@@ -759,6 +759,9 @@ func (r *Repo) advanceInPlace(b *pebble.Batch, doc string, dr *draftRec, changes
 			}
 		}
 		if err := r.objs.PutEncoded(b, nb.content); err != nil {
+			return DraftEvent{}, err
+		}
+		if err := r.noteAssets(b, owner, &nb.blk); err != nil {
 			return DraftEvent{}, err
 		}
 		x.count += nb.count - blk.Count

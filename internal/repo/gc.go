@@ -21,7 +21,8 @@ var ErrGCRunning = errs.E(errs.Conflict, "a gc is already running; wait for it t
 
 // GCOptions tune GC.
 type GCOptions struct {
-	// Prune: reflog entries younger than this keep what they name (zero:
+	// Prune: reflog entries and asset uploads younger than this keep what
+	// they name (zero:
 	// DefaultPrune; negative: no reflog entry keeps anything).
 	Prune time.Duration
 	// Roots are more objects to keep with everything they reach (open
@@ -44,7 +45,7 @@ type GCReport struct {
 
 // GC removes every object that nothing reaches: not a ref (document heads,
 // backup namespaces), not a draft, not a reflog entry younger than Prune,
-// not one of o.Roots. It is safe while other goroutines write: writers hold
+// not an asset uploaded within Prune, not one of o.Roots. It is safe while other goroutines write: writers hold
 // a write pass and every object they look up during the collection is kept
 // (see kv.DB.WritePass), so an object a concurrent save reuses is never
 // removed.
@@ -87,6 +88,7 @@ func (r *Repo) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 	}
 	var cands []objstore.ID
 	size := map[objstore.ID]int{}
+	assets := map[objstore.ID]bool{}
 	err = r.objs.ForEach(func(id objstore.ID, info objstore.StoredInfo) error {
 		if err := ctxErr(ctx); err != nil {
 			return err
@@ -96,6 +98,9 @@ func (r *Repo) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 		if !keep[id] {
 			cands = append(cands, id)
 			size[id] = info.Size
+			if info.Kind == objstore.KindAsset {
+				assets[id] = true
+			}
 		}
 		return nil
 	})
@@ -141,6 +146,13 @@ func (r *Repo) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 	if err := r.objs.Delete(b, dead); err != nil {
 		return rep, fmt.Errorf("gc: %w", err)
 	}
+	for _, id := range dead {
+		if assets[id] {
+			if err := deleteAssetRecords(b, id); err != nil {
+				return rep, fmt.Errorf("gc: %w", err)
+			}
+		}
+	}
 	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return rep, fmt.Errorf("gc: commit: %w", err)
 	}
@@ -148,9 +160,17 @@ func (r *Repo) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 }
 
 // gcRoots lists what keeps objects alive: every ref, the versions named by
-// reflog entries younger than prune, every draft's blocks, and extra.
+// reflog entries younger than prune, every draft's blocks (and so the
+// assets they name), the assets uploaded within prune, and extra.
 func (r *Repo) gcRoots(ctx context.Context, prune time.Duration, extra []objstore.ID) ([]objstore.ID, error) {
 	roots := append([]objstore.ID(nil), extra...)
+	if prune >= 0 {
+		recent, err := r.recentAssets(ctx, r.now().Add(-prune))
+		if err != nil {
+			return nil, err
+		}
+		roots = append(roots, recent...)
+	}
 	vals, names, err := r.refs.List("")
 	if err != nil {
 		return nil, err

@@ -75,6 +75,9 @@ func (r *Repo) Chown(ctx context.Context, p ChownParams) (prev string, err error
 	if err := setRec(b, docKey(p.Doc), d); err != nil {
 		return "", err
 	}
+	if err := r.grantDocAssets(b, p.Doc, p.Owner); err != nil {
+		return "", fmt.Errorf("chown %s: %w", p.Doc, err)
+	}
 	e := OwnerEvent{From: prev, FromName: p.PrevName, To: p.Owner, ToName: p.OwnerName, Actor: p.Actor}
 	if err := ev.add(b, EventOwnerChanged, r.now().UnixMilli(), e); err != nil {
 		return "", err

@@ -92,6 +92,7 @@ func (r *Repo) indexInto(ctx context.Context, b *pebble.Batch, doc string, head 
 		d.Owner, d.LegacyOwner, d.Created = old.Owner, old.LegacyOwner, old.Created
 	}
 	var prev *objstore.Version
+	contents := map[objstore.ID]bool{} // every content the history names, for its assets
 	for i := len(chain) - 1; i >= 0; i-- {
 		v, id := chain[i], ids[i]
 		major, rev, err := ParseLabel(v.Label)
@@ -110,6 +111,7 @@ func (r *Repo) indexInto(ctx context.Context, b *pebble.Batch, doc string, head 
 		for _, e := range blockEvents(prev, v.Blocks, "") {
 			switch e.Op {
 			case objstore.EventAdd, objstore.EventModify:
+				contents[e.After] = true
 				err = b.Set(bidxKey(doc, e.BlockID, v.Seq), e.After[:], nil)
 			case objstore.EventDelete:
 				err = b.Set(bidxKey(doc, e.BlockID, v.Seq), nil, nil)
@@ -124,6 +126,9 @@ func (r *Repo) indexInto(ctx context.Context, b *pebble.Batch, doc string, head 
 	}
 	if err := setRec(b, docKey(doc), d); err != nil {
 		return err
+	}
+	if err := r.grantAssets(b, d.Owner, contents); err != nil {
+		return fmt.Errorf("reindex %s: %w", doc, err)
 	}
 	hv := chain[0]
 	var prevDraft draftRec // its header is enough: the seq

@@ -51,22 +51,26 @@ type Options struct {
 	// EventRetention is how many events each document stream keeps; an
 	// editor whose cursor is older must resync. Zero: 1,024.
 	EventRetention uint64
+	// MaxAsset bounds one uploaded asset's bytes (zero: DefaultMaxAsset;
+	// at most objstore.MaxAsset).
+	MaxAsset int
 }
 
 // Repo is the content service over one store. It is safe for concurrent
 // use; changes to one document are serialized by that document's lock.
 type Repo struct {
-	db     *kv.DB
-	objs   *objstore.Store
-	refs   *refs.Store
-	hub    *stream.Hub
-	limits flowdoc.Limits
-	req    RequestLimits
-	now    func() time.Time
-	boot   string // this Repo's session; a draft saved by another is from an earlier session
-	keep   uint64 // events kept per document stream
-	owned  bool   // Close closes db
-	cp     *checkpointer
+	db       *kv.DB
+	objs     *objstore.Store
+	refs     *refs.Store
+	hub      *stream.Hub
+	limits   flowdoc.Limits
+	req      RequestLimits
+	now      func() time.Time
+	boot     string // this Repo's session; a draft saved by another is from an earlier session
+	keep     uint64 // events kept per document stream
+	maxAsset int    // bytes of one asset (PutAsset)
+	owned    bool   // Close closes db
+	cp       *checkpointer
 
 	locks docLocks   // one lock per document: changes to it are serialized
 	gcMu  sync.Mutex // one collection at a time
@@ -200,6 +204,11 @@ func New(db *kv.DB, o Options) *Repo {
 	if r.keep == 0 {
 		r.keep = 1024
 	}
+	r.maxAsset = o.MaxAsset
+	if r.maxAsset <= 0 {
+		r.maxAsset = DefaultMaxAsset
+	}
+	r.maxAsset = min(r.maxAsset, objstore.MaxAsset)
 	return r
 }
 
@@ -691,7 +700,7 @@ func (r *Repo) materialize(entries []objstore.BlockEntry) (flowdoc.Document, err
 // putSlots gives every slot with a new Block its content id and meta
 // (unless encodeSlots did), writes the content objects that are new into
 // b, and returns the entries.
-func (r *Repo) putSlots(b *pebble.Batch, slots []slot) ([]objstore.BlockEntry, error) {
+func (r *Repo) putSlots(b *pebble.Batch, owner string, slots []slot) ([]objstore.BlockEntry, error) {
 	out := make([]objstore.BlockEntry, len(slots))
 	for i := range slots {
 		s := &slots[i]
@@ -701,6 +710,9 @@ func (r *Repo) putSlots(b *pebble.Batch, slots []slot) ([]objstore.BlockEntry, e
 			}
 			if s.Content != s.prev {
 				if err := r.objs.PutEncoded(b, *s.enc); err != nil {
+					return nil, err
+				}
+				if err := r.noteAssets(b, owner, s.Block); err != nil {
 					return nil, err
 				}
 			}

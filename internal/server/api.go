@@ -170,6 +170,10 @@ func (s *Server) routes() http.Handler {
 // only when it is a known one, and the answer carries nosniff: whatever a
 // client puts in the URL stays inert in the answer.
 func (s *Server) noEndpoint(w http.ResponseWriter, r *http.Request) {
+	if !isAPIPath(r.URL.Path) {
+		s.siteNotFound(w, r) // a page of the site that does not exist
+		return
+	}
 	path := r.URL.EscapedPath()
 	if len(path) > 200 {
 		path = path[:200] + "…"
@@ -186,6 +190,12 @@ func (s *Server) noEndpoint(w http.ResponseWriter, r *http.Request) {
 	e.What, e.Name = "endpoint", method+" "+path
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	s.writeError(w, e)
+}
+
+// isAPIPath reports whether path belongs to the API, whose unknown paths
+// keep their JSON errors (everything else is the site's).
+func isAPIPath(path string) bool {
+	return path == "/v1" || strings.HasPrefix(path, "/v1/") || path == "/healthz" || path == "/metrics"
 }
 
 // Health is the body of /healthz.

@@ -7,6 +7,7 @@ import (
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/server/syncrepo"
 	"github.com/foliodev/folio/internal/stream"
+	"github.com/foliodev/folio/objstore"
 	"github.com/foliodev/folio/objstore/pack"
 )
 
@@ -27,6 +28,7 @@ type Content interface {
 	Storage
 	Streams
 	Packs
+	Assets
 }
 
 // The sync server's adapter is handed the server's Content.
@@ -137,4 +139,19 @@ type Packs interface {
 	// PackStores are the content service's own object, ref and key-value
 	// stores, so that an export sees every ref the service moved.
 	PackStores() pack.Stores
+}
+
+// Assets stores and reads uploaded images and files (docs/api.md,
+// "Assets").
+type Assets interface {
+	// PutAsset stores data uploaded by the user with id user under name:
+	// errs.Unsupported for a refused type, errs.TooLarge over MaxAsset.
+	PutAsset(ctx context.Context, data []byte, name, user string) (repo.AssetInfo, error)
+	// Asset reads an asset; *repo.NotFoundError when there is none.
+	Asset(ctx context.Context, id objstore.ID) (*objstore.Asset, repo.AssetInfo, error)
+	// MayReadAsset reports whether the user with id user may read it (one
+	// point read; admins are not asked).
+	MayReadAsset(id objstore.ID, user string) (bool, error)
+	// MaxAsset is the limit of one asset's bytes.
+	MaxAsset() int
 }

@@ -112,6 +112,10 @@ func (s *Server) publicArticle(format string) http.HandlerFunc {
 			return
 		}
 		tag := etag(pub.Version, format)
+		if vis == publish.Password && format != "json" {
+			// Its asset URLs are signed with this process's key.
+			tag = etag(pub.Version, format+"-"+s.assetMAC("", "", objstore.ID{})[:8])
+		}
 		h := w.Header()
 		h.Set("ETag", tag)
 		h.Add("Vary", PasswordHeader)
@@ -124,13 +128,7 @@ func (s *Server) publicArticle(format string) http.HandlerFunc {
 		if notModified(w, r, tag) {
 			return
 		}
-		data, ctype, err := s.rendered.get(pub, format, func() ([]byte, string, error) {
-			body, err := s.pub.Body(r.Context(), pub)
-			if err != nil {
-				return nil, "", err
-			}
-			return render(pub, body, format)
-		})
+		data, ctype, err := s.renderArticle(r, pub, vis, format)
 		if err != nil {
 			s.failPublic(w, r, slug, err)
 			return
@@ -149,22 +147,58 @@ func (s *Server) publicArticle(format string) http.HandlerFunc {
 // script, style or plugin of any kind (the renderer writes no style
 // attribute), images and media from the web, no <base>, no form target,
 // and no framing by another site.
-const articleCSP = "default-src 'none'; img-src http: https:; media-src http: https:; style-src 'none'; " +
+const articleCSP = "default-src 'none'; img-src 'self' http: https:; media-src 'self' http: https:; style-src 'none'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// render makes one representation of a published version.
+// renderArticle makes a representation of a publication a request may
+// read: from the cache for a public article; made for the request for a
+// password-protected one, whose asset URLs are signed for it.
+func (s *Server) renderArticle(r *http.Request, pub publish.Publication, vis, format string) ([]byte, string, error) {
+	if vis == publish.Password && format != "json" {
+		body, err := s.pub.Body(r.Context(), pub)
+		if err != nil {
+			return nil, "", err
+		}
+		return renderWith(pub, body, format, s.signedAssetURL(pub))
+	}
+	return s.rendered.get(pub, format, func() ([]byte, string, error) {
+		body, err := s.pub.Body(r.Context(), pub)
+		if err != nil {
+			return nil, "", err
+		}
+		return render(pub, body, format)
+	})
+}
+
+// publicAssetURL is where the public site serves an asset.
+func publicAssetURL(hash string) string { return PublicAssetsPath + hash }
+
+// render makes one representation of a published version. The title is
+// shown once: the HTML and Markdown put it first, so a leading level-1
+// heading that repeats it is left out (flowdoc.WithoutTitle); assets are
+// the site's /assets/ URLs.
 func render(pub publish.Publication, body flowdoc.Document, format string) ([]byte, string, error) {
+	return renderWith(pub, body, format, publicAssetURL)
+}
+
+// renderWith is render with the URL function of assets (a password-
+// protected article's are signed: Server.signedAssetURL).
+func renderWith(pub publish.Publication, body flowdoc.Document, format string, publicAssetURL func(string) string) ([]byte, string, error) {
 	switch format {
 	case "html":
 		var b bytes.Buffer
 		b.WriteString("<article>\n<h1>")
 		xml.EscapeText(&b, []byte(pub.Title))
 		b.WriteString("</h1>\n")
-		b.WriteString(flowdoc.RenderHTML(body))
+		b.WriteString(flowdoc.RenderHTMLWith(flowdoc.WithoutTitle(body, pub.Title), flowdoc.HTMLOptions{AssetURL: publicAssetURL}))
 		b.WriteString("</article>\n")
 		return b.Bytes(), "text/html; charset=utf-8", nil
+	case "site":
+		// The article page's body: its template shows the title.
+		return []byte(flowdoc.RenderHTMLWith(flowdoc.WithoutTitle(body, pub.Title), flowdoc.HTMLOptions{AssetURL: publicAssetURL})), "text/html; charset=utf-8", nil
 	case "markdown":
-		return []byte(flowdoc.RenderMarkdownTitle(pub.Title) + flowdoc.RenderMarkdown(body)), "text/markdown; charset=utf-8", nil
+		md := flowdoc.RenderMarkdown(flowdoc.MapAssets(flowdoc.WithoutTitle(body, pub.Title), publicAssetURL))
+		return []byte(flowdoc.RenderMarkdownTitle(pub.Title) + md), "text/markdown; charset=utf-8", nil
 	}
 	pub.Visibility = "" // the JSON of a public article never varies with the reader
 	data, err := json.Marshal(ArticleResponse{Publication: pub, Body: flowdoc.CanonicalJSON(body)})
@@ -287,11 +321,8 @@ func (s *Server) publicFeed(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
 		base = "https://" + r.Host
 	}
-	title := s.cfg.SiteTitle
-	if title == "" {
-		title = "Folio"
-	}
-	feed := atomFeed{Title: title, ID: base + "/v1/public/feed.atom", Author: atomAuthor{Name: title},
+	title, author := s.siteNames()
+	feed := atomFeed{Title: title, ID: base + "/v1/public/feed.atom", Author: atomAuthor{Name: author},
 		Link: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: base + "/v1/public/feed.atom"}}}
 	var latest int64
 	for _, p := range page.Articles {
@@ -306,7 +337,7 @@ func (s *Server) publicFeed(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err)
 			return
 		}
-		url := base + "/v1/public/articles/" + p.Slug + "/html"
+		url := base + "/a/" + p.Slug
 		e := atomEntry{Title: p.Title, ID: "urn:folio:" + p.Doc, Published: rfc3339(p.Published), Updated: rfc3339(p.Updated),
 			Link: atomLink{Rel: "alternate", Type: "text/html", Href: url}, Summary: p.Summary,
 			Content: atomContent{Type: "html", Text: string(body)}}

@@ -61,6 +61,8 @@ func (s *Server) publishingRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("DELETE /v1/tags/{name}", s.authed(adminOnly, s.deleteTerm(s.pub.DeleteTag)))
 
 	s.publicRoutes(mux)
+	s.assetRoutes(mux)
+	s.siteRoutes(mux)
 }
 
 // maySee is the slug conflict's test: may p see document doc?

@@ -122,8 +122,11 @@ type Config struct {
 	// public API work without them).
 	Attrs   *attrs.Service
 	Reading *reading.Service
-	// SiteTitle names the Atom feed ("" : "Folio").
-	SiteTitle string
+	// SiteTitle names the public site and the Atom feed ("" : "Folio");
+	// SiteAuthor is the feed's author and the pages' footer ("" : the
+	// title). [site] in docs/config.md.
+	SiteTitle  string
+	SiteAuthor string
 }
 
 // Defaults of the connection limits.
@@ -150,6 +153,7 @@ type Server struct {
 
 	pub         *publish.Store
 	rendered    *renderCache
+	assetKey    [32]byte    // signs the asset URLs of password-protected pages (site.go); random per process
 	sync        SyncService // nil when no sync service is mounted
 	stopRevoke  func()
 	closing     atomic.Bool
@@ -212,6 +216,7 @@ func New(cfg Config) (*Server, error) {
 			s.maxBody = 17 << 20
 		}
 	}
+	_, _ = rand.Read(s.assetKey[:])
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	s.bootID = hex.EncodeToString(b[:])
@@ -668,7 +673,13 @@ func (s *Server) authed(level int, h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+			limit := s.maxBody
+			if r.URL.Path == AssetsPath {
+				// An upload is bounded by the asset limit, which may be
+				// larger than a JSON body's (uploadAsset reads at most it).
+				limit = max(limit, int64(s.content.MaxAsset())+1)
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
 	}

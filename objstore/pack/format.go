@@ -140,7 +140,7 @@ func checkRefName(name string) error {
 }
 
 func knownKind(k objstore.Kind) bool {
-	return k == objstore.KindContent || k == objstore.KindVersion || k == objstore.KindTxn
+	return k == objstore.KindContent || k == objstore.KindVersion || k == objstore.KindTxn || k == objstore.KindAsset
 }
 
 // Writer writes a pack. It holds at most two chunks (about 2×ChunkSize

@@ -14,6 +14,7 @@ import (
 
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/mediatype"
 	"github.com/foliodev/folio/objstore"
 )
 
@@ -189,6 +190,7 @@ func ExportGit(ctx context.Context, s Stores, w io.Writer, o GitOptions) (GitSta
 	st.Docs = len(queues)
 	bw := bufio.NewWriterSize(w, 256<<10)
 	cache := blockCache{}
+	assets := map[string]string{}  // hex id -> its path in the tree, once written
 	marks := map[objstore.ID]int{} // commit mark of each published version
 	for _, id := range published {
 		marks[id] = 0
@@ -201,7 +203,7 @@ func ExportGit(ctx context.Context, s Stores, w io.Writer, o GitOptions) (GitSta
 		}
 		q := h[0]
 		gv := q.vs[q.next]
-		if err := writeCommit(bw, s.Objects, cache, branch, q, gv.id, st.Commits+1); err != nil {
+		if err := writeCommit(bw, s.Objects, cache, assets, branch, q, gv.id, st.Commits+1); err != nil {
 			return st, err
 		}
 		st.Commits++
@@ -270,7 +272,12 @@ func docHistory(ctx context.Context, objs *objstore.Store, doc string, head objs
 	return q, slug, nil
 }
 
-func writeCommit(w *bufio.Writer, objs *objstore.Store, cache blockCache, branch string, q *docQueue, id objstore.ID, mark int) error {
+// AssetDir is where the git export puts assets: beside the documents,
+// one file per asset named by its hash, so that every document's
+// Markdown names them by the relative path assets/<hash>.<ext>.
+const AssetDir = "docs/assets/"
+
+func writeCommit(w *bufio.Writer, objs *objstore.Store, cache blockCache, assets map[string]string, branch string, q *docQueue, id objstore.ID, mark int) error {
 	v, err := objs.GetVersion(id)
 	if err != nil {
 		return fmt.Errorf("pack: document %s: version %s: %w", q.doc, id.Short(), err)
@@ -282,7 +289,29 @@ func writeCommit(w *bufio.Writer, objs *objstore.Store, cache blockCache, branch
 	ident := gitIdent(v.Author, v.Time)
 	fmt.Fprintf(w, "commit %s\nmark :%d\nauthor %s\ncommitter %s\n", branch, mark, ident, ident)
 	writeData(w, []byte(commitMessage(v, id)))
-	writeFile(w, q.path+".md", []byte(markdownFile(v, body)))
+	// The first commit that references an asset adds its file; the
+	// branch's later trees keep it.
+	for _, h := range flowdoc.DocAssetRefs(body) {
+		if _, ok := assets[h]; ok {
+			continue
+		}
+		aid, err := objstore.ParseID(h)
+		if err != nil {
+			return fmt.Errorf("pack: document %s: %w", q.doc, err)
+		}
+		a, err := objs.GetAsset(aid)
+		if err != nil {
+			return fmt.Errorf("pack: document %s: version %s: asset %s: %w", q.doc, id.Short(), aid.Short(), err)
+		}
+		path := AssetDir + h + mediatype.Ext(a.MIME)
+		writeFile(w, path, a.Data)
+		assets[h] = path
+	}
+	md := flowdoc.MapAssets(body, func(h string) string {
+		p, _ := strings.CutPrefix(assets[h], "docs/")
+		return p
+	})
+	writeFile(w, q.path+".md", []byte(markdownFile(v, md)))
 	writeFile(w, q.path+".json", VersionJSON(body))
 	_, err = w.WriteString("\n")
 	return err

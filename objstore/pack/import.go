@@ -375,14 +375,21 @@ func describe(objs *objstore.Store, id objstore.ID) string {
 // decodeEntry decodes e, the entry just returned by Next, as its kind
 // (bounded: a crafted object is an error, never an allocation it does not
 // pay for) and returns the ids it references. Content, which references
-// nothing, is only checked against the bounds (objstore.CheckBounds). An
+// nothing but assets, is checked against the bounds (objstore.CheckBounds)
+// and decoded only when it names an asset; an asset is checked to be of the
+// type it records (objstore.CheckAsset). An
 // entry that does not decode is a *FormatError naming it.
 func (r *Reader) decodeEntry(e Entry) ([]objstore.ID, error) {
 	var refs []objstore.ID
 	var err error
-	if e.Kind == objstore.KindContent {
-		err = objstore.CheckBounds(e.Kind, e.Data)
-	} else {
+	switch e.Kind {
+	case objstore.KindContent:
+		if err = objstore.CheckBounds(e.Kind, e.Data); err == nil {
+			refs, err = objstore.References(e.Kind, e.Data) // the assets it names
+		}
+	case objstore.KindAsset:
+		err = objstore.CheckAsset(e.Data) // its recorded type is its bytes' type
+	default:
 		refs, err = objstore.References(e.Kind, e.Data)
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"slices"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
@@ -174,6 +175,103 @@ func (s *Store) decoyVersion() objstore.ID {
 		return *p
 	}
 	return objstore.ID{}
+}
+
+// PasswordProtected reports whether slug names a published article whose
+// visibility is password (the site shows such an article's password
+// form). Everything else, private and unpublished articles included, is
+// false, as for a slug nobody uses.
+func (s *Store) PasswordProtected(ctx context.Context, slug string) (bool, error) {
+	if err := ctx.Err(); err != nil || !validSlug(slug) {
+		return false, err
+	}
+	id, err := s.refs.Get(SlugRef(slug))
+	if errors.Is(err, refs.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	v, err := s.objs.GetVersion(id)
+	if err != nil {
+		return false, err
+	}
+	var pub Publication
+	ok, err := kv.GetRecord(s.db.DB, pubKey(v.Doc), &pub)
+	if err != nil || !ok || pub.Version != id || pub.Slug != slug {
+		return false, err
+	}
+	vis, _, err := s.loadVis(pub.Doc)
+	return err == nil && vis.Visibility == Password, err
+}
+
+// ProtectedAsset returns the publication of the password-protected
+// article published under slug when its published version references
+// asset id (the site serves such an asset to a reader who showed the
+// password, through a URL it signs: see the server's site.go); false
+// for anything else.
+func (s *Store) ProtectedAsset(ctx context.Context, slug string, id objstore.ID) (Publication, bool, error) {
+	if err := ctx.Err(); err != nil || !validSlug(slug) {
+		return Publication{}, false, err
+	}
+	vid, err := s.refs.Get(SlugRef(slug))
+	if errors.Is(err, refs.ErrNotFound) {
+		return Publication{}, false, nil
+	}
+	if err != nil {
+		return Publication{}, false, err
+	}
+	v, err := s.objs.GetVersion(vid)
+	if err != nil {
+		return Publication{}, false, err
+	}
+	var pub Publication
+	ok, err := kv.GetRecord(s.db.DB, pubKey(v.Doc), &pub)
+	if err != nil || !ok || pub.Version != vid || pub.Slug != slug || !slices.Contains(pub.Assets, id) {
+		return Publication{}, false, err
+	}
+	vis, _, err := s.loadVis(pub.Doc)
+	if err != nil || vis.Visibility != Password {
+		return Publication{}, false, err
+	}
+	return pub, true, nil
+}
+
+// maxAssetPubs bounds the documents PublicAsset looks at for one asset.
+const maxAssetPubs = 256
+
+// PublicAsset reports whether the public may read asset id: the
+// published version of a document whose visibility is public references
+// it. A password-protected article's assets are not public (an image
+// request carries no password).
+func (s *Store) PublicAsset(ctx context.Context, id objstore.ID) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	keys, err := kv.Keys(s.db.DB, kv.TableKey("assetpub", id.String(), ""), maxAssetPubs)
+	if err != nil {
+		return false, err
+	}
+	p := len(kv.TableKey("assetpub", id.String(), ""))
+	for _, k := range keys {
+		doc := string(k[p:])
+		vis, _, err := s.loadVis(doc)
+		if err != nil {
+			return false, err
+		}
+		if vis.Visibility != Public {
+			continue
+		}
+		var pub Publication
+		ok, err := kv.GetRecord(s.db.DB, pubKey(doc), &pub)
+		if err != nil {
+			return false, err
+		}
+		if ok && slices.Contains(pub.Assets, id) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Body materializes a publication's version.

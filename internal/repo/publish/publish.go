@@ -81,6 +81,9 @@ type Publication struct {
 	Updated   int64 `msgpack:"updated" json:"updated"`
 	// Visibility is the document's visibility (filled in on reads).
 	Visibility string `msgpack:"-" json:"visibility"`
+	// Assets are the assets the version references (the t/assetpub
+	// index of them moves with the publication).
+	Assets []objstore.ID `msgpack:"assets,omitempty" json:"-"`
 }
 
 // visRec is a document's visibility setting: t/pubvis/<doc>. It exists
@@ -152,6 +155,10 @@ func SlugRef(slug string) string { return "pub/slugs/" + slug }
 
 func pubKey(doc string) []byte { return kv.TableKey("pub", doc) }
 func visKey(doc string) []byte { return kv.TableKey("pubvis", doc) }
+
+// assetPubKey is t/assetpub/<asset hex>\x00<doc>: the document's
+// published version references the asset.
+func assetPubKey(a objstore.ID, doc string) []byte { return kv.TableKey("assetpub", a.String(), doc) }
 
 // listKey orders published articles newest first: t/publ/<^published 8>\x00<doc>.
 func listKey(published int64, doc string) []byte {
@@ -322,6 +329,9 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 		pub := Publication{Doc: p.Doc, Version: tx.Head, Label: v.Label, Slug: slug, Title: v.Attrs.Title,
 			Summary: v.Attrs.Summary, Category: v.Attrs.Category, Tags: dedupTags(v.Attrs.Tags),
 			Published: now, Updated: now}
+		if pub.Assets, err = s.objs.VersionAssets(v); err != nil {
+			return err
+		}
 		if published {
 			pub.Published = prev.Published
 			if err := deleteIndexes(b, prev); err != nil {
@@ -502,6 +512,11 @@ func addIndexes(b *pebble.Batch, p Publication) error {
 	if err := b.Set(listKey(p.Published, p.Doc), nil, nil); err != nil {
 		return err
 	}
+	for _, a := range p.Assets {
+		if err := b.Set(assetPubKey(a, p.Doc), nil, nil); err != nil {
+			return err
+		}
+	}
 	if p.Category != "" {
 		if err := b.Set(catListKey(p.Category, p.Published, p.Doc), nil, nil); err != nil {
 			return err
@@ -518,6 +533,11 @@ func addIndexes(b *pebble.Batch, p Publication) error {
 func deleteIndexes(b *pebble.Batch, p Publication) error {
 	if err := b.Delete(listKey(p.Published, p.Doc), nil); err != nil {
 		return err
+	}
+	for _, a := range p.Assets {
+		if err := b.Delete(assetPubKey(a, p.Doc), nil); err != nil {
+			return err
+		}
 	}
 	if p.Category != "" {
 		if err := b.Delete(catListKey(p.Category, p.Published, p.Doc), nil); err != nil {
