@@ -369,7 +369,7 @@ func (im *importer) block(n ast.Node, depth int) []Block {
 		a := &Attrs{Text: im.codeText(n)}
 		if lang := n.Language(im.src); lang != nil {
 			a.Language = codeLanguage(decodeMarkdown(lang))
-			if a.Language != string(lang) {
+			if a.Language != decodeMarkdown(lang) {
 				im.report(n, UnsupportedCodeLanguage, string(lang), fmt.Sprintf("language imported as %q (at most 32 characters, no blanks)", a.Language))
 			}
 		}
