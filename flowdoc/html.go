@@ -113,6 +113,11 @@ func (w *htmlWriter) block(b Block) {
 			tag = "ol"
 		}
 		w.open(tag, b, "")
+		if a.Ordered && a.Start > 1 {
+			s := w.sb.String() // the open tag gets its start
+			w.sb.Reset()
+			w.s(s[:len(s)-1] + ` start="` + strconv.Itoa(a.Start) + `">`)
+		}
 		w.items(b.Items, tag)
 		w.s("</" + tag + ">\n")
 	case Code:

@@ -51,6 +51,7 @@ func TestRenderHTMLRelativeDividerHeadings(t *testing.T) {
 		{ID: "m", Type: Media, Attrs: &Attrs{Kind: "image", Src: "img/a.png", Alt: "A"}},
 		{ID: "h5", Type: Heading, Attrs: &Attrs{Level: 5}, RichText: []Run{{Text: "Five"}}},
 		{ID: "h6", Type: Heading, Attrs: &Attrs{Level: 6}, RichText: []Run{{Text: "Six"}}},
+		{ID: "ol", Type: List, Attrs: &Attrs{Ordered: true, Start: 3}, Items: []ListItem{{RichText: []Run{{Text: "three"}}}}},
 	}}
 	out := RenderHTML(d)
 	for _, want := range []string{
@@ -61,6 +62,7 @@ func TestRenderHTMLRelativeDividerHeadings(t *testing.T) {
 		`src="img/a.png"`,
 		`<h6 data-block="h5">Five</h6>`,
 		`<h6 data-block="h6">Six</h6>`,
+		`<ol data-block="ol" start="3"><li>three</li>`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %s:\n%s", want, out)

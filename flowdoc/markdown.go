@@ -80,7 +80,7 @@ func (r *mdRenderer) block(b Block) {
 			r.altMarker = false
 		}
 		var sb strings.Builder
-		listMarkdown(&sb, b.Items, a.Ordered, r.altMarker, "")
+		listMarkdown(&sb, b.Items, a.Ordered, r.altMarker, "", max(a.Start, 1))
 		r.emit(strings.TrimSuffix(sb.String(), "\n"))
 		r.lastList = &b
 	case Code:
@@ -146,14 +146,14 @@ func (r *mdRenderer) block(b Block) {
 	}
 }
 
-func listMarkdown(sb *strings.Builder, items []ListItem, ordered, alt bool, indent string) {
+func listMarkdown(sb *strings.Builder, items []ListItem, ordered, alt bool, indent string, start int) {
 	for i, it := range items {
 		var marker string
 		switch {
 		case ordered && alt:
-			marker = strconv.Itoa(i+1) + ") "
+			marker = strconv.Itoa(start+i) + ") "
 		case ordered:
-			marker = strconv.Itoa(i+1) + ". "
+			marker = strconv.Itoa(start+i) + ". "
 		case alt:
 			marker = "* "
 		default:
@@ -170,7 +170,7 @@ func listMarkdown(sb *strings.Builder, items []ListItem, ordered, alt bool, inde
 		}
 		sb.WriteString(strings.TrimRight(prefixLines(text, indent+marker, cont), " "))
 		sb.WriteByte('\n')
-		listMarkdown(sb, it.Items, ordered, alt, cont)
+		listMarkdown(sb, it.Items, ordered, alt, cont, 1)
 	}
 }
 

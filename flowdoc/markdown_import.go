@@ -45,7 +45,7 @@ const (
 	UnsupportedQuoteContent  = "quote-content" // non-text block in a quote, placed after it
 	UnsupportedListContent   = "list-content"  // non-text block in a list item, kept as its text
 	UnsupportedListKind      = "list-kind"     // nested list of the other kind
-	UnsupportedListStart     = "list-start"    // ordered list not starting at 1
+	UnsupportedListStart     = "list-start"    // ordered list starting at 0, numbered from 1
 	UnsupportedTableAlign    = "table-alignment"
 	UnsupportedLinkTitle     = "link-title"
 	UnsupportedEmptyEquation = "empty-equation" // $$ $$ with nothing inside; dropped
@@ -362,8 +362,11 @@ func (im *importer) block(n ast.Node, depth int) []Block {
 		b := Block{ID: im.id(), Type: List}
 		if n.IsOrdered() {
 			b.Attrs = &Attrs{Ordered: true}
-			if n.Start != 1 {
-				im.report(n, UnsupportedListStart, im.lineText(n), fmt.Sprintf("numbering starts at 1, not %d", n.Start))
+			switch {
+			case n.Start == 0:
+				im.report(n, UnsupportedListStart, im.lineText(n), "numbering starts at 1, not 0")
+			case n.Start != 1:
+				b.Attrs.Start = n.Start
 			}
 		}
 		b.Items = im.items(n, n.IsOrdered(), 1)
@@ -372,7 +375,7 @@ func (im *importer) block(n ast.Node, depth int) []Block {
 		a := &Attrs{Text: im.codeText(n)}
 		if lang := n.Language(im.src); lang != nil {
 			a.Language = codeLanguage(decodeMarkdown(lang))
-			if a.Language != string(lang) {
+			if a.Language != decodeMarkdown(lang) {
 				im.report(n, UnsupportedCodeLanguage, string(lang), fmt.Sprintf("language imported as %q (at most 32 characters, no blanks)", a.Language))
 			}
 		}

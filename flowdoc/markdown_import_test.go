@@ -88,6 +88,7 @@ func TestImportMarkdownMapping(t *testing.T) {
 		{"nested marks", "***both*** ~~gone~~ `x`", []Block{{ID: "b1", Type: Paragraph, RichText: []Run{
 			{Text: "both", Marks: []Mark{Bold, Italic}}, {Text: " "}, {Text: "gone", Marks: []Mark{Strike}}, {Text: " "}, {Text: "x", Marks: []Mark{CodeMark}}}}}, nil},
 		{"heading six", "###### Six", []Block{{ID: "b1", Type: Heading, Attrs: &Attrs{Level: 6}, RichText: txt("Six")}}, nil},
+		{"list start", "3. three\n4. four", []Block{{ID: "b1", Type: List, Attrs: &Attrs{Ordered: true, Start: 3}, Items: []ListItem{{RichText: txt("three")}, {RichText: txt("four")}}}}, nil},
 		{"setext", "Title\n=====", []Block{{ID: "b1", Type: Heading, Attrs: &Attrs{Level: 1}, RichText: txt("Title")}}, nil},
 		{"unsafe link", "[click](javascript:alert(1))", []Block{{ID: "b1", Type: Paragraph, RichText: txt("click")}}, []string{UnsupportedLinkRefused}},
 		{"unsafe link hidden by tab", "[click](java&#9;script:alert(1))", []Block{{ID: "b1", Type: Paragraph, RichText: txt("click")}}, []string{UnsupportedLinkRefused}},

@@ -84,6 +84,9 @@ const (
 	MaxDepth = 4
 	// MaxListDepth is how deep list items nest inside one list block.
 	MaxListDepth = 8
+	// MaxListStart is the highest first number of an ordered list
+	// (CommonMark's nine digits).
+	MaxListStart = 999999999
 	// MaxHeadingLevel is the deepest heading level (HTML's h1..h6).
 	MaxHeadingLevel = 6
 	// MaxColumns is the most columns a columns block may have.

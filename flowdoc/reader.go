@@ -513,11 +513,14 @@ func (r *Reader) blockAttrs(path string) (*Attrs, error) {
 	ok, err := r.Object(path, "attrs", func(key, p string) (bool, error) {
 		var s *string
 		switch key {
-		case "level", "size":
+		case "level", "size", "start":
 			n, err := r.Int(p)
-			if key == "level" {
+			switch key {
+			case "level":
 				a.Level = int(n)
-			} else {
+			case "start":
+				a.Start = int(n)
+			default:
 				a.Size = n
 			}
 			return true, err

@@ -58,7 +58,7 @@ func blockText(b Block) string {
 		return prefixLines(readableRuns(b.RichText), "> ", "> ")
 	case List:
 		var sb strings.Builder
-		listText(&sb, b.Items, a.Ordered, "")
+		listText(&sb, b.Items, a.Ordered, "", max(a.Start, 1))
 		return strings.TrimSuffix(sb.String(), "\n")
 	case Code:
 		return strings.TrimSuffix(a.Text, "\n")
@@ -137,16 +137,16 @@ func blockText(b Block) string {
 
 // listText writes items, each nested level indented under the text of
 // its parent item.
-func listText(sb *strings.Builder, items []ListItem, ordered bool, indent string) {
+func listText(sb *strings.Builder, items []ListItem, ordered bool, indent string, start int) {
 	for i, it := range items {
 		marker := "• "
 		if ordered {
-			marker = strconv.Itoa(i+1) + ". "
+			marker = strconv.Itoa(start+i) + ". "
 		}
 		cont := indent + strings.Repeat(" ", len([]rune(marker)))
 		sb.WriteString(prefixLines(readableRuns(it.RichText), indent+marker, cont))
 		sb.WriteByte('\n')
-		listText(sb, it.Items, ordered, cont)
+		listText(sb, it.Items, ordered, cont, 1)
 	}
 }
 

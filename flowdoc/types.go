@@ -52,7 +52,7 @@ func (t BlockType) IsText() bool { return t == Paragraph || t == Heading || t ==
 //
 //	paragraph, quote   RichText
 //	heading            Attrs.Level (1..MaxHeadingLevel), RichText
-//	list               Attrs.Ordered, Items (nested)
+//	list               Attrs.Ordered, Attrs.Start (first number, unset: 1), Items (nested)
 //	code               Attrs.Language, Attrs.Text
 //	equation           Attrs.Latex
 //	media              Attrs.Kind (image|video), Attrs.Src, Attrs.Alt, Attrs.Caption
@@ -81,6 +81,7 @@ type Block struct {
 type Attrs struct {
 	Level       int    `json:"level,omitempty" msgpack:"level,omitempty"`
 	Ordered     bool   `json:"ordered,omitempty" msgpack:"ordered,omitempty"`
+	Start       int    `json:"start,omitempty" msgpack:"start,omitempty"`
 	Language    string `json:"language,omitempty" msgpack:"language,omitempty"`
 	Text        string `json:"text,omitempty" msgpack:"text,omitempty"`
 	Latex       string `json:"latex,omitempty" msgpack:"latex,omitempty"`

@@ -83,7 +83,7 @@ var shapes = map[BlockType]shape{
 	Paragraph: {richText: true},
 	Heading:   {richText: true, attrs: []string{"level"}},
 	Quote:     {richText: true},
-	List:      {items: true, attrs: []string{"ordered"}},
+	List:      {items: true, attrs: []string{"ordered", "start"}},
 	Code:      {attrs: []string{"language", "text"}},
 	Equation:  {attrs: []string{"latex"}},
 	Media:     {attrs: []string{"kind", "src", "alt", "caption"}},
@@ -112,6 +112,7 @@ func attrValues(a *Attrs) []attrValue {
 	return []attrValue{
 		{"level", a.Level != 0, ""},
 		{"ordered", a.Ordered, ""},
+		{"start", a.Start != 0, ""},
 		{"language", a.Language != "", a.Language},
 		{"text", a.Text != "", a.Text},
 		{"latex", a.Latex != "", a.Latex},
@@ -198,6 +199,12 @@ func (v *validator) block(b *Block, path string, depth int) {
 	case List:
 		if len(b.Items) == 0 {
 			v.add(path+".items", "a list needs at least one item")
+		}
+		switch {
+		case a.Start < 0 || a.Start == 1 || a.Start > MaxListStart:
+			v.add(ap+"start", "list start must be 2..999999999 (absent is 1)")
+		case a.Start != 0 && !a.Ordered:
+			v.add(ap+"start", "a bullet list has no start; set ordered")
 		}
 		v.items(b.Items, path+".items", 1)
 	case Code:

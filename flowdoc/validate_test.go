@@ -37,6 +37,8 @@ func TestValidateRules(t *testing.T) {
 		{"type required", mkDoc(Block{ID: "a"}), []string{"blocks[0].type: block type is required"}},
 		{"type known", mkDoc(Block{ID: "a", Type: "blink"}), []string{`blocks[0].type: unknown block type "blink"`}},
 		{"heading level low", mkDoc(Block{ID: "h", Type: Heading, RichText: text("x")}), []string{"blocks[0].attrs.level: heading level must be 1..6"}},
+		{"list start on bullets", mkDoc(Block{ID: "l", Type: List, Attrs: &Attrs{Start: 3}, Items: []ListItem{{RichText: text("a")}}}), []string{"blocks[0].attrs.start: a bullet list has no start; set ordered"}},
+		{"list start negative", mkDoc(Block{ID: "l", Type: List, Attrs: &Attrs{Ordered: true, Start: -1}, Items: []ListItem{{RichText: text("a")}}}), []string{"blocks[0].attrs.start: list start must be 2..999999999 (absent is 1)"}},
 		{"heading level high", mkDoc(Block{ID: "h", Type: Heading, Attrs: &Attrs{Level: 7}}), []string{"blocks[0].attrs.level: heading level must be 1..6"}},
 		{"attr not for type", mkDoc(Block{ID: "q", Type: Quote, Attrs: &Attrs{Ordered: true}}), []string{"blocks[0].attrs.ordered: a quote block has no ordered attribute"}},
 		{"field not for type", mkDoc(Block{ID: "e", Type: Equation, Attrs: &Attrs{Latex: "x"}, RichText: text("y")}), []string{"blocks[0].richText: an equation block has no richText"}},
