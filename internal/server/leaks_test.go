@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -112,5 +113,30 @@ func TestTermsCountOnlyWhatTheCallerMaySee(t *testing.T) {
 	}
 	if st, body := e.call("GET", "/v1/tags?limit=0", e.ann, nil); st != 400 {
 		t.Fatalf("limit 0: %d %s", st, body)
+	}
+}
+
+// TestFeedLinksIgnoreHost: the Atom feed's links come from [site] url,
+// or are relative without it; a forged Host header never appears.
+func TestFeedLinksIgnoreHost(t *testing.T) {
+	for _, site := range []string{"", "https://blog.example/"} {
+		e := newEnv(t, func(c *Config) { c.SiteURL = site })
+		e.newArticle("a", "an-article", "Text.")
+		e.ok("POST", "/v1/docs/a/publish", e.ann, nil, nil)
+		req := httptest.NewRequest("GET", "/v1/public/feed.atom", nil)
+		req.Host = "evil.example"
+		w := httptest.NewRecorder()
+		e.srv.Handler().ServeHTTP(w, req)
+		feed := w.Body.String()
+		if w.Code != http.StatusOK || strings.Contains(feed, "evil.example") {
+			t.Fatalf("site %q: %d\n%s", site, w.Code, feed)
+		}
+		want := `href="/v1/public/articles/an-article/html"`
+		if site != "" {
+			want = `href="https://blog.example/v1/public/articles/an-article/html"`
+		}
+		if !strings.Contains(feed, want) {
+			t.Fatalf("site %q: no %s in\n%s", site, want, feed)
+		}
 	}
 }

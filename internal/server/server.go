@@ -124,6 +124,10 @@ type Config struct {
 	Reading *reading.Service
 	// SiteTitle names the Atom feed ("" : "Folio").
 	SiteTitle string
+	// SiteURL is the site's public address ([site] url) the Atom feed's
+	// links are built on; "": links relative to the feed. Never the
+	// request's Host header, which the client chooses.
+	SiteURL string
 }
 
 // Defaults of the connection limits.
