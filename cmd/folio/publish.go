@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -443,10 +444,24 @@ func termPath(kind string) string {
 	return "/v1/tags"
 }
 
+// Terms reads every page of the listing (docs/api.md, "Categories and
+// tags"): a page continues after the last name of the previous one, and
+// an empty page ends it.
 func (r *remote) Terms(ctx context.Context, kind string) ([]publish.Term, error) {
-	var ts []publish.Term
-	err := r.do(ctx, http.MethodGet, termPath(kind), nil, nil, &ts)
-	return ts, err
+	var all []publish.Term
+	after := ""
+	for {
+		var ts []publish.Term
+		path := termPath(kind) + "?" + url.Values{"limit": {strconv.Itoa(publish.MaxTermPage)}, "after": {after}}.Encode()
+		if err := r.do(ctx, http.MethodGet, path, nil, nil, &ts); err != nil {
+			return nil, err
+		}
+		if len(ts) == 0 {
+			return all, nil
+		}
+		all = append(all, ts...)
+		after = ts[len(ts)-1].Name
+	}
 }
 
 func (r *remote) AddTerm(ctx context.Context, kind string, req server.TermRequest) (publish.Term, error) {

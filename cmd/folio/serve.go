@@ -130,6 +130,7 @@ func cmdServe(c *cli.Context) error {
 		MaxConns: capOf(fc.Server.MaxConnections), MaxConnsPerAddr: capOf(fc.Server.MaxConnectionsPerAddress),
 		MaxConnsPerToken: capOf(fc.Server.MaxConnectionsPerToken), MaxConnsPerUser: capOf(fc.Server.MaxConnectionsPerUser),
 		AdminConns:        capOf(fc.Server.AdminConnections),
+		SiteURL:           fc.Site.URL,
 		ReadHeaderTimeout: fc.Server.ReadHeaderTimeout, ReadTimeout: fc.Server.ReadTimeout, IdleTimeout: fc.Server.IdleTimeout,
 		SiteTitle: fc.Site.Title, SiteAuthor: fc.Site.Author}
 	ro := repoOptions(fc)

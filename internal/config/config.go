@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"reflect"
 	"sort"
@@ -112,6 +113,11 @@ type Site struct {
 	// and the pages' footer ("" : the title).
 	Title  string `toml:"title"`
 	Author string `toml:"author"`
+	// URL is the site's public address ("https://blog.example", or with a
+	// path prefix "https://example.org/blog"): the links of the Atom feed
+	// are built on it, never on a request's Host header. Empty: the feed
+	// uses links relative to the feed's own address.
+	URL string `toml:"url"`
 }
 
 // Storage configures how the daemon treats its disk (docs/config.md,
@@ -440,6 +446,9 @@ func (c *Config) validate() error {
 		c.Server.MaxConnectionsPerToken < 0 || c.Server.MaxConnectionsPerUser < 0 || c.Server.AdminConnections < 0 {
 		return fmt.Errorf("%w: server.max_connections, max_connections_per_address, max_connections_per_token, max_connections_per_user and admin_connections must not be negative (0: no cap)", ErrInvalid)
 	}
+	if err := checkSiteURL(c.Site.URL); err != nil {
+		return err
+	}
 	if c.Server.MaxConnections > 0 && c.Server.AdminConnections >= c.Server.MaxConnections {
 		return fmt.Errorf("%w: server.admin_connections (%d) must be smaller than server.max_connections (%d): it is the share of them kept for admins", ErrInvalid, c.Server.AdminConnections, c.Server.MaxConnections)
 	}
@@ -650,4 +659,17 @@ func (r Resolved) Describe() string {
 		return "all defaults"
 	}
 	return strings.Join(parts, " ")
+}
+
+// checkSiteURL accepts "" or an absolute http or https URL without query
+// or fragment.
+func checkSiteURL(u string) error {
+	if u == "" {
+		return nil
+	}
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.RawQuery != "" || p.Fragment != "" || p.User != nil {
+		return fmt.Errorf("%w: site.url %q must be the site's absolute http or https address, such as \"https://blog.example\" (no query, fragment or credentials)", ErrInvalid, u)
+	}
+	return nil
 }

@@ -305,6 +305,17 @@ type atomContent struct {
 
 func rfc3339(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }
 
+// feedBase is what the Atom feed's links start with and the feed's id:
+// the configured site URL, or without one links relative to the feed
+// ("" + "/v1/…") and a fixed URN. The request's Host header is never used.
+func feedBase(site string) (base, id string) {
+	if site == "" {
+		return "", "urn:folio:feed"
+	}
+	base = strings.TrimSuffix(site, "/")
+	return base, base + "/v1/public/feed.atom"
+}
+
 func (s *Server) publicFeed(w http.ResponseWriter, r *http.Request) {
 	lq, err := s.listQuery(r)
 	if err != nil {
@@ -317,12 +328,9 @@ func (s *Server) publicFeed(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	base := "http://" + r.Host
-	if r.TLS != nil {
-		base = "https://" + r.Host
-	}
+	base, feedID := feedBase(s.cfg.SiteURL)
 	title, author := s.siteNames()
-	feed := atomFeed{Title: title, ID: base + "/v1/public/feed.atom", Author: atomAuthor{Name: author},
+	feed := atomFeed{Title: title, ID: feedID, Author: atomAuthor{Name: author},
 		Link: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: base + "/v1/public/feed.atom"}}}
 	var latest int64
 	for _, p := range page.Articles {

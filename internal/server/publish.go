@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"strconv"
 
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/errs"
@@ -51,11 +53,11 @@ func (s *Server) publishingRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("PUT /v1/docs/{id}/visibility", s.authed(anyUser, s.doc(s.setVisibility)))
 	mux.HandleFunc("POST /v1/docs/{id}/attrs/suggest", s.authed(anyUser, s.doc(s.suggestAttrs)))
 
-	mux.HandleFunc("GET /v1/categories", s.authed(anyUser, s.listTerms(s.pub.Categories)))
+	mux.HandleFunc("GET /v1/categories", s.authed(anyUser, s.pageTerms(s.pub.CategoriesPage)))
 	mux.HandleFunc("POST /v1/categories", s.authed(adminOnly, s.addTerm(s.pub.AddCategory)))
 	mux.HandleFunc("PUT /v1/categories/{name}", s.authed(adminOnly, s.describeTerm(s.pub.DescribeCategory)))
 	mux.HandleFunc("DELETE /v1/categories/{name}", s.authed(adminOnly, s.deleteTerm(s.pub.DeleteCategory)))
-	mux.HandleFunc("GET /v1/tags", s.authed(anyUser, s.listTerms(s.pub.Tags)))
+	mux.HandleFunc("GET /v1/tags", s.authed(anyUser, s.pageTerms(s.pub.TagsPage)))
 	mux.HandleFunc("POST /v1/tags", s.authed(adminOnly, s.addTerm(s.pub.AddTag)))
 	mux.HandleFunc("PUT /v1/tags/{name}", s.authed(adminOnly, s.describeTerm(s.pub.DescribeTag)))
 	mux.HandleFunc("DELETE /v1/tags/{name}", s.authed(adminOnly, s.deleteTerm(s.pub.DeleteTag)))
@@ -125,14 +127,34 @@ func (s *Server) setVisibility(w http.ResponseWriter, r *http.Request, p auth.Pr
 	writeJSON(w, http.StatusOK, v)
 }
 
-func (s *Server) listTerms(list func(ctx context.Context) ([]publish.Term, error)) http.HandlerFunc {
+// pageTerms answers GET /v1/categories and /v1/tags: a page of terms
+// (?limit=N&after=NAME) as a JSON array, counting only the articles the
+// caller may see; a Link header (rel="next") names the next page.
+func (s *Server) pageTerms(page func(ctx context.Context, q publish.TermQuery) (publish.TermPage, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ts, err := list(r.Context())
+		p := principal(r)
+		q := publish.TermQuery{After: r.URL.Query().Get("after"), MaySee: s.maySee(r, p)}
+		if v := r.URL.Query().Get("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				s.fail(w, r, errs.E(errs.Invalid, "limit %q: want a number from 1 to %d", v, publish.MaxTermPage))
+				return
+			}
+			q.Limit = n
+		}
+		pg, err := page(r.Context(), q)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, ts)
+		if pg.Next != "" {
+			next := url.Values{"after": {pg.Next}}
+			if q.Limit > 0 {
+				next.Set("limit", strconv.Itoa(q.Limit))
+			}
+			w.Header().Set("Link", "<"+r.URL.Path+"?"+next.Encode()+`>; rel="next"`)
+		}
+		writeJSON(w, http.StatusOK, pg.Terms)
 	}
 }
 

@@ -127,6 +127,10 @@ type Config struct {
 	// title). [site] in docs/config.md.
 	SiteTitle  string
 	SiteAuthor string
+	// SiteURL is the site's public address ([site] url) the Atom feed's
+	// links are built on; "": links relative to the feed. Never the
+	// request's Host header, which the client chooses.
+	SiteURL string
 }
 
 // Defaults of the connection limits.

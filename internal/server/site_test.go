@@ -45,7 +45,7 @@ func checkSiteHeaders(t *testing.T, what string, h http.Header) {
 }
 
 func TestSitePages(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.SiteTitle, c.SiteAuthor = "Field Notes", "Ana Lima" })
+	e := newEnv(t, func(c *Config) { c.SiteTitle, c.SiteAuthor = "Field Notes", "The editors" })
 	e.ok("POST", "/v1/categories", e.admin, map[string]string{"name": "Databases"}, nil)
 	e.published("Older essay", "older", "", []string{"misc"}, "public", "")
 	e.published("Storage engines", "storage", "Databases", []string{"pebble", "lsm"}, "public", "")
@@ -59,7 +59,7 @@ func TestSitePages(t *testing.T) {
 		t.Fatalf("GET /: %d %v", home.Code, home.Header())
 	}
 	checkSiteHeaders(t, "GET /", home.Header())
-	for _, want := range []string{"<title>Field Notes</title>", `<a class="brand" href="/">Field Notes</a>`, "© Ana Lima",
+	for _, want := range []string{"<title>Field Notes</title>", `<a class="brand" href="/">Field Notes</a>`, "© The editors",
 		`href="/a/storage"`, "Summary of storage", `href="/c/Databases"`, `href="/t/pebble"`, `href="/signin"`,
 		`<link rel="alternate" type="application/atom+xml"`, `<link rel="stylesheet" href="/site.css">`} {
 		if !strings.Contains(page, want) {

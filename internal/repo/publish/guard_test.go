@@ -3,6 +3,7 @@ package publish
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -184,5 +185,49 @@ func TestPasswordChecksOnlyForPasswordArticles(t *testing.T) {
 	}
 	if st := s.PasswordStats(); st.Ran != 1 {
 		t.Fatalf("checks %+v, want 1", st)
+	}
+}
+
+// TestTagBounds: a published article has at most MaxArticleTags tags,
+// and one user's publishes create at most NewTagsPerDay tags a day; a
+// refused publish creates none and seals nothing.
+func TestTagBounds(t *testing.T) {
+	r, s := newStore(t)
+	many := func(prefix string, n int) []string {
+		var ts []string
+		for i := 0; i < n; i++ {
+			ts = append(ts, fmt.Sprintf("%s-%d", prefix, i))
+		}
+		return ts
+	}
+	newDoc(t, r, "wide", flowdoc.Attributes{Slug: "wide", Tags: many("w", MaxArticleTags+1)})
+	if _, err := s.Publish(ctx, Params{Doc: "wide", Actor: "author-a"}); errs.CodeOf(err) != CodeTooManyTags || errs.KindOf(err) != errs.Invalid {
+		t.Fatalf("an article with %d tags: %v", MaxArticleTags+1, err)
+	}
+	made := 0
+	for i := 0; made+MaxArticleTags <= NewTagsPerDay; i++ {
+		doc := fmt.Sprint("d", i)
+		newDoc(t, r, doc, flowdoc.Attributes{Slug: doc, Tags: many(doc, MaxArticleTags)})
+		if _, err := s.Publish(ctx, Params{Doc: doc, Actor: "author-a"}); err != nil {
+			t.Fatal(err)
+		}
+		made += MaxArticleTags
+	}
+	newDoc(t, r, "over", flowdoc.Attributes{Slug: "over", Tags: many("over", MaxArticleTags)})
+	_, err := s.Publish(ctx, Params{Doc: "over", Actor: "author-a"})
+	if errs.CodeOf(err) != CodeTagLimit || errs.KindOf(err) != errs.RateLimited || errs.RetryAfterOf(err) <= 0 {
+		t.Fatalf("publish past the day's new tags: %v", err)
+	}
+	// Existing tags cost nothing; another user has a day of their own.
+	newDoc(t, r, "reuse", flowdoc.Attributes{Slug: "reuse", Tags: many("d0", MaxArticleTags)})
+	if _, err := s.Publish(ctx, Params{Doc: "reuse", Actor: "author-a"}); err != nil {
+		t.Fatalf("existing tags: %v", err)
+	}
+	if _, err := s.Publish(ctx, Params{Doc: "over", Actor: "author-b"}); err != nil {
+		t.Fatalf("another user's publish: %v", err)
+	}
+	all, err := s.Tags(ctx)
+	if err != nil || len(all) != made+MaxArticleTags {
+		t.Fatalf("%d tags, want %d (%v)", len(all), made+MaxArticleTags, err)
 	}
 }

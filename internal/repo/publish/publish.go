@@ -352,16 +352,17 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 		if err := s.checkSlug(slug, p.Doc, p.MaySee); err != nil {
 			return err
 		}
-		for _, t := range pub.Tags {
-			ok, err := s.hasName(tagKey(t))
-			if err != nil {
+		fresh, err := s.checkTags(p.Actor, pub.Tags, now)
+		if err != nil {
+			return err
+		}
+		for _, t := range fresh {
+			if err := kv.SetRecord(b, tagKey(t), Term{Name: t, Created: now}); err != nil {
 				return err
 			}
-			if !ok {
-				if err := kv.SetRecord(b, tagKey(t), Term{Name: t, Created: now}); err != nil {
-					return err
-				}
-			}
+		}
+		if err := s.countNewTags(b, p.Actor, now, len(fresh)); err != nil {
+			return err
 		}
 		if err := kv.SetRecord(b, pubKey(p.Doc), pub); err != nil {
 			return err
@@ -439,7 +440,77 @@ func (s *Store) precheck(p Params, attrs flowdoc.Attributes, hash string) error 
 	if _, err := nextVis(cur, p.Visibility, hash); err != nil {
 		return err
 	}
-	return nil
+	_, err = s.checkTags(p.Actor, dedupTags(attrs.Tags), s.now())
+	return err
+}
+
+// Bounds on tags, which publishing creates on use.
+const (
+	// MaxArticleTags bounds the tags of one published article.
+	MaxArticleTags = 32
+	// NewTagsPerDay bounds the tags one user's publishes create in a UTC
+	// day (admins create more with POST /v1/tags).
+	NewTagsPerDay = 100
+)
+
+// Codes of the tag bounds.
+const (
+	// CodeTooManyTags (invalid, 400): an article with more than
+	// MaxArticleTags tags.
+	CodeTooManyTags = "too_many_tags"
+	// CodeTagLimit (rate_limited, 429): the publish would create more
+	// tags than the user may create today.
+	CodeTagLimit = "tag_limit"
+)
+
+func newTagsKey(actor string, now int64) []byte {
+	return kv.TableKey("tagnew", actor, time.UnixMilli(now).UTC().Format("2006-01-02"))
+}
+
+// checkTags returns the tags of ts that do not exist yet, refusing an
+// article over MaxArticleTags and a publish by actor that would create
+// more than NewTagsPerDay tags today.
+func (s *Store) checkTags(actor string, ts []string, now int64) ([]string, error) {
+	if len(ts) > MaxArticleTags {
+		return nil, errs.C(errs.Invalid, CodeTooManyTags, "the article has %d tags; a published article has at most %d", len(ts), MaxArticleTags)
+	}
+	var fresh []string
+	for _, t := range ts {
+		ok, err := s.hasName(tagKey(t))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			fresh = append(fresh, t)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil, nil
+	}
+	var made int
+	if _, err := kv.GetRecord(s.db.DB, newTagsKey(actor, now), &made); err != nil {
+		return nil, err
+	}
+	if made+len(fresh) > NewTagsPerDay {
+		day := time.UnixMilli(now).UTC()
+		next := time.Date(day.Year(), day.Month(), day.Day()+1, 0, 0, 0, 0, time.UTC)
+		e := errs.C(errs.RateLimited, CodeTagLimit, "publishing this would create %d new tags; you created %d today and may create %d a day: use existing tags, or ask an admin to create them", len(fresh), made, NewTagsPerDay)
+		e.RetryAfter = next.Sub(day)
+		return nil, e
+	}
+	return fresh, nil
+}
+
+// countNewTags adds n to the tags actor created today, in b.
+func (s *Store) countNewTags(b *pebble.Batch, actor string, now int64, n int) error {
+	if n == 0 {
+		return nil
+	}
+	var made int
+	if _, err := kv.GetRecord(s.db.DB, newTagsKey(actor, now), &made); err != nil {
+		return err
+	}
+	return kv.SetRecord(b, newTagsKey(actor, now), made+n)
 }
 
 // checkSlug refuses a slug that another published article holds.
