@@ -24,7 +24,7 @@ func BenchmarkSaveWithPendingSuggestions(b *testing.B) {
 				blk := snap.Body.Blocks[1+i%199]
 				t := Target{ID: blk.ID, Content: objstore.Sum(objstore.KindContent, flowdoc.EncodeContent(blk))}
 				sg := Suggestion{ID: fmt.Sprintf("sbench%05d", i), Doc: doc, Status: StatusPending, Scope: Scope{Kind: ScopeBlock, Block: blk.ID},
-					Base: Baseline{Version: snap.Info.Hash, Label: snap.Info.Label, Fingerprint: snap.Info.Fingerprint, Targets: []Target{t}},
+					Base:  Baseline{Version: snap.Info.Hash, Label: snap.Info.Label, Fingerprint: snap.Info.Fingerprint, Targets: []Target{t}},
 					Watch: []Target{t}, Ops: []flowdoc.Op{{Op: flowdoc.ReplaceBlock, BlockID: blk.ID, Block: &blk}}}
 				kv.SetRecord(batch, suggestionKey(sg.ID), sg)
 				indexPending(batch, &sg)
