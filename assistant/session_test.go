@@ -153,3 +153,29 @@ func TestMessagePreviewsAreBounded(t *testing.T) {
 		t.Fatal("the full message is not returned in full")
 	}
 }
+
+// A session is its creator's alone: an admin, who reaches every document
+// and run, lists only their own sessions on an author's article and
+// cannot switch to, or ask in, the author's (docs/protocol.md "Who
+// reaches what").
+func TestAdminsDoNotReachAuthorsSessions(t *testing.T) {
+	w := newWorld(t)
+	doc := w.article(2, false)
+	mine, err := w.svc.StartSession(ctx, authorA, doc, "the author's")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := w.svc.Sessions(ctx, admin, doc)
+	if err != nil || len(list) != 0 {
+		t.Fatalf("an admin lists %d sessions on the author's article (%v), want none", len(list), err)
+	}
+	if _, err := w.svc.SwitchSession(ctx, admin, doc, mine.ID); errs.KindOf(err) != errs.NotFound {
+		t.Fatalf("an admin switching to the author's session: %v, want not_found", err)
+	}
+	if _, err := w.svc.Session(ctx, admin, mine.ID); errs.KindOf(err) != errs.NotFound {
+		t.Fatalf("an admin reading the author's session: %v, want not_found", err)
+	}
+	if _, err := w.svc.Assist(ctx, admin, AssistRequest{Doc: doc, Session: mine.ID, Scope: Scope{Kind: ScopeBlock, Block: "p1"}, Instruction: "x"}); errs.KindOf(err) != errs.NotFound {
+		t.Fatalf("an admin asking in the author's session: %v, want not_found", err)
+	}
+}

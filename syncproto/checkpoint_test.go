@@ -219,7 +219,8 @@ func TestRecoveryOnOpen(t *testing.T) {
 	}
 	defer e.Close()
 	e.Auth.Add("ta", "alice", false)
-	a := dial(t, e, "ta", syncproto.SubprotocolJSON, nil)
+	rec := newRecorder()
+	a := dial(t, e, "ta", syncproto.SubprotocolJSON, rec)
 	snap, err := a.Open(ctx, "d1")
 	if err != nil {
 		t.Fatal(err)
@@ -227,6 +228,22 @@ func TestRecoveryOnOpen(t *testing.T) {
 	if snap.Recovered == nil || snap.Recovered.Reason != "recovery" || snap.Unsealed || snap.Head != snap.Recovered.Label ||
 		blockText(snap.Body.Blocks[0]) != "unsaved work" {
 		t.Fatalf("snapshot after a crash: %+v", snap)
+	}
+	// As docs/protocol.md "open → snapshot" says: the snapshot's cursor is
+	// read before the draft, so the version this open sealed (its head)
+	// arrives again as version.created after the cursor; a client that
+	// announces versions skips those up to the snapshot's head.
+	evs := rec.waitFor(t, "the recovery's version.created", func(evs []*syncproto.Event) bool {
+		for _, ev := range evs {
+			var v syncproto.VersionCreated
+			if ev.Type == syncproto.TypeVersionCreated && ev.DecodeData(&v) == nil && v.Label == snap.Head {
+				return true
+			}
+		}
+		return false
+	})
+	if evs[len(evs)-1].Cursor <= snap.Cursor {
+		t.Fatalf("the recovery's version.created is at cursor %d, not after the snapshot's %d", evs[len(evs)-1].Cursor, snap.Cursor)
 	}
 }
 

@@ -31,6 +31,20 @@ func sampleMessages() []syncproto.Message {
 	v := syncproto.VersionInfo{Doc: "d1", Label: "v1.r1", Seq: 2, Kind: "checkpoint", Reason: "idle", Author: "alice", Time: 1767225600000,
 		Fingerprint: fp, Blocks: 1}
 	v.Hash[0], v.Hash[31] = 0x9a, 0x41
+	// One version object per kind a reply carries (docs/protocol.md
+	// "Versions"): a recovery, a leave checkpoint, a publish checkpoint,
+	// a restore.
+	recovered := v
+	recovered.Kind, recovered.Reason, recovered.Author = "recovery", "recovery", "alice"
+	left := v
+	left.Label, left.Seq, left.Reason = "v1.r2", 3, "leave"
+	left.Hash[31] = 0x42
+	published := v
+	published.Label, published.Seq, published.Reason, published.Message = "v1.r3", 4, "publish", "before publishing"
+	published.Hash[31] = 0x43
+	restored := v
+	restored.Label, restored.Seq, restored.Kind, restored.Reason, restored.RestoredFrom = "v2.r0", 5, "restore", "", "v1.r0"
+	restored.Hash[31] = 0x44
 	return []syncproto.Message{
 		&syncproto.Hello{Envelope: syncproto.Envelope{ID: "1"}, Token: "tok", Client: "editor/1.4"},
 		&syncproto.Welcome{Envelope: syncproto.Envelope{ID: "1"}, User: "alice", Session: "s1", Protocol: syncproto.SubprotocolJSON,
@@ -38,9 +52,9 @@ func sampleMessages() []syncproto.Message {
 		&syncproto.Open{Envelope: syncproto.Envelope{ID: "2"}, Doc: "d1"},
 		&syncproto.Snapshot{Envelope: syncproto.Envelope{ID: "2"}, Doc: "d1", Seq: 41,
 			Body: flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{b}}, Attrs: flowdoc.Attributes{Title: "Notes"},
-			Fingerprint: fp, Head: "v1.r1", Stream: "doc:d1", Cursor: 97, Recovered: &v},
+			Fingerprint: fp, Head: "v1.r1", Stream: "doc:d1", Cursor: 97, Recovered: &recovered},
 		&syncproto.Leave{Envelope: syncproto.Envelope{ID: "3"}, Doc: "d1"},
-		&syncproto.Left{Envelope: syncproto.Envelope{ID: "3"}, Doc: "d1", Version: &v},
+		&syncproto.Left{Envelope: syncproto.Envelope{ID: "3"}, Doc: "d1", Version: &left},
 		&syncproto.Save{Envelope: syncproto.Envelope{ID: "4"}, Doc: "d1", BaseSeq: 41, Key: "e3f9a1-17", Changes: []syncproto.Change{
 			{Op: "upsert", Block: &b, After: ptr("p0")}, {Op: "delete", BlockID: "p7"}, {Op: "move", BlockID: "p3", After: ptr("")}}},
 		&syncproto.Save{Envelope: syncproto.Envelope{ID: "5"}, Doc: "d1", BaseSeq: 42,
@@ -49,9 +63,9 @@ func sampleMessages() []syncproto.Message {
 		&syncproto.Conflict{Envelope: syncproto.Envelope{ID: "4"}, Doc: "d1", Seq: 43, Reason: "blocks changed since seq 41",
 			Blocks: []syncproto.ConflictBlock{{ID: "p1", Block: &b, Seq: 43}, {ID: "p7", Seq: 42}}},
 		&syncproto.Checkpoint{Envelope: syncproto.Envelope{ID: "6"}, Doc: "d1", Reason: "publish", Message: "before publishing"},
-		&syncproto.CheckpointDone{Envelope: syncproto.Envelope{ID: "6"}, Doc: "d1", Created: true, Version: v},
+		&syncproto.CheckpointDone{Envelope: syncproto.Envelope{ID: "6"}, Doc: "d1", Created: true, Version: published},
 		&syncproto.Restore{Envelope: syncproto.Envelope{ID: "7"}, Doc: "d1", Label: "v1.r0"},
-		&syncproto.RestoreDone{Envelope: syncproto.Envelope{ID: "7"}, Doc: "d1", Version: v},
+		&syncproto.RestoreDone{Envelope: syncproto.Envelope{ID: "7"}, Doc: "d1", Version: restored},
 		&syncproto.Subscribe{Envelope: syncproto.Envelope{ID: "8"}, Stream: "run:r9", After: ptr(uint64(12))},
 		&syncproto.Subscribed{Envelope: syncproto.Envelope{ID: "8"}, Stream: "run:r9", Cursor: 12, Last: 15},
 		&syncproto.Unsubscribe{Envelope: syncproto.Envelope{ID: "9"}, Stream: "run:r9"},
