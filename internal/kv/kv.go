@@ -144,7 +144,7 @@ var DefaultLevels = []LevelFormat{{pebble.SnappyCompression, FastBlockSize}}
 // every flush is compacted straight into L6, and the reads of recent data
 // (drafts, event replays) miss the cache there and decompress whole
 // blocks. In BenchmarkTableOptions (50 documents, a 4 MiB cache) that
-// costs 30-40% more CPU per save than DefaultLevels, run side by side on
+// costs 30-55% more CPU per save than DefaultLevels, run side by side on
 // a shared machine, and 128 or 256 KiB blocks at L6 cost about as much.
 var RestingLevels = []LevelFormat{
 	{pebble.SnappyCompression, FastBlockSize},  // L0
