@@ -50,7 +50,9 @@
 // background errors, write stalls and slow disk operations reach the log
 // (Options.Logger), rate-limited.
 //
-// Storage: Pebble blocks are zstd-compressed at every level. CompactAll
+// Storage: every level's sstable format (compression, block size) is set
+// in one place, Options.Levels (DefaultLevels: Snappy on 32 KiB blocks;
+// RestingLevels the measured zstd-at-the-bottom alternative). CompactAll
 // rewrites the whole keyspace (for maintenance and for measuring size the
 // way `git gc` does); DiskUsage reports the live files' bytes. The byte
 // layout of every prefix is in docs/objects.md.

@@ -72,38 +72,27 @@ type Options struct {
 	// FS is the filesystem the store lives on; nil means the operating
 	// system's. Tests wrap it to inject faults (package faultfs).
 	FS vfs.FS
-	// Compression and BlockSize set the sstable compression and data
-	// block size of every level; zero means the measured defaults
-	// (DefaultCompression, DefaultBlockSize). Benchmarks vary them.
+	// Levels sets the sstable format of each level, L0 first; a shorter
+	// list repeats its last entry for the levels below it, and nil means
+	// DefaultLevels. Benchmarks vary it. The format only decides how new
+	// tables are written: every table records its own compression per
+	// block, so a store written with other formats opens and reads as it
+	// is, and compactions rewrite it in the current ones.
+	Levels []LevelFormat
+}
+
+// LevelFormat is how the sstables of one level are written.
+type LevelFormat struct {
 	Compression pebble.Compression
-	BlockSize   int
+	BlockSize   int // data block size, bytes
 }
 
 // Defaults of Options.
 const (
-	// DefaultCompression and DefaultBlockSize are the sstable format of
-	// every level: Snappy on 32 KiB blocks. Object payloads are already
-	// compressed by our own codec, so table compression finds little
-	// more, and zstd costs a daemon dearly: it runs on every compaction
-	// and block cache miss, and Pebble builds a zstd encoder or decoder
-	// per block when built without cgo. BenchmarkTableOptions
-	// (internal/repo), saves with checkpoints, replays and draft reads
-	// on a small cache, CPU per save and store size (shared machine):
-	//
-	//	              cgo       no cgo    store
-	//	zstd 64 KiB   1.65 ms   2.80 ms   2.14 MiB (before)
-	//	zstd 16 KiB      -      2.71 ms   2.72 MiB
-	//	snappy 32 KiB 1.26 ms   1.41 ms   2.55 MiB (chosen)
-	//	snappy 16 KiB 1.20 ms   1.32 ms   2.88 MiB
-	//	snappy 4 KiB     -      1.31 ms   3.27 MiB
-	//	none 16 KiB   1.11 ms   1.09 ms   4.54 MiB
-	//
-	// Snappy keeps most of zstd's saving in space (+19%) at about the
-	// CPU of no compression; 32 KiB blocks are smaller than 16 KiB ones
-	// for the same CPU.
-	DefaultCompression = pebble.SnappyCompression
-	DefaultBlockSize   = 32 << 10
-
+	// FastBlockSize and RestingBlockSize are the data block sizes of
+	// DefaultLevels and of RestingLevels' bottom level.
+	FastBlockSize    = 32 << 10
+	RestingBlockSize = 512 << 10
 	// DefaultMinFree leaves room for what Pebble writes on its own after
 	// writes are refused: a memtable flush (32 MiB), a write-ahead log's
 	// preallocation (35 MiB) and the output of compactions in flight.
@@ -112,6 +101,75 @@ const (
 	// store fails stop (CockroachDB uses the same bound).
 	DefaultMaxStall = 20 * time.Second
 )
+
+// DefaultLevels is the sstable format of every level: Snappy on 32 KiB
+// blocks. Object payloads are already compressed by our own codec where
+// it pays, and zstd costs a daemon dearly: it runs on every compaction
+// and block cache miss, and Pebble builds a zstd encoder or decoder per
+// block when built without cgo. BenchmarkTableOptions (internal/repo), saves with
+// checkpoints, replays and draft reads on a small cache, CPU per save and
+// store size (shared machine):
+//
+//	              cgo       no cgo    store
+//	zstd 64 KiB   1.65 ms   2.80 ms   2.14 MiB (before)
+//	zstd 16 KiB      -      2.71 ms   2.72 MiB
+//	snappy 32 KiB 1.26 ms   1.41 ms   2.55 MiB (chosen)
+//	snappy 16 KiB 1.20 ms   1.32 ms   2.88 MiB
+//	snappy 4 KiB     -      1.31 ms   3.27 MiB
+//	none 16 KiB   1.11 ms   1.09 ms   4.54 MiB
+//
+// Snappy keeps most of zstd's saving in space at about the CPU of no
+// compression; 32 KiB blocks are smaller than 16 KiB ones for the same
+// CPU.
+var DefaultLevels = []LevelFormat{{pebble.SnappyCompression, FastBlockSize}}
+
+// RestingLevels keeps Snappy on 32 KiB blocks where data is written and
+// rewritten (L0-L5) and puts zstd on 512 KiB blocks where it rests (L6,
+// the bottom level, which holds most of a grown store and all of a fully
+// compacted one). It is measured, not the default:
+//
+// Object keys are hashes, so the records of one document are spread over
+// the keyspace, and much of what repeats between them (content hashes in
+// versions, transactions, the block index, the version log, the reflog
+// and the events) lies in different key ranges: a codec sees it only
+// within one block. zstd on big blocks finds it, Snappy on small ones
+// cannot. The 1,000-checkpoint history of bench/git_vs_folio.sh, fully
+// compacted (one L6 table; git gc: 708 KB):
+//
+//	snappy 32 KiB   852 KB (default)  zstd 256 KiB   677 KB
+//	zstd 64 KiB     745 KB            zstd 512 KiB   625 KB (0.89x)
+//	zstd 128 KiB    721 KB            zstd 1 MiB     567 KB
+//
+// But a store smaller than LBaseMaxBytes has no level between L0 and L6:
+// every flush is compacted straight into L6, and the reads of recent data
+// (drafts, event replays) miss the cache there and decompress whole
+// blocks. In BenchmarkTableOptions (50 documents, a 4 MiB cache) that
+// costs 30-55% more CPU per save than DefaultLevels, run side by side on
+// a shared machine, and 128 or 256 KiB blocks at L6 cost about as much.
+var RestingLevels = []LevelFormat{
+	{pebble.SnappyCompression, FastBlockSize},  // L0
+	{pebble.SnappyCompression, FastBlockSize},  // L1
+	{pebble.SnappyCompression, FastBlockSize},  // L2
+	{pebble.SnappyCompression, FastBlockSize},  // L3
+	{pebble.SnappyCompression, FastBlockSize},  // L4
+	{pebble.SnappyCompression, FastBlockSize},  // L5
+	{pebble.ZstdCompression, RestingBlockSize}, // L6
+}
+
+// levelFormat is the format of level i under levels (nil: DefaultLevels).
+func levelFormat(levels []LevelFormat, i int) LevelFormat {
+	if len(levels) == 0 {
+		levels = DefaultLevels
+	}
+	f := levels[min(i, len(levels)-1)]
+	if f.Compression == pebble.DefaultCompression {
+		f.Compression = pebble.SnappyCompression
+	}
+	if f.BlockSize <= 0 {
+		f.BlockSize = FastBlockSize
+	}
+	return f
+}
 
 // DB is an open Folio store. It is safe for concurrent use.
 //
@@ -201,19 +259,13 @@ func Open(dir string, o Options) (*DB, error) {
 		EventListener:               h.listener(),
 		DisableAutomaticCompactions: false,
 	}
-	compression, blockSize := o.Compression, o.BlockSize
-	if compression == pebble.DefaultCompression {
-		compression = DefaultCompression
-	}
-	if blockSize <= 0 {
-		blockSize = DefaultBlockSize
-	}
 	for i := range opts.Levels {
 		l := &opts.Levels[i]
-		l.BlockSize = blockSize
+		f := levelFormat(o.Levels, i)
+		l.BlockSize = f.BlockSize
 		l.IndexBlockSize = 256 << 10
 		l.FilterPolicy = bloom.FilterPolicy(10)
-		l.Compression = compression
+		l.Compression = f.Compression
 		if i > 0 {
 			l.TargetFileSize = 8 << 20
 		}

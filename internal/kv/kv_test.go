@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 )
 
@@ -251,5 +252,104 @@ func TestOutboxKeysGrowAcrossReopen(t *testing.T) {
 	c, _ := db.OutboxKey()
 	if bytes.Compare(c, b) <= 0 {
 		t.Fatalf("after reopen %x is not after the stored %x", c, b)
+	}
+}
+
+// A store's tables may be of any format: a store written with one set of
+// level formats (zstd on 64 KiB blocks everywhere, as before Snappy; or
+// RestingLevels' zstd at the bottom) opens and reads with the defaults as
+// it is, and a full compaction rewrites its bottom level in the format of
+// the options it was opened with, reading the same. A flush writes L0 in
+// its level's format.
+func TestTableFormatsOpenAndRead(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		levels []kv.LevelFormat
+		bottom string // the written store's bottom-level compression
+	}{
+		{"zstd-64k before", []kv.LevelFormat{{Compression: pebble.ZstdCompression, BlockSize: 64 << 10}}, "ZSTD"},
+		{"resting", kv.RestingLevels, "ZSTD"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db, err := kv.Open(dir, kv.Options{Create: true, Levels: tc.levels})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewSource(1))
+			words := strings.Fields("the a history of block version paragraph editing writer river journey long old quiet careful change")
+			want := map[string]string{}
+			put := func(n int) {
+				for i := 0; i < n; i++ {
+					k := fmt.Sprintf("o/%016x", rng.Uint64())
+					var v strings.Builder
+					for j := 0; j < 20+rng.Intn(40); j++ {
+						v.WriteString(words[rng.Intn(len(words))] + " ")
+					}
+					want[k] = v.String()
+					if err := db.Set([]byte(k), []byte(v.String()), kv.NoSync); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			compressions := func(level int) map[string]bool {
+				t.Helper()
+				tables, err := db.SSTables(pebble.WithProperties())
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := map[string]bool{}
+				for _, ti := range tables[level] {
+					out[ti.Properties.CompressionName] = true
+				}
+				return out
+			}
+			check := func(when string) {
+				t.Helper()
+				for k, v := range want {
+					got, err := kv.Get(db, []byte(k))
+					if err != nil || string(got) != v {
+						t.Fatalf("%s: %s = %q, %v; want %q", when, k, got, err, v)
+					}
+				}
+			}
+			// Twice: the first compaction may move the flushed tables
+			// down as they are; the second rewrites them in the bottom
+			// level's format.
+			for _, n := range []int{10000, 10000} {
+				put(n)
+				if err := db.CompactAll(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			put(500) // in the write-ahead log only
+			if c := compressions(6); len(c) != 1 || !c[tc.bottom] {
+				t.Fatalf("the written store's bottom level: %v", c)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			if db, err = kv.Open(dir, kv.Options{}); err != nil {
+				t.Fatalf("open with the defaults: %v", err)
+			}
+			defer db.Close()
+			check("opened with the defaults")
+			if err := db.CompactAll(); err != nil {
+				t.Fatal(err)
+			}
+			check("after a full compaction")
+			if c := compressions(6); len(c) != 1 || !c["Snappy"] {
+				t.Fatalf("bottom level after a full compaction with the defaults: %v", c)
+			}
+			put(200)
+			if err := db.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if c := compressions(0); len(c) != 1 || !c["Snappy"] {
+				t.Errorf("a flush wrote %v at L0, want Snappy", c)
+			}
+			check("after a flush")
+		})
 	}
 }

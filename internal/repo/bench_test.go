@@ -199,24 +199,28 @@ func BenchmarkSaveBlock1000(b *testing.B) { benchSaveBlock(b, 1000) }
 //
 //	go test ./internal/repo -run '^$' -bench TableOptions -benchtime 3000x
 func BenchmarkTableOptions(b *testing.B) {
+	every := func(c pebble.Compression, block int) []kv.LevelFormat {
+		return []kv.LevelFormat{{Compression: c, BlockSize: block}}
+	}
 	for _, tc := range []struct {
-		name  string
-		comp  pebble.Compression
-		block int
+		name   string
+		levels []kv.LevelFormat
 	}{
-		{"zstd-64k", pebble.ZstdCompression, 64 << 10},
-		{"zstd-16k", pebble.ZstdCompression, 16 << 10},
-		{"snappy-32k", pebble.SnappyCompression, 32 << 10},
-		{"snappy-16k", pebble.SnappyCompression, 16 << 10},
-		{"snappy-4k", pebble.SnappyCompression, 4 << 10},
-		{"none-16k", pebble.NoCompression, 16 << 10},
+		{"default", nil},              // kv.DefaultLevels: snappy 32 KiB at every level
+		{"resting", kv.RestingLevels}, // snappy 32 KiB above, zstd 512 KiB at the bottom
+		{"zstd-64k", every(pebble.ZstdCompression, 64<<10)},
+		{"zstd-16k", every(pebble.ZstdCompression, 16<<10)},
+		{"snappy-32k", every(pebble.SnappyCompression, 32<<10)},
+		{"snappy-16k", every(pebble.SnappyCompression, 16<<10)},
+		{"snappy-4k", every(pebble.SnappyCompression, 4<<10)},
+		{"none-16k", every(pebble.NoCompression, 16<<10)},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			dir := b.TempDir()
 			if err := Init(dir); err != nil {
 				b.Fatal(err)
 			}
-			r, err := Open(dir, Options{KV: kv.Options{CacheSize: 4 << 20, Compression: tc.comp, BlockSize: tc.block}})
+			r, err := Open(dir, Options{KV: kv.Options{CacheSize: 4 << 20, Levels: tc.levels}})
 			if err != nil {
 				b.Fatal(err)
 			}
