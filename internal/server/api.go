@@ -158,6 +158,7 @@ func (s *Server) routes() http.Handler {
 	s.publishingRoutes(mux)
 	s.assistRoutes(mux)
 	s.personaRoutes(mux)
+	s.webAppRoutes(mux)
 
 	mux.HandleFunc("/v1/sync", s.syncEndpoint)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
