@@ -307,9 +307,13 @@ func tab(t *testing.T) context.Context {
 		}
 	}))
 	t.Cleanup(cancel)
-	ctx, cancelT := context.WithTimeout(ctx, 30*time.Second)
-	t.Cleanup(cancelT)
-	if err := chromedp.Do(ctx); err != nil {
+	// Every tab acts as the focused one, as a person's window would be
+	// (several tabs type at once).
+	focus := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
+		return err
+	})
+	if err := chromedp.Do(ctx, focus); err != nil {
 		t.Fatal(err)
 	}
 	return ctx
@@ -317,19 +321,43 @@ func tab(t *testing.T) context.Context {
 
 type step = chromedp.Action[chromedp.Void]
 
+// waitLimit bounds every wait of a test on the page.
+const waitLimit = 20 * time.Second
+
 func must(t *testing.T, ctx context.Context, steps ...step) {
 	t.Helper()
-	if err := chromedp.Do(ctx, steps...); err != nil {
-		t.Fatalf("%v", err)
+	wctx, cancel := context.WithTimeout(ctx, waitLimit)
+	defer cancel()
+	if err := chromedp.Do(wctx, steps...); err != nil {
+		t.Fatalf("%v\npage state: %s", err, pageState(ctx))
 	}
+}
+
+// pageState describes the page for a failure message.
+func pageState(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const e = window.folioEditor;
+		const blocks = [...document.querySelectorAll('.ProseMirror > [data-block-id]')].map((n) => n.dataset.blockId + '=' + JSON.stringify(n.textContent));
+		if (!e) return location.pathname + ' ' + document.body.innerText.slice(0, 300);
+		const s = e.sync;
+		return JSON.stringify({path: location.pathname, status: s.status(), inflight: s.inflight, dirty: s.dirty, conflicts: [...s.conflicts.keys()], deferred: s.deferred.length, copySeq: s.copy && s.copy.seq, blocks});
+	})()`))
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	return s
 }
 
 // get runs one action that returns a value.
 func get[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 	t.Helper()
-	v, err := chromedp.Run(ctx, a)
+	wctx, cancel := context.WithTimeout(ctx, waitLimit)
+	defer cancel()
+	v, err := chromedp.Run(wctx, a)
 	if err != nil {
-		t.Fatalf("%v", err)
+		t.Fatalf("%v\npage state: %s", err, pageState(ctx))
 	}
 	return v
 }
@@ -368,6 +396,9 @@ func waitJS(t *testing.T, ctx context.Context, expr string) {
 	t.Helper()
 	must(t, ctx, func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 		_, err := chromedp.Poll[any](expr, chromedp.WithPollingInterval(20*time.Millisecond))(ctx, tg)
+		if err != nil {
+			err = fmt.Errorf("waiting for %s: %w", expr, err)
+		}
 		return chromedp.Void{}, err
 	})
 }

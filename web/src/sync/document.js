@@ -54,6 +54,10 @@ export class DocSync {
     this.closed = false;
     this.lastAck = 0;
     this.onEvent = opts.onEvent || (() => {});
+    // held stops sending saves (changes stay pending) while true: the
+    // tests use it to make "another editor's save arrives before mine is
+    // sent" happen on purpose.
+    this.held = false;
   }
 
   // open asks for the snapshot (on first use and after every reconnect).
@@ -179,7 +183,7 @@ export class DocSync {
 
   onUpdated(d) {
     if (d.seq <= this.copy.seq) return; // rule 2: already in the copy
-    const oldBase = this.base();
+    const oldBase = cloneState(this.base());
     const c = this.copy;
     for (const e of d.blocks || []) {
       if (e.block) c.blocks.set(e.id, { b: e.block, c: blockKey(e.block), seq: d.seq });
@@ -320,7 +324,7 @@ export class DocSync {
   // of this document is in flight, the connection is up and no composition
   // is going on.
   save() {
-    if (this.closed || !this.copy || this.opening || this.inflight || this.blocked) return;
+    if (this.closed || !this.copy || this.opening || this.inflight || this.blocked || this.held) return;
     if (!this.conn.connected() || this.view.composing()) { this.notify(); return; }
     const base = this.copy;
     const changes = diffStates(base, this.view.read(), new Set(this.conflicts.keys()));
