@@ -8,7 +8,7 @@ import { blockKey } from '../editor/codec.js';
 
 // cloneState copies a state (the blocks themselves are immutable values).
 export function cloneState(s) {
-  return { ...s, order: s.order.slice(), blocks: new Map(s.blocks) };
+  return { ...s, order: s.order.slice(), blocks: new Map(s.blocks), deleted: new Map(s.deleted || []) };
 }
 
 // applyChanges applies draft.save changes to state s in place, as the server

@@ -189,6 +189,7 @@ export class DocSync {
       if (e.block) c.blocks.set(e.id, { b: e.block, c: blockKey(e.block), seq: d.seq });
       else {
         c.blocks.delete(e.id);
+        c.deleted.set(e.id, d.seq);
         const i = c.order.indexOf(e.id);
         if (i >= 0) c.order.splice(i, 1);
       }
@@ -216,10 +217,39 @@ export class DocSync {
     if (!f || m.id !== f.id) return;
     const S = m.seq;
     const c = this.copy;
-    const before = cloneState(c);
-    applyChanges(c, f.changes || [], S);
-    for (const [id, old] of before.blocks) if (old.seq > S) c.blocks.set(id, old); // rule 4
-    if (before.orderSeq > S) c.order = before.order;
+    // Rule 4, change by change: a block the copy knows at a seq above S
+    // (changed, or deleted, after this save, or in a snapshot taken after
+    // it) keeps the copy's state; so does the order when orderSeq is.
+    const newer = (id) => {
+      const e = c.blocks.get(id);
+      if (e) return e.seq > S;
+      return (c.deleted.get(id) ?? -1) > S || c.snapSeq >= S;
+    };
+    const place = (id, after) => {
+      if (c.orderSeq > S) return;
+      const i = c.order.indexOf(id);
+      if (i >= 0) c.order.splice(i, 1);
+      const j = after === undefined ? -1 : after === '' ? 0 : c.order.indexOf(after) + 1;
+      if (after === undefined || (after !== '' && j === 0)) c.order.push(id);
+      else c.order.splice(j, 0, id);
+    };
+    for (const ch of f.changes || []) {
+      if (ch.op === 'upsert') {
+        const id = ch.block.id;
+        if (newer(id)) continue;
+        const known = c.blocks.has(id);
+        c.blocks.set(id, { b: ch.block, c: blockKey(ch.block), seq: S });
+        if (!known || ch.after !== undefined) place(id, ch.after);
+      } else if (ch.op === 'delete') {
+        if (newer(ch.blockId)) continue;
+        c.blocks.delete(ch.blockId);
+        c.deleted.set(ch.blockId, S);
+        const i = c.order.indexOf(ch.blockId);
+        if (i >= 0 && c.orderSeq <= S) c.order.splice(i, 1);
+      } else if (ch.op === 'move') {
+        if (c.blocks.has(ch.blockId)) place(ch.blockId, ch.after);
+      }
+    }
     if (f.attrs && (c.attrsSeq || 0) <= S) { c.attrs = f.attrs; c.attrsSeq = S; }
     c.seq = Math.max(c.seq, S);
     this.inflight = null;
@@ -242,6 +272,7 @@ export class DocSync {
         if (!c.order.includes(e.id)) c.order.push(e.id);
       } else {
         c.blocks.delete(e.id);
+        c.deleted.set(e.id, e.seq);
         const i = c.order.indexOf(e.id);
         if (i >= 0) c.order.splice(i, 1);
       }
@@ -255,7 +286,9 @@ export class DocSync {
     for (const ch of f.changes || []) {
       const id = ch.op === 'upsert' ? ch.block.id : ch.blockId;
       const server = c.blocks.get(id);
-      const changedSince = server ? server.seq > f.baseSeq : true;
+      // A block the copy did not hold when the save was sent is one this
+      // editor inserts: nobody else can have changed it.
+      const changedSince = server ? server.seq > f.baseSeq : f.existed.includes(id);
       if (!changedSince) continue;
       const mine = cur.get(id) || null;
       if ((mine ? blockKey(mine) : null) === (server ? server.c : null)) continue;
@@ -335,7 +368,9 @@ export class DocSync {
     const msg = { type: 'draft.save', doc: this.doc, baseSeq: base.seq, key: `${this.keyPrefix}-${++this.keyCount}` };
     if (changes.length) msg.changes = changes;
     if (attrsChanged) msg.attrs = attrs;
+    const existed = changes.map((ch) => (ch.op === 'upsert' ? ch.block.id : ch.blockId)).filter((id) => base.blocks.has(id));
     this.inflight = { ...msg, id: this.conn.nextId() };
+    Object.defineProperty(this.inflight, 'existed', { value: existed, enumerable: false });
     this.send(this.inflight);
     this.notify();
   }
@@ -421,7 +456,9 @@ function stateFrom(snap) {
     blocks.set(b.id, { b, c: blockKey(b), seq: snap.seq });
     order.push(b.id);
   }
-  return { seq: snap.seq, order, orderSeq: snap.seq, blocks, attrs: snap.attrs || {}, attrsSeq: snap.seq };
+  // deleted: the seq at which a block left the copy (rule 4 needs it);
+  // snapSeq: a block absent from the snapshot left at or before it.
+  return { seq: snap.seq, order, orderSeq: snap.seq, blocks, deleted: new Map(), snapSeq: snap.seq, attrs: snap.attrs || {}, attrsSeq: snap.seq };
 }
 
 function randomKey() {
