@@ -58,7 +58,7 @@ export async function docList({ root, go }) {
       form.append('file', file, file.name);
       const res = await api('POST', '/v1/docs/import', form);
       notes.replaceChildren(h('p', {}, `Imported ${file.name} as “${res.title}”.`),
-        ...(res.notes || []).map((n) => h('p', { class: 'note' }, n)));
+        ...(res.notes || []).map((n) => h('p', { class: 'note' }, `Line ${n.line}: ${n.kind} has no block — ${n.text}${n.note ? ` (${n.note})` : ''}`)));
       await load();
       if (!(res.notes || []).length) go(`/d/${res.doc}`);
     } catch (err) {
