@@ -14,7 +14,7 @@ import (
 
 // axeSource is axe-core from web/node_modules (a test dependency, never
 // bundled): it is put into the page by the DevTools protocol only.
-func axeSource(t *testing.T) string {
+func axeSource(t testing.TB) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "node_modules", "axe-core", "axe.min.js"))
 	if err != nil {
@@ -28,7 +28,7 @@ func axeSource(t *testing.T) string {
 
 // checkAxe runs axe-core on the page and fails on serious or critical
 // violations.
-func checkAxe(t *testing.T, ctx context.Context, src, screen string) {
+func checkAxe(t testing.TB, ctx context.Context, src, screen string) {
 	t.Helper()
 	must(t, ctx, eval(src))
 	out := get(t, ctx, chromedp.Evaluate[string](`axe.run(document).then((r) => r.passes.length === 0 ? '"axe checked nothing"' : JSON.stringify(r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' '))}))))`, chromedp.EvalAwaitPromise))

@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 )
 
@@ -54,4 +57,43 @@ func TestImportMarkdownFile(t *testing.T) {
 	if title := get(t, ctx, chromedp.Text(css(`.doc-title`))); title != "Trip notes" {
 		t.Fatalf("the imported document is listed as %q", title)
 	}
+}
+
+// Enter in the middle of a paragraph splits it: the first half keeps the
+// block's id, the second gets a new one, and both reach the server.
+func TestSplitKeepsFirstHalfID(t *testing.T) {
+	d := startDaemon(t)
+	doc := d.newDoc("Split", [2]string{"p1", "FirstSecond"})
+	ctx := openDoc(t, d, doc)
+	must(t, ctx, eval(`(() => {
+		const el = document.querySelector('.ProseMirror [data-block-id="p1"]');
+		el.closest('.ProseMirror').focus();
+		const r = document.createRange(); r.setStart(el.firstChild, 'First'.length); r.collapse(true);
+		const s = getSelection(); s.removeAllRanges(); s.addRange(r);
+		return true; })()`), pressEnter())
+	waitJS(t, ctx, `document.querySelectorAll('.ProseMirror > p').length === 2 && document.querySelector('#sync-status').dataset.syncState === 'saved'`)
+	got := d.draftText(doc)
+	if got["p1"] != "First" || len(got) != 2 {
+		t.Fatalf("after the split the server holds %q, want p1 = First and one more block", got)
+	}
+	for id, text := range got {
+		if id != "p1" && text != "Second" {
+			t.Fatalf("the second half is %s = %q, want Second", id, text)
+		}
+	}
+}
+
+// pressEnter is one Enter key press as a keyboard sends it: a key down the
+// editor handles (it splits the block) and a key up, without the separate
+// character event chromedp.KeyEvent adds, which the page would read as a
+// second Enter.
+func pressEnter() step {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		for _, typ := range []input.DispatchKeyEventType{input.DispatchKeyEventTypeRawKeyDown, input.DispatchKeyEventTypeKeyUp} {
+			if _, err := cdp.Call(ctx, tg, input.DispatchKeyEvent, input.DispatchKeyEventParams{Type: typ, Key: "Enter", Code: "Enter", WindowsVirtualKeyCode: 13}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -14,7 +14,7 @@ import (
 
 // openDoc signs in (in a new tab) and opens document doc, waiting for its
 // snapshot.
-func openDoc(t *testing.T, d *daemon, doc string) context.Context {
+func openDoc(t testing.TB, d *daemon, doc string) context.Context {
 	t.Helper()
 	ctx := tab(t)
 	signIn(t, ctx, d)
@@ -23,7 +23,7 @@ func openDoc(t *testing.T, d *daemon, doc string) context.Context {
 }
 
 // blockText is the text of block id as the tab shows it.
-func blockText(t *testing.T, ctx context.Context, id string) string {
+func blockText(t testing.TB, ctx context.Context, id string) string {
 	t.Helper()
 	return get(t, ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector('.ProseMirror [data-block-id=%q]') || {}).textContent || ''`, id)))
 }

@@ -168,6 +168,8 @@ export class DocSync {
     if (first) {
       this.view.write(null, null, this.copy);
       this.view.writeAttrs(this.copy.attrs);
+      // The benchmark of time to editable reads this mark.
+      if (globalThis.performance && performance.mark) performance.mark('folio:editable');
     } else {
       // After a reconnect: resend the save in flight unchanged, with its
       // key (Lost acks); then rebase what the user has on the new copy.
