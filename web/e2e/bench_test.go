@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"sort"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -107,4 +107,3 @@ func BenchmarkKeystrokeAck10Tabs(b *testing.B) {
 	b.ReportMetric(all[len(all)*99/100], "p99-ms")
 	b.ReportMetric(float64(len(all)), "keystrokes")
 }
-
