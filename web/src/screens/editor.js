@@ -6,6 +6,7 @@ import { h } from '../dom.js';
 import { DocEditor } from '../editor/editor.js';
 import { DocSync } from '../sync/document.js';
 import { connection, topBar } from './shell.js';
+import { versionsPanel } from '../panels/versions.js';
 
 const LABELS = {
   loading: 'Loading…', saving: 'Saving…', saved: 'Saved', offline: 'Offline — changes kept here',
@@ -21,12 +22,15 @@ export function editorScreen({ params, root, go }) {
   const cpForm = h('form', { class: 'checkpoint-form', hidden: true },
     message, h('button', { type: 'submit', class: 'primary' }, 'Seal'), h('button', { type: 'button', onclick: () => { cpForm.hidden = true; } }, 'Cancel'));
   const cpButton = h('button', { type: 'button', id: 'checkpoint', onclick: () => { cpForm.hidden = false; message.focus(); } }, 'Checkpoint');
+  const versions = versionsPanel({ doc: params.id, conn, onError: (m) => { notice.textContent = m; } });
+  const versionsButton = h('button', { type: 'button', id: 'versions', onclick: () => versions.toggle() }, 'Versions');
   const title = h('input', { id: 'doc-title', class: 'doc-title-input', type: 'text', 'aria-label': 'Title', placeholder: 'Untitled' });
   const mount = h('div', { class: 'editor-mount' });
   const notice = h('p', { class: 'error', role: 'alert', id: 'editor-error' });
   root.append(
-    topBar(go, h('span', { class: 'doc-state' }, head, unsealed, status), cpButton),
-    h('main', { class: 'writing', id: 'main' }, cpForm, notice, title, mount));
+    topBar(go, h('span', { class: 'doc-state' }, head, unsealed, status), cpButton, versionsButton),
+    h('main', { class: 'writing', id: 'main' }, cpForm, notice, title, mount),
+    versions.el);
 
   let attrs = {};
   const view = new DocEditor(mount, {
@@ -53,6 +57,7 @@ export function editorScreen({ params, root, go }) {
     },
   }, {
     onEvent: (m) => {
+      if (m.type === 'version.created') versions.refresh();
       if (m.type === 'open.error') notice.textContent = m.error.code === 'not_found' ? 'There is no such document (or it is not yours).' : m.error.message;
     },
   });

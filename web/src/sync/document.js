@@ -402,9 +402,7 @@ export class DocSync {
       const ec = curMap.has(id) ? curMap.get(id) : null;
       if (ec === oc) set.set(id, n ? n.b : null);
       else if (ec === nc) continue;
-      else if (!this.conflicts.has(id) || true) {
-        this.conflicts.set(id, { mine: cur.find((b) => b.id === id) || null, theirs: n ? n.b : null });
-      }
+      else this.conflicts.set(id, { mine: cur.find((b) => b.id === id) || null, theirs: n ? n.b : null });
     }
     const curOrder = cur.map((b) => b.id);
     const order = rebaseOrder(oldBase.order, newBase.order, curOrder, set);
