@@ -3,8 +3,9 @@
 // The editor's source is web/src (plain JavaScript modules over Tiptap v3;
 // no framework), built by web/build.mjs with esbuild into web/dist:
 // index.html, app.js, app.css and LICENSES (the bundled npm packages and
-// their licences). The built files are committed and embedded here with
-// go:embed, so `go build` and `make run` need no Node on a fresh machine;
+// their licences). The built files are committed and embedded here (an
+// embed directive), so `go build` and `make run` need no Node on a fresh
+// machine;
 // internal/server serves them (routes, caching and the
 // Content-Security-Policy are in internal/server/webapp.go).
 //

@@ -403,12 +403,6 @@ func waitJS(t testing.TB, ctx context.Context, expr string) {
 	})
 }
 
-// typeInBlock puts the caret at the end of block id and types text.
-func typeInBlock(t testing.TB, ctx context.Context, id, text string) {
-	t.Helper()
-	must(t, ctx, caretAtEnd(id), insertText(text))
-}
-
 // caretAtEnd places the caret at the end of block id (a DOM selection,
 // which ProseMirror reads as its own).
 func caretAtEnd(id string) step {
