@@ -5,8 +5,7 @@
 // index.html, app.js, app.css and LICENSES (the bundled npm packages and
 // their licences). The built files are committed and embedded here (an
 // embed directive), so `go build` and `make run` need no Node on a fresh
-// machine;
-// internal/server serves them (routes, caching and the
+// machine; internal/server serves them (routes, caching and the
 // Content-Security-Policy are in internal/server/webapp.go).
 //
 // Why the bundle is committed: the binary must be buildable from the Go
