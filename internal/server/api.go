@@ -130,6 +130,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/whoami", s.authed(anyUser, s.whoami))
 	mux.HandleFunc("GET /v1/docs", s.authed(anyUser, s.listDocs))
 	mux.HandleFunc("POST /v1/docs", s.authed(anyUser, s.createDoc))
+	mux.HandleFunc("POST /v1/docs/import", s.authed(anyUser, s.importDoc))
 	mux.HandleFunc("GET /v1/docs/{id}", s.authed(anyUser, s.doc(s.getDoc)))
 	mux.HandleFunc("GET /v1/docs/{id}/draft", s.authed(anyUser, s.doc(s.getDraft)))
 	mux.HandleFunc("POST /v1/docs/{id}/draft", s.authed(anyUser, s.doc(s.saveDraft)))
@@ -159,6 +160,7 @@ func (s *Server) routes() http.Handler {
 	s.publishingRoutes(mux)
 	s.assistRoutes(mux)
 	s.personaRoutes(mux)
+	s.webAppRoutes(mux)
 
 	mux.HandleFunc("/v1/sync", s.syncEndpoint)
 	mux.HandleFunc("/", s.noEndpoint)

@@ -1,0 +1,36 @@
+// The editor's extensions: Tiptap's StarterKit (less its blockquote, which
+// holds blocks where a FlowDocument quote holds text), tables, and one node
+// per FlowDocument block type that StarterKit lacks (editor/nodes).
+import StarterKit from '@tiptap/starter-kit';
+import { Code } from '@tiptap/extension-code';
+import { Table, TableCell, TableHeader, TableRow } from '@tiptap/extension-table';
+import { BlockID } from './nodes/blockid.js';
+import { Quote } from './nodes/quote.js';
+import { Callout } from './nodes/callout.js';
+import { InlineEquation } from './nodes/inline-equation.js';
+import { AtomBlocks } from './nodes/atoms.js';
+
+export function extensions() {
+  return [
+    StarterKit.configure({
+      blockquote: false,
+      heading: { levels: [1, 2, 3, 4, 5, 6] },
+      link: { openOnClick: false, autolink: true, defaultProtocol: 'https', protocols: ['http', 'https', 'mailto'] },
+      codeBlock: { languageClassPrefix: 'language-' },
+      trailingNode: false,
+      code: false,
+    }),
+    // FlowDocument lets inline code carry the other marks; Tiptap's code
+    // mark excludes them.
+    Code.extend({ excludes: '' }),
+    Table.configure({ resizable: false }),
+    TableRow,
+    TableHeader,
+    TableCell,
+    Quote,
+    Callout,
+    InlineEquation,
+    BlockID,
+    ...AtomBlocks,
+  ];
+}

@@ -1,0 +1,83 @@
+// The document list: newest first, a text filter, "New document", import
+// of a Markdown or FlowDocument file (picker or drop), open one.
+import { api } from '../api.js';
+import { h } from '../dom.js';
+import { topBar } from './shell.js';
+
+export async function docList({ root, go }) {
+  document.title = 'Documents · Folio';
+  const filter = h('input', { type: 'search', id: 'filter', placeholder: 'Filter documents', 'aria-label': 'Filter documents' });
+  const list = h('ul', { class: 'doc-list', id: 'doc-list', 'aria-live': 'polite' });
+  const notes = h('div', { class: 'notes', role: 'status', id: 'import-notes' });
+  const fileInput = h('input', { type: 'file', id: 'import-file', accept: '.md,.markdown,.txt,.json,text/markdown,application/json', class: 'visually-hidden' });
+  const main = h('main', { class: 'page', id: 'main' },
+    h('div', { class: 'page-head' },
+      h('h1', {}, 'Documents'),
+      h('div', { class: 'row' },
+        h('button', { type: 'button', class: 'primary', id: 'new-doc', onclick: create }, 'New document'),
+        h('label', { class: 'button', for: 'import-file' }, 'Import…'),
+        fileInput)),
+    filter, notes, list,
+    h('p', { class: 'muted drop-hint' }, 'Drop a Markdown (.md) or FlowDocument (.json) file here to import it.'));
+  root.append(topBar(go), main);
+
+  let docs = [];
+  const render = () => {
+    const q = filter.value.trim().toLowerCase();
+    list.replaceChildren();
+    const shown = docs.filter((d) => !q || (d.title || '').toLowerCase().includes(q) || d.id.includes(q));
+    if (!shown.length) list.append(h('li', { class: 'empty muted' }, docs.length ? 'No document matches.' : 'No documents yet. Make one with “New document”.'));
+    for (const d of shown) {
+      list.append(h('li', {},
+        h('a', { href: `/d/${d.id}`, 'data-route': '', class: 'doc-link' },
+          h('span', { class: 'doc-title' }, d.title || 'Untitled'),
+          h('span', { class: 'doc-meta' },
+            h('span', { class: 'label' }, d.head),
+            d.unsealed ? h('span', { class: 'badge', title: 'Changes not yet sealed in a version' }, 'unsealed') : null,
+            d.published ? h('span', { class: 'badge published' }, 'published') : null,
+            h('time', { datetime: new Date(d.updated || d.created).toISOString() }, when(d.updated || d.created))))));
+    }
+  };
+  filter.addEventListener('input', render);
+
+  async function load() {
+    docs = await api('GET', '/v1/docs');
+    docs.sort((a, b) => new Date(b.updated || b.created) - new Date(a.updated || a.created));
+    render();
+  }
+
+  async function create() {
+    const v = await api('POST', '/v1/docs', { attrs: { title: 'Untitled' }, body: { schemaVersion: 1, blocks: [] } });
+    go(`/d/${v.doc}`);
+  }
+
+  async function importFile(file) {
+    notes.replaceChildren(h('p', {}, `Importing ${file.name}…`));
+    try {
+      const form = new FormData();
+      form.append('file', file, file.name);
+      const res = await api('POST', '/v1/docs/import', form);
+      notes.replaceChildren(h('p', {}, `Imported ${file.name} as “${res.title}”.`),
+        ...(res.notes || []).map((n) => h('p', { class: 'note' }, `Line ${n.line}: ${n.kind} has no block — ${n.text}${n.note ? ` (${n.note})` : ''}`)));
+      await load();
+      if (!(res.notes || []).length) go(`/d/${res.doc}`);
+    } catch (err) {
+      notes.replaceChildren(h('p', { class: 'error' }, `Could not import ${file.name}: ${err.message}`));
+    }
+  }
+  fileInput.addEventListener('change', () => fileInput.files[0] && importFile(fileInput.files[0]));
+  main.addEventListener('dragover', (e) => { e.preventDefault(); main.classList.add('dropping'); });
+  main.addEventListener('dragleave', () => main.classList.remove('dropping'));
+  main.addEventListener('drop', (e) => {
+    e.preventDefault();
+    main.classList.remove('dropping');
+    const f = e.dataTransfer.files[0];
+    if (f) importFile(f);
+  });
+  await load();
+}
+
+function when(t) {
+  const d = new Date(t);
+  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
