@@ -28,6 +28,9 @@ type Session struct {
 	Updated   int64  `json:"updated" msgpack:"updated"`
 	// Messages is the number of messages; their seqs are 1..Messages.
 	Messages uint64 `json:"messages" msgpack:"messages"`
+	// Choice is the session's current personalization (choice.go): what
+	// the editor's selector shows and its requests send; nil until set.
+	Choice *Choice `json:"personalization,omitempty" msgpack:"choice,omitempty"`
 }
 
 // Role is who wrote a message.
