@@ -108,7 +108,7 @@ func findChromium() string {
 }
 
 // needBrowser skips (or, under CI=true, fails) a test that has no browser.
-func needBrowser(t *testing.T) {
+func needBrowser(t testing.TB) {
 	t.Helper()
 	if browserCtx != nil {
 		return
@@ -121,7 +121,7 @@ func needBrowser(t *testing.T) {
 
 // daemon is a `folio serve` process.
 type daemon struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	url   string
 	token string
@@ -150,7 +150,7 @@ func (s *syncBuffer) String() string {
 var tokenRE = regexp.MustCompile(`FOLIO_TOKEN=(folio_\S+)`)
 
 // startDaemon runs folio serve on a new data directory and a free port.
-func startDaemon(t *testing.T) *daemon {
+func startDaemon(t testing.TB) *daemon {
 	t.Helper()
 	d := &daemon{t: t, dir: t.TempDir()}
 	d.start("127.0.0.1:0")
@@ -286,7 +286,7 @@ func (d *daemon) draftText(doc string) map[string]string {
 }
 
 // tab opens a new browser tab; it closes when the test ends.
-func tab(t *testing.T) context.Context {
+func tab(t testing.TB) context.Context {
 	t.Helper()
 	needBrowser(t)
 	ctx, cancel := chromedp.NewContext(browserCtx, chromedp.WithListener(func(ev any) {
@@ -324,7 +324,7 @@ type step = chromedp.Action[chromedp.Void]
 // waitLimit bounds every wait of a test on the page.
 const waitLimit = 20 * time.Second
 
-func must(t *testing.T, ctx context.Context, steps ...step) {
+func must(t testing.TB, ctx context.Context, steps ...step) {
 	t.Helper()
 	wctx, cancel := context.WithTimeout(ctx, waitLimit)
 	defer cancel()
@@ -351,7 +351,7 @@ func pageState(ctx context.Context) string {
 }
 
 // get runs one action that returns a value.
-func get[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
+func get[T any](t testing.TB, ctx context.Context, a chromedp.Action[T]) T {
 	t.Helper()
 	wctx, cancel := context.WithTimeout(ctx, waitLimit)
 	defer cancel()
@@ -374,7 +374,7 @@ func eval(expr string) step {
 func css(s string) chromedp.CSS { return chromedp.CSS(s) }
 
 // signIn signs in at /signin with the token and waits for the list.
-func signIn(t *testing.T, ctx context.Context, d *daemon) {
+func signIn(t testing.TB, ctx context.Context, d *daemon) {
 	t.Helper()
 	must(t, ctx,
 		chromedp.Navigate(d.url+"/signin"),
@@ -386,13 +386,13 @@ func signIn(t *testing.T, ctx context.Context, d *daemon) {
 }
 
 // waitSynced waits until the editor says saved.
-func waitSynced(t *testing.T, ctx context.Context) {
+func waitSynced(t testing.TB, ctx context.Context) {
 	t.Helper()
 	must(t, ctx, chromedp.WaitVisible(css(`#sync-status[data-sync-state="saved"]`)))
 }
 
 // waitJS waits until the expression is true in the page.
-func waitJS(t *testing.T, ctx context.Context, expr string) {
+func waitJS(t testing.TB, ctx context.Context, expr string) {
 	t.Helper()
 	must(t, ctx, func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 		_, err := chromedp.Poll[any](expr, chromedp.WithPollingInterval(20*time.Millisecond))(ctx, tg)
@@ -404,7 +404,7 @@ func waitJS(t *testing.T, ctx context.Context, expr string) {
 }
 
 // typeInBlock puts the caret at the end of block id and types text.
-func typeInBlock(t *testing.T, ctx context.Context, id, text string) {
+func typeInBlock(t testing.TB, ctx context.Context, id, text string) {
 	t.Helper()
 	must(t, ctx, caretAtEnd(id), insertText(text))
 }
@@ -438,7 +438,7 @@ func theme(name string) step {
 }
 
 // screenshot saves the page in the light and the dark theme.
-func screenshot(t *testing.T, ctx context.Context, name string) {
+func screenshot(t testing.TB, ctx context.Context, name string) {
 	t.Helper()
 	for _, th := range []string{"light", "dark"} {
 		must(t, ctx, theme(th))

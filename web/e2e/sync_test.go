@@ -14,7 +14,7 @@ import (
 
 // openDoc signs in (in a new tab) and opens document doc, waiting for its
 // snapshot.
-func openDoc(t *testing.T, d *daemon, doc string) context.Context {
+func openDoc(t testing.TB, d *daemon, doc string) context.Context {
 	t.Helper()
 	ctx := tab(t)
 	signIn(t, ctx, d)

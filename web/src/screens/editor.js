@@ -6,6 +6,7 @@ import { h } from '../dom.js';
 import { DocEditor } from '../editor/editor.js';
 import { DocSync } from '../sync/document.js';
 import { connection, topBar } from './shell.js';
+import { assistant } from '../panels/assistant.js';
 
 const LABELS = {
   loading: 'Loading…', saving: 'Saving…', saved: 'Saved', offline: 'Offline — changes kept here',
@@ -24,9 +25,10 @@ export function editorScreen({ params, root, go }) {
   const title = h('input', { id: 'doc-title', class: 'doc-title-input', type: 'text', 'aria-label': 'Title', placeholder: 'Untitled' });
   const mount = h('div', { class: 'editor-mount' });
   const notice = h('p', { class: 'error', role: 'alert', id: 'editor-error' });
+  const assist = assistant({ doc: params.id });
   root.append(
-    topBar(go, h('span', { class: 'doc-state' }, head, unsealed, status), cpButton),
-    h('main', { class: 'writing', id: 'main' }, cpForm, notice, title, mount));
+    topBar(go, h('span', { class: 'doc-state' }, head, unsealed, status), assist.button, cpButton),
+    h('main', { class: 'writing', id: 'main' }, cpForm, notice, title, mount), assist.panel);
 
   let attrs = {};
   const view = new DocEditor(mount, {
@@ -53,6 +55,7 @@ export function editorScreen({ params, root, go }) {
     },
   }, {
     onEvent: (m) => {
+      assist.onEvent(m);
       if (m.type === 'open.error') notice.textContent = m.error.code === 'not_found' ? 'There is no such document (or it is not yours).' : m.error.message;
     },
   });
@@ -78,10 +81,12 @@ export function editorScreen({ params, root, go }) {
   };
   addEventListener('beforeunload', beforeUnload);
   conn.attach(sync);
+  assist.attach(view, sync);
   // The tests and the benchmarks read the editor through this handle.
   window.folioEditor = { sync, view };
   return () => {
     removeEventListener('beforeunload', beforeUnload);
+    assist.destroy();
     conn.detach(sync);
     view.destroy();
     delete window.folioEditor;
