@@ -42,7 +42,12 @@ func choose(t testing.TB, ctx context.Context, kind, id string) {
 // and returns its id.
 func waitPreview(t testing.TB, ctx context.Context) string {
 	t.Helper()
-	must(t, ctx, chromedp.WaitVisible(css(`.ProseMirror [data-suggestion]`)), chromedp.WaitVisible(css(`#assist-suggestion[data-status="pending"]`)))
+	wctx, cancel := context.WithTimeout(ctx, waitLimit)
+	defer cancel()
+	if err := chromedp.Do(wctx, chromedp.WaitVisible(css(`.ProseMirror [data-suggestion]`)), chromedp.WaitVisible(css(`#assist-suggestion[data-status="pending"]`))); err != nil {
+		panel := get(t, ctx, chromedp.Evaluate[string](`(document.getElementById('assist-panel') || {}).innerText || ''`))
+		t.Fatalf("no pending suggestion previewed: %v\npanel: %s\npage state: %s", err, panel, pageState(ctx))
+	}
 	return get(t, ctx, chromedp.Evaluate[string](`document.querySelector('.ProseMirror [data-suggestion]').dataset.suggestion`))
 }
 
@@ -150,7 +155,7 @@ func TestAssistBlockAcceptReject(t *testing.T) {
 // choice, made in the panel, survives a reload and shows in a second tab.
 func TestAssistSelectionToolbarAndChoice(t *testing.T) {
 	d := startDaemon(t)
-	text := "👋 你好，In order to win, we made a decision."
+	text := "👋 你好，In order to win, the team made a decision."
 	doc := d.newDoc("Selection", [2]string{"s1", text})
 	a := openDoc(t, d, doc)
 	openAssist(t, a)
@@ -165,7 +170,7 @@ func TestAssistSelectionToolbarAndChoice(t *testing.T) {
 	if v := get(t, b, chromedp.Evaluate[string](`document.getElementById('choice-editing_preset').value`)); v != "six-rules" {
 		t.Fatalf("a second tab's selector shows %q", v)
 	}
-	// Select "In order to win, we made a decision." (after 👋, a space, 你好，).
+	// Select "In order to win, the team made a decision." (after 👋, a space, 你好，).
 	startUTF16 := 2 + 1 + 3 // 👋 is two UTF-16 units, then a space and 你好，
 	must(t, a, selectText("s1", startUTF16, 200), chromedp.WaitVisible(css(`#sel-toolbar`)))
 	cps := len([]rune(text))
@@ -232,7 +237,7 @@ func TestAssistConflictedLive(t *testing.T) {
 // selection focuses the toolbar; Tab reaches Accept and Reject.
 func TestAssistKeyboardOnly(t *testing.T) {
 	d := startDaemon(t)
-	doc := d.newDoc("Keys", [2]string{"p1", fillerText}, [2]string{"p2", "In order to see, we made a decision."})
+	doc := d.newDoc("Keys", [2]string{"p1", fillerText}, [2]string{"p2", "In order to see, the board made a decision."})
 	a := openDoc(t, d, doc)
 	openAssist(t, a)
 	choose(t, a, "editing_preset", "six-rules")
@@ -246,7 +251,7 @@ func TestAssistKeyboardOnly(t *testing.T) {
 	tabTo(t, a, "assist-reject")
 	must(t, a, chromedp.KeyEvent("\r"), chromedp.WaitVisible(css(`#assist-suggestion[data-status="rejected"]`)))
 
-	must(t, a, selectText("p2", 0, 36), chromedp.KeyEvent("/", alt))
+	must(t, a, selectText("p2", 0, 200), chromedp.KeyEvent("/", alt))
 	waitJS(t, a, `document.activeElement && document.activeElement.id === 'sel-improve'`)
 	must(t, a, chromedp.KeyEvent("\r"))
 	waitPreview(t, a)
