@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -319,4 +321,31 @@ func BenchmarkSelectionPreview(b *testing.B) {
 	sort.Float64s(ms)
 	b.ReportMetric(ms[len(ms)/2], "p50-ms")
 	b.ReportMetric(ms[(len(ms)*99)/100], "p99-ms")
+}
+
+// The UI's language follows the browser's: in Chinese the toolbar's quick
+// actions are 改善表达 / 精简 / 扩写 and the suggestion's buttons 接受 / 拒绝.
+func TestAssistChineseUI(t *testing.T) {
+	d := startDaemon(t)
+	doc := d.newDoc("中文", [2]string{"p1", fillerText})
+	ctx := tab(t)
+	must(t, ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: "Mozilla/5.0 (X11; Linux x86_64) Chrome", AcceptLanguage: "zh-CN,zh"})
+		return err
+	}))
+	signIn(t, ctx, d)
+	must(t, ctx, chromedp.Navigate(d.url+"/d/"+doc), chromedp.WaitVisible(css(`#sync-status[data-sync-state="saved"]`)))
+	openAssist(t, ctx)
+	choose(t, ctx, "editing_preset", "six-rules")
+	must(t, ctx, selectText("p1", 0, 200), chromedp.WaitVisible(css(`#sel-toolbar`)))
+	if got := get(t, ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('#sel-toolbar [data-action]')].map((b) => b.textContent).join('/')`)); got != "改善表达/精简/扩写" {
+		t.Fatalf("quick actions in Chinese: %q", got)
+	}
+	must(t, ctx, chromedp.Click(css(`#sel-shorten`)))
+	waitPreview(t, ctx)
+	if got := get(t, ctx, chromedp.Evaluate[string](`document.getElementById('assist-accept').textContent + '/' + document.getElementById('assist-reject').textContent`)); got != "接受/拒绝" {
+		t.Fatalf("buttons in Chinese: %q", got)
+	}
+	axeCheck(t, ctx, "chinese")
+	screenshot(t, ctx, "assist-zh")
 }

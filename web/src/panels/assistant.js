@@ -411,12 +411,12 @@ class AssistantPanel {
     if (s.status === 'rejected') status = h('p', { class: 'muted', id: 'assist-sugg-status' }, t('rejected'));
     accept.disabled = s.status !== 'pending';
     reject.disabled = s.status !== 'pending';
-    box.replaceChildren(
+    box.replaceChildren(...[
       h('h3', {}, t('suggestion'), s.status === 'conflicted' ? h('span', { class: 'badge status-conflicted' }, t('conflictedShort')) : null),
       h('p', { class: 'sugg-summary', id: 'assist-summary' }, s.summary || ''),
       pin ? h('p', { class: 'muted sugg-pin', id: 'assist-pin' }, t('pinned', pin)) : null,
       diff, status,
-      s.status === 'pending' || s.status === 'conflicted' ? h('div', { class: 'row' }, accept, reject) : null);
+      s.status === 'pending' || s.status === 'conflicted' ? h('div', { class: 'row' }, accept, reject) : null].filter(Boolean));
     box.hidden = false;
   }
 
