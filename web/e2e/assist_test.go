@@ -3,10 +3,14 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -348,4 +352,52 @@ func TestAssistChineseUI(t *testing.T) {
 	}
 	axeCheck(t, ctx, "chinese")
 	screenshot(t, ctx, "assist-zh")
+}
+
+// slowProvider is an OpenAI-compatible endpoint whose first answer is a
+// 503 (the run retries, and says why) and whose later answers start a
+// stream and then hold it until the client goes away.
+func slowProvider(t *testing.T) (url string, calls *atomic.Int32) {
+	calls = &atomic.Int32{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"error":{"message":"the model is overloaded"}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"{\\\"summary\\\":\"}}]}\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, calls
+}
+
+// A request on a slow model provider shows its run live: the retry with
+// its reason, then working, and Cancel ends it cancelled.
+func TestAssistRunRetryAndCancel(t *testing.T) {
+	url, _ := slowProvider(t)
+	d := &daemon{t: t, dir: t.TempDir(), env: []string{"FOLIO_AI_WRITING_PROVIDER=openai", "FOLIO_AI_WRITING_BASE_URL=" + url, "FOLIO_AI_WRITING_MODEL=slow-1", "FOLIO_AI_WRITING_API_KEY=test"}}
+	needBrowser(t)
+	d.start("127.0.0.1:0")
+	doc := d.newDoc("Slow", [2]string{"p1", fillerText})
+	ctx := openDoc(t, d, doc)
+	openAssist(t, ctx)
+	if note := get(t, ctx, chromedp.Evaluate[bool](`document.getElementById('assist-offline-note').hidden`)); !note {
+		t.Fatal("with a model provider the selector still says the offline provider edits by rules only")
+	}
+	must(t, ctx, chromedp.SendKeys(css(`#assist-instruction`), "Tighten this paragraph."), chromedp.Click(css(`#assist-ask`)))
+	must(t, ctx, chromedp.WaitVisible(css(`#assist-run li[data-event="retry"]`)))
+	if line := get(t, ctx, chromedp.Text(css(`#assist-run li[data-event="retry"]`))); !strings.Contains(line, "overloaded") {
+		t.Fatalf("the retry line does not say why: %q", line)
+	}
+	must(t, ctx, chromedp.WaitVisible(css(`#assist-run[data-run-state="running"] li[data-event="progress"]`)))
+	axeCheck(t, ctx, "run")
+	screenshot(t, ctx, "assist-run")
+	must(t, ctx, chromedp.Click(css(`#assist-cancel`)), chromedp.WaitVisible(css(`#assist-run[data-run-state="cancelled"]`)))
+	if vis := get(t, ctx, chromedp.Evaluate[bool](`document.getElementById('assist-cancel').hidden`)); !vis {
+		t.Fatal("Cancel is still offered after the run was cancelled")
+	}
 }

@@ -4,7 +4,7 @@
 const WORDS = {
   en: {
     panelTitle: 'AI · Versions', openPanel: 'AI · 版本', closePanel: 'Close',
-    session: 'Session', newSession: 'New', untitled: 'Untitled session', messages: '{0} messages',
+    session: 'Session', newSession: 'New', untitled: 'Untitled session', messages: '{0} messages', message1: '1 message',
     personalization: 'Personalization', none: 'None', persona: 'Persona', writingPreset: 'Writing preset', editingPreset: 'Editing preset',
     choose: '— none —', clearChoice: 'Clear',
     offlineNote: 'No model provider is configured: the offline provider edits by rules only. Options marked “needs a model provider” will propose no change.',
@@ -34,7 +34,7 @@ const WORDS = {
   },
   zh: {
     panelTitle: 'AI · 版本', closePanel: '关闭',
-    session: '会话', newSession: '新建', untitled: '未命名会话', messages: '{0} 条消息',
+    session: '会话', newSession: '新建', untitled: '未命名会话', messages: '{0} 条消息', message1: '1 条消息',
     personalization: '个性化', none: '无', persona: '人设', writingPreset: '写作预设', editingPreset: '编辑预设',
     choose: '— 不选 —', clearChoice: '清除',
     offlineNote: '未配置模型服务：离线服务只按规则编辑。标注“需要模型服务”的选项不会提出修改。',

@@ -162,7 +162,7 @@ class AssistantPanel {
   renderSessions() {
     const sel = this.sessionSelect;
     sel.replaceChildren(...(this.sessions.length ? this.sessions : [null]).map((s) => s
-      ? h('option', { value: s.id, selected: this.session && s.id === this.session.id }, `${s.title || t('untitled')} · ${t('messages', s.messages)}`)
+      ? h('option', { value: s.id, selected: this.session && s.id === this.session.id }, `${s.title || t('untitled')} · ${s.messages === 1 ? t('message1') : t('messages', s.messages)}`)
       : h('option', { value: '' }, t('untitled'))));
     sel.disabled = this.sessions.length < 2;
   }
