@@ -198,6 +198,16 @@ func TestAssistSelectionToolbarAndChoice(t *testing.T) {
 	if got := blockText(t, a, "s1"); !strings.HasPrefix(got, "👋 你好，") {
 		t.Fatalf("the text before the selection changed: %q", got)
 	}
+	// The session switcher: a new session starts empty (with the same
+	// choice); switching back shows the earlier conversation.
+	first := get(t, a, chromedp.Evaluate[string](`document.getElementById('assist-session').value`))
+	must(t, a, chromedp.Click(css(`#assist-new-session`)))
+	waitJS(t, a, `document.querySelectorAll('#assist-session option').length === 2 && !document.querySelector('#assist-messages .msg')`)
+	if v := get(t, a, chromedp.Evaluate[string](`document.getElementById('choice-editing_preset').value`)); v != "six-rules" {
+		t.Fatalf("a new session's choice is %q", v)
+	}
+	must(t, a, eval(fmt.Sprintf(`(() => { const s = document.getElementById('assist-session'); s.value = %q; s.dispatchEvent(new Event('change')); return true; })()`, first)))
+	waitJS(t, a, `document.querySelectorAll('#assist-messages .msg').length >= 2`)
 }
 
 // selectText selects UTF-16 range [from, to) of block id's text (one text
