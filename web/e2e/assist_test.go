@@ -411,3 +411,29 @@ func TestAssistRunRetryAndCancel(t *testing.T) {
 		t.Fatal("Cancel is still offered after the run was cancelled")
 	}
 }
+
+// The section entry on a heading asks about the heading and the blocks up
+// to the next heading of the same level.
+func TestAssistSectionEntry(t *testing.T) {
+	d := startDaemon(t)
+	para := func(id, text string) map[string]any {
+		return map[string]any{"id": id, "type": "paragraph", "richText": []map[string]any{{"text": text}}}
+	}
+	head := func(id, text string) map[string]any {
+		return map[string]any{"id": id, "type": "heading", "attrs": map[string]any{"level": 2}, "richText": []map[string]any{{"text": text}}}
+	}
+	var v struct {
+		Doc string `json:"doc"`
+	}
+	d.api("POST", "/v1/docs", map[string]any{"attrs": map[string]any{"title": "Sections"}, "body": map[string]any{"schemaVersion": 1, "blocks": []any{
+		head("h1", "Plans"), para("p1", fillerText), para("p2", "Second paragraph."), head("h2", "Later"), para("p3", fillerText)}}}, &v)
+	ctx := openDoc(t, d, v.Doc)
+	openAssist(t, ctx)
+	choose(t, ctx, "editing_preset", "six-rules")
+	must(t, ctx, caretAtEnd("h1"), chromedp.WaitVisible(css(`#block-menu-button[data-block="h1"]`)), chromedp.Click(css(`#block-menu-button`)),
+		chromedp.Click(css(`#ask-section`)), chromedp.WaitVisible(css(`#assist-scope[data-scope="section:h1..p2"]`)), chromedp.Click(css(`#assist-ask`)))
+	waitPreview(t, ctx)
+	if got := get(t, ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('.ProseMirror [data-suggestion]')].map((e) => e.dataset.blockId).join(',')`)); got != "p1" {
+		t.Fatalf("the section's preview decorates %q, want p1 (p3 is in the next section)", got)
+	}
+}
