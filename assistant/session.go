@@ -32,6 +32,9 @@ type Session struct {
 	// Current marks, in a listing, the session a request without one
 	// continues (not stored: the pointer is a record of its own).
 	Current bool `json:"current,omitempty" msgpack:"-"`
+	// Choice is the session's current personalization (choice.go): what
+	// the editor's selector shows and its requests send; nil until set.
+	Choice *Choice `json:"personalization,omitempty" msgpack:"choice,omitempty"`
 }
 
 // Role is who wrote a message.

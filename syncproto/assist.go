@@ -21,22 +21,24 @@ import (
 // which are events of the document's stream, since one type means one
 // thing to a decoder.
 const (
-	TypeAssistRequest         = "assist.request"
-	TypeAssistQueued          = "assist.queued"
-	TypeAssistCancel          = "assist.cancel"
-	TypeAssistCancelDone      = "assist.cancel.done"
-	TypeSuggestionPreview     = "suggestion.preview"
-	TypeSuggestionPreviewDone = "suggestion.preview.done"
-	TypeSuggestionAccept      = "suggestion.accept"
-	TypeSuggestionAcceptDone  = "suggestion.accept.done"
-	TypeSuggestionReject      = "suggestion.reject"
-	TypeSuggestionRejectDone  = "suggestion.reject.done"
-	TypeSessionList           = "session.list"
-	TypeSessionListDone       = "session.list.done"
-	TypeSessionStart          = "session.start"
-	TypeSessionStartDone      = "session.start.done"
-	TypeSessionSwitch         = "session.switch"
-	TypeSessionSwitchDone     = "session.switch.done"
+	TypeAssistRequest          = "assist.request"
+	TypeAssistQueued           = "assist.queued"
+	TypeAssistCancel           = "assist.cancel"
+	TypeAssistCancelDone       = "assist.cancel.done"
+	TypeSuggestionPreview      = "suggestion.preview"
+	TypeSuggestionPreviewDone  = "suggestion.preview.done"
+	TypeSuggestionAccept       = "suggestion.accept"
+	TypeSuggestionAcceptDone   = "suggestion.accept.done"
+	TypeSuggestionReject       = "suggestion.reject"
+	TypeSuggestionRejectDone   = "suggestion.reject.done"
+	TypeSessionList            = "session.list"
+	TypeSessionListDone        = "session.list.done"
+	TypeSessionStart           = "session.start"
+	TypeSessionStartDone       = "session.start.done"
+	TypeSessionSwitch          = "session.switch"
+	TypeSessionSwitchDone      = "session.switch.done"
+	TypeSessionPersonalize     = "session.personalize"
+	TypeSessionPersonalizeDone = "session.personalize.done"
 )
 
 // The assistant's events: run streams ("run:<id>") carry RunEventData,
@@ -370,6 +372,16 @@ type SessionInfo struct {
 	// Current marks, in session.list.done, the caller's current session
 	// on the article: the one a request without "session" continues.
 	Current bool `json:"current,omitempty"`
+	// Personalization is the session's current choice (none set: absent).
+	Personalization *SessionChoice `json:"personalization,omitempty"`
+}
+
+// SessionChoice is a session's current personalization: Kind none,
+// writing_preset, editing_preset or persona, and the preset's or
+// persona's ID.
+type SessionChoice struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id,omitempty"`
 }
 
 // SessionList lists the caller's sessions on document Doc.
@@ -409,6 +421,21 @@ type SessionSwitch struct {
 
 // SessionSwitchDone answers SessionSwitch.
 type SessionSwitchDone struct {
+	Envelope
+	Session SessionInfo `json:"session"`
+}
+
+// SessionPersonalize sets the current personalization of the caller's
+// session Session on Doc.
+type SessionPersonalize struct {
+	Envelope
+	Doc             string        `json:"doc"`
+	Session         string        `json:"session"`
+	Personalization SessionChoice `json:"personalization"`
+}
+
+// SessionPersonalizeDone answers SessionPersonalize with the session.
+type SessionPersonalizeDone struct {
 	Envelope
 	Session SessionInfo `json:"session"`
 }
@@ -493,6 +520,10 @@ type Assistant interface {
 	StartSession(ctx context.Context, p Principal, doc, title string) (SessionInfo, error)
 	// SwitchSession makes p's session id on doc the current one.
 	SwitchSession(ctx context.Context, p Principal, doc, id string) (SessionInfo, error)
+	// PersonalizeSession sets the current personalization of p's session
+	// id on doc. Errors: as a request's choice (invalid, preset_archived,
+	// assistant_disabled, the persona codes), not_found.
+	PersonalizeSession(ctx context.Context, p Principal, doc, id string, c SessionChoice) (SessionInfo, error)
 }
 
 // errNoAssistant answers every assistant request of a server without one.
@@ -533,6 +564,10 @@ func newAssistMessage(typ string) (Message, bool) {
 		return &SessionSwitch{}, true
 	case TypeSessionSwitchDone:
 		return &SessionSwitchDone{}, true
+	case TypeSessionPersonalize:
+		return &SessionPersonalize{}, true
+	case TypeSessionPersonalizeDone:
+		return &SessionPersonalizeDone{}, true
 	}
 	return nil, false
 }
@@ -542,7 +577,7 @@ func newAssistMessage(typ string) (Message, bool) {
 func isAssistRequest(typ string) bool {
 	switch typ {
 	case TypeAssistRequest, TypeAssistCancel, TypeSuggestionPreview, TypeSuggestionAccept, TypeSuggestionReject,
-		TypeSessionList, TypeSessionStart, TypeSessionSwitch:
+		TypeSessionList, TypeSessionStart, TypeSessionSwitch, TypeSessionPersonalize:
 		return true
 	}
 	return false
@@ -583,6 +618,10 @@ func assistTypeOf(m Message) (string, bool) {
 		return TypeSessionSwitch, true
 	case *SessionSwitchDone:
 		return TypeSessionSwitchDone, true
+	case *SessionPersonalize:
+		return TypeSessionPersonalize, true
+	case *SessionPersonalizeDone:
+		return TypeSessionPersonalizeDone, true
 	}
 	return "", false
 }
@@ -599,7 +638,7 @@ func (c *conn) handleAssist(m Message) bool {
 	}
 	id := m.Env().ID
 	switch m.(type) {
-	case *AssistRequest, *AssistCancel, *SuggestionAccept, *SuggestionReject, *SessionStart, *SessionSwitch:
+	case *AssistRequest, *AssistCancel, *SuggestionAccept, *SuggestionReject, *SessionStart, *SessionSwitch, *SessionPersonalize:
 		if c.principal().ReadOnly {
 			c.replyError(id, CodeReadOnly, "a backup token may only read; use an author's token to ask the assistant or decide a suggestion")
 			return true
@@ -625,6 +664,10 @@ func (c *conn) handleAssist(m Message) bool {
 			return true
 		}
 	case *SessionSwitch:
+		if !c.checkDoc(id, m.Doc) {
+			return true
+		}
+	case *SessionPersonalize:
 		if !c.checkDoc(id, m.Doc) {
 			return true
 		}
@@ -695,6 +738,12 @@ func (c *conn) handleAssist(m Message) bool {
 		var ss SessionInfo
 		if ss, err = as.SwitchSession(ctx, p, m.Doc, m.Session); err == nil {
 			reply = &SessionSwitchDone{Session: ss}
+		}
+	case *SessionPersonalize:
+		what, obj = "personalize the session of", m.Doc
+		var ss SessionInfo
+		if ss, err = as.PersonalizeSession(ctx, p, m.Doc, m.Session, m.Personalization); err == nil {
+			reply = &SessionPersonalizeDone{Session: ss}
 		}
 	default:
 		err = fmt.Errorf("syncproto: assistant request %T has no handler", m)

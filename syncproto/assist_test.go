@@ -30,6 +30,8 @@ func assistSamples() []syncproto.Message {
 	session := syncproto.SessionInfo{ID: "c8n2k4", Doc: "d1", Created: 1767225500000, Updated: 1767225602100, Messages: 2}
 	currentSession := session
 	currentSession.Current = true
+	chosen := session
+	chosen.Personalization = &syncproto.SessionChoice{Kind: "editing_preset", ID: "six-rules"}
 	second := syncproto.SessionInfo{ID: "c2r9w6", Doc: "d1", Title: "intro", Created: 1767225700000, Updated: 1767225700000}
 	personaRun := syncproto.RunInfo{ID: "r4pm8c", Doc: "d1", Session: "c8n2k4", State: "succeeded", Scope: scope,
 		Instruction: "用我的口吻改写", Personalization: "persona",
@@ -84,6 +86,9 @@ func assistSamples() []syncproto.Message {
 		&syncproto.SessionStartDone{Envelope: syncproto.Envelope{ID: "27"}, Session: second},
 		&syncproto.SessionSwitch{Envelope: syncproto.Envelope{ID: "28"}, Doc: "d1", Session: "c8n2k4"},
 		&syncproto.SessionSwitchDone{Envelope: syncproto.Envelope{ID: "28"}, Session: session},
+		&syncproto.SessionPersonalize{Envelope: syncproto.Envelope{ID: "33"}, Doc: "d1", Session: "c8n2k4",
+			Personalization: syncproto.SessionChoice{Kind: "editing_preset", ID: "six-rules"}},
+		&syncproto.SessionPersonalizeDone{Envelope: syncproto.Envelope{ID: "33"}, Session: chosen},
 	}
 }
 

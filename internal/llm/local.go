@@ -312,3 +312,16 @@ func (s *PieceStream) FinishReason() string {
 
 // Close ends the stream; it is safe to call twice.
 func (s *PieceStream) Close() error { s.closed = true; return nil }
+
+// LocalHonours tells whether the local provider can edit with the given
+// personalization ("editing", "writing", "persona" or "" for none) and,
+// for an editing preset, preset: the same decision a run makes (taskRules)
+// before any text is read, so a selector can say beforehand which choices
+// need a configured model provider. reason says why not.
+func LocalHonours(personalization string, preset *EditPreset) (ok bool, reason string) {
+	_, refusal, err := taskRules(&EditTask{Personalization: personalization, Preset: preset})
+	if err != nil {
+		return false, err.Error()
+	}
+	return refusal == "", refusal
+}

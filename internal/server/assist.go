@@ -108,6 +108,7 @@ func (s *Server) assistRoutes(mux *http.ServeMux) {
 
 	mux.HandleFunc("GET /v1/sessions/{session}", s.authed(anyUser, s.session(s.getSession)))
 	mux.HandleFunc("GET /v1/sessions/{session}/messages", s.authed(anyUser, s.session(s.listMessages)))
+	mux.HandleFunc("PUT /v1/sessions/{session}/personalization", s.authed(anyUser, s.session(s.setSessionChoice)))
 	mux.HandleFunc("GET /v1/sessions/{session}/messages/{seq}", s.authed(anyUser, s.session(s.messageSource)))
 
 	mux.HandleFunc("GET /v1/suggestions/{sugg}", s.authed(anyUser, s.suggestion(s.getSuggestion)))
@@ -688,10 +689,12 @@ func (s *Server) listPresets(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if ps == nil {
-		ps = []assistant.Preset{}
+	out, err := presetViews(svc, ps)
+	if err != nil {
+		s.fail(w, r, err)
+		return
 	}
-	writeJSON(w, http.StatusOK, ps)
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) createPreset(w http.ResponseWriter, r *http.Request) {

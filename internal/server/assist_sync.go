@@ -172,6 +172,28 @@ func (a syncAssist) SwitchSession(ctx context.Context, p syncproto.Principal, do
 	return sessionInfo(ss), nil
 }
 
+// PersonalizeSession sets the choice of p's session id, which must be on
+// doc (else it is not found, like another user's).
+func (a syncAssist) PersonalizeSession(ctx context.Context, p syncproto.Principal, doc, id string, c syncproto.SessionChoice) (syncproto.SessionInfo, error) {
+	svc, err := a.service()
+	if err != nil {
+		return syncproto.SessionInfo{}, err
+	}
+	ac := actorOf(authPrincipal(p))
+	ss, err := svc.Session(ctx, ac, id)
+	if err == nil && ss.Doc != doc {
+		err = missing("session", id)
+	}
+	if err != nil {
+		return syncproto.SessionInfo{}, hidden(err, "session", id)
+	}
+	ss, err = svc.SetChoice(ctx, ac, id, assistant.Choice{Kind: assistant.PersonalizationKind(c.Kind), ID: c.ID})
+	if err != nil {
+		return syncproto.SessionInfo{}, err
+	}
+	return sessionInfo(ss), nil
+}
+
 // canReadRun reports whether p may follow run stream "run:<id>": p's own
 // run (any, for an admin) on a document p still reaches.
 func (a syncAssist) canReadRun(ctx context.Context, p syncproto.Principal, id string) bool {
@@ -259,7 +281,11 @@ func suggestionInfo(sg assistant.Suggestion) syncproto.SuggestionInfo {
 }
 
 func sessionInfo(s assistant.Session) syncproto.SessionInfo {
-	return syncproto.SessionInfo{ID: s.ID, Doc: s.Doc, Title: s.Title, Created: s.Created, Updated: s.Updated, Messages: s.Messages, Current: s.Current}
+	out := syncproto.SessionInfo{ID: s.ID, Doc: s.Doc, Title: s.Title, Created: s.Created, Updated: s.Updated, Messages: s.Messages, Current: s.Current}
+	if c := s.Choice; c != nil {
+		out.Personalization = &syncproto.SessionChoice{Kind: string(c.Kind), ID: c.ID}
+	}
+	return out
 }
 
 // runStreamID returns the run id of a stream name "run:<id>".

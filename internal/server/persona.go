@@ -111,10 +111,7 @@ func (s *Server) listPersonas(w http.ResponseWriter, r *http.Request, svc *perso
 		s.fail(w, r, err)
 		return
 	}
-	if ps == nil {
-		ps = []persona.Persona{}
-	}
-	writeJSON(w, http.StatusOK, ps)
+	writeJSON(w, http.StatusOK, s.personaViews(ps))
 }
 
 func (s *Server) createPersona(w http.ResponseWriter, r *http.Request, svc *persona.Service, user string) {

@@ -128,6 +128,7 @@ type daemon struct {
 	cmd   *exec.Cmd
 	out   *syncBuffer
 	done  chan struct{}
+	env   []string // more environment for folio serve
 }
 
 type syncBuffer struct {
@@ -165,7 +166,7 @@ func (d *daemon) start(listen string) {
 	d.out = &syncBuffer{}
 	d.done = make(chan struct{})
 	d.cmd = exec.Command(folioBin, "serve", "--data", d.dir, "--listen", listen, "--log-level", "warn")
-	d.cmd.Env = append(os.Environ(), "FOLIO_CONFIG=", "FOLIO_LISTEN=", "FOLIO_SERVER=", "FOLIO_TOKEN=")
+	d.cmd.Env = append(append(os.Environ(), "FOLIO_CONFIG=", "FOLIO_LISTEN=", "FOLIO_SERVER=", "FOLIO_TOKEN="), d.env...)
 	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -401,6 +402,12 @@ func waitJS(t testing.TB, ctx context.Context, expr string) {
 		}
 		return chromedp.Void{}, err
 	})
+}
+
+// typeInBlock puts the caret at the end of block id and types text.
+func typeInBlock(t testing.TB, ctx context.Context, id, text string) {
+	t.Helper()
+	must(t, ctx, caretAtEnd(id), insertText(text))
 }
 
 // caretAtEnd places the caret at the end of block id (a DOM selection,

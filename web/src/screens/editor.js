@@ -7,6 +7,7 @@ import { DocEditor } from '../editor/editor.js';
 import { DocSync } from '../sync/document.js';
 import { connection, topBar } from './shell.js';
 import { versionsPanel } from '../panels/versions.js';
+import { assistant } from '../panels/assistant.js';
 
 const LABELS = {
   loading: 'Loading…', saving: 'Saving…', saved: 'Saved', offline: 'Offline — changes kept here',
@@ -27,10 +28,11 @@ export function editorScreen({ params, root, go }) {
   const title = h('input', { id: 'doc-title', class: 'doc-title-input', type: 'text', 'aria-label': 'Title', placeholder: 'Untitled' });
   const mount = h('div', { class: 'editor-mount' });
   const notice = h('p', { class: 'error', role: 'alert', id: 'editor-error' });
+  const assist = assistant({ doc: params.id });
   root.append(
-    topBar(go, h('span', { class: 'doc-state' }, head, unsealed, status), cpButton, versionsButton),
+    topBar(go, h('span', { class: 'doc-state' }, head, unsealed, status), assist.button, cpButton, versionsButton),
     h('main', { class: 'writing', id: 'main' }, cpForm, notice, title, mount),
-    versions.el);
+    versions.el, assist.panel);
 
   let attrs = {};
   const view = new DocEditor(mount, {
@@ -58,6 +60,7 @@ export function editorScreen({ params, root, go }) {
   }, {
     onEvent: (m) => {
       if (m.type === 'version.created') versions.refresh();
+      assist.onEvent(m);
       if (m.type === 'open.error') notice.textContent = m.error.code === 'not_found' ? 'There is no such document (or it is not yours).' : m.error.message;
     },
   });
@@ -83,10 +86,12 @@ export function editorScreen({ params, root, go }) {
   };
   addEventListener('beforeunload', beforeUnload);
   conn.attach(sync);
+  assist.attach(view, sync);
   // The tests and the benchmarks read the editor through this handle.
   window.folioEditor = { sync, view };
   return () => {
     removeEventListener('beforeunload', beforeUnload);
+    assist.destroy();
     conn.detach(sync);
     view.destroy();
     delete window.folioEditor;
