@@ -101,8 +101,8 @@ func TestImportMarkdownImageOption(t *testing.T) {
 	if d.Blocks[0].Type != Media || d.Blocks[0].Attrs.Src != AssetURL(testHash) || d.Blocks[1].Attrs.Src != "https://example.com/b.png" {
 		t.Fatalf("blocks %+v", d.Blocks)
 	}
-	if d.Blocks[2].Type != Paragraph || len(unsupported) != 1 {
-		t.Fatalf("a declined image is its alt text, reported: %+v %v", d.Blocks[2], unsupported)
+	if d.Blocks[2].Type != Media || d.Blocks[2].Attrs.Src != "missing.png" || len(unsupported) != 0 {
+		t.Fatalf("a declined image is kept as the relative reference it is: %+v %v", d.Blocks[2], unsupported)
 	}
 	// An exported document's asset URLs come back as they are.
 	back, _, _ := ImportMarkdown([]byte(RenderMarkdown(Document{SchemaVersion: 1, Blocks: []Block{d.Blocks[0]}})))

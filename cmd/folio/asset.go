@@ -206,7 +206,7 @@ type localImage struct {
 // mdPath: each must be a file inside the file's directory (no "..", no
 // absolute path, no symlink out of it) of a type assets allow. It is
 // flowdoc.ImportOptions.Image; what it refuses stays what the importer
-// makes of it (the alt text), with a note on stderr.
+// makes of it (a relative reference), with a note on stderr.
 type markdownImages struct {
 	c      *cli.Context
 	mdPath string
@@ -247,7 +247,7 @@ func (m *markdownImages) load(src string) string {
 	if p, err := url.PathUnescape(rel); err == nil {
 		rel = p
 	}
-	keep := "kept as its alt text"
+	keep := "kept as a relative reference"
 	if rel == "" || filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") || strings.HasPrefix(rel, `\`) {
 		notice(m.c, "%s: image %s is an absolute path; only images beside the file (or below its directory) are imported; %s", m.mdPath, src, keep)
 		return ""

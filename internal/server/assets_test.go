@@ -218,7 +218,7 @@ func TestPublicAssetsOnlyForPublishedPublicArticles(t *testing.T) {
 	hidden("an asset of a draft")
 	e.ok("POST", "/v1/docs/"+doc+"/publish", e.ann, PublishRequest{Visibility: "private"}, nil)
 	hidden("an asset of a private article")
-	e.ok("PUT", "/v1/docs/"+doc+"/visibility", e.ann, map[string]string{"visibility": "password", "password": "pw"}, nil)
+	e.ok("PUT", "/v1/docs/"+doc+"/visibility", e.ann, map[string]string{"visibility": "password", "password": "pw-long-enough"}, nil)
 	hidden("an asset of a password-protected article")
 	e.ok("PUT", "/v1/docs/"+doc+"/visibility", e.ann, map[string]string{"visibility": "public"}, nil)
 	r := e.raw("GET", path, nil, "")

@@ -15,7 +15,7 @@ import (
 // form, with nosniff, so a URL full of markup stays inert.
 func TestUnknownPathIsInert(t *testing.T) {
 	e := newEnv(t, nil)
-	w := e.raw("GET", "/x/%3Cscript%3Ealert(1)%3C%2Fscript%3E%22%3E", nil, "")
+	w := e.raw("GET", "/v1/x/%3Cscript%3Ealert(1)%3C%2Fscript%3E%22%3E", nil, "")
 	body := w.Body.String()
 	if w.Code != http.StatusNotFound || strings.ContainsAny(body, "<>") || !strings.Contains(body, "%3Cscript%3E") {
 		t.Fatalf("unknown path: %d %s", w.Code, body)
@@ -25,6 +25,13 @@ func TestUnknownPathIsInert(t *testing.T) {
 	}
 	if errOf(t, w.Body.Bytes()).Code != "not_found" {
 		t.Fatalf("code: %s", body)
+	}
+	// Outside the API the site's 404 page answers, the same bytes for
+	// every path: nothing of the URL is in it.
+	page := e.raw("GET", "/x/%3Cscript%3Ealert(1)%3C%2Fscript%3E%22%3E", nil, "")
+	if page.Code != http.StatusNotFound || strings.Contains(page.Body.String(), "script") ||
+		page.Header().Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatalf("site 404: %d %v %s", page.Code, page.Header(), page.Body.String())
 	}
 }
 

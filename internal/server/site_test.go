@@ -50,7 +50,7 @@ func TestSitePages(t *testing.T) {
 	e.published("Older essay", "older", "", []string{"misc"}, "public", "")
 	e.published("Storage engines", "storage", "Databases", []string{"pebble", "lsm"}, "public", "")
 	e.published("Secret plans", "secret", "", nil, "private", "")
-	e.published("Members only", "members", "", nil, "password", "hunter2")
+	e.published("Members only", "members", "", nil, "password", "hunter2-pw")
 	e.published("Work in progress", "wip", "", nil, "draft", "")
 
 	home := e.raw("GET", "/", nil, "")
@@ -117,7 +117,7 @@ func TestSitePages(t *testing.T) {
 
 func TestSitePasswordForm(t *testing.T) {
 	e := newEnv(t, nil)
-	e.published("Members only", "members", "", nil, "password", "hunter2")
+	e.published("Members only", "members", "", nil, "password", "hunter2-pw")
 	form := e.raw("GET", "/a/members", nil, "")
 	body := form.Body.String()
 	if form.Code != 200 || !strings.Contains(body, `<form method="post" action="/a/members">`) || !strings.Contains(body, `type="password"`) || strings.Contains(body, "Body of members") {
@@ -130,7 +130,7 @@ func TestSitePasswordForm(t *testing.T) {
 	if wrong.StatusCode != http.StatusForbidden {
 		t.Fatalf("wrong password: %d", wrong.StatusCode)
 	}
-	right := e.raw("POST", "/a/members", http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, "password=hunter2")
+	right := e.raw("POST", "/a/members", http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, "password=hunter2-pw")
 	if right.Code != 200 || !strings.Contains(right.Body.String(), "Body of members") || right.Header().Get("Cache-Control") != "private, no-store" {
 		t.Fatalf("right password: %d %v %s", right.Code, right.Header(), right.Body)
 	}
@@ -170,8 +170,8 @@ func TestSitePasswordArticleImages(t *testing.T) {
 	e := newEnv(t, nil)
 	info := e.uploaded(e.ann, noisePNG(t, 3, 3, 11), "a.png")
 	doc := e.articleWithImage("Members", "members", info.URL)
-	e.ok("POST", "/v1/docs/"+doc+"/publish", e.ann, PublishRequest{Visibility: "password", Password: "hunter2"}, nil)
-	page := e.raw("POST", "/a/members", http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, "password=hunter2").Body.String()
+	e.ok("POST", "/v1/docs/"+doc+"/publish", e.ann, PublishRequest{Visibility: "password", Password: "hunter2-pw"}, nil)
+	page := e.raw("POST", "/a/members", http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, "password=hunter2-pw").Body.String()
 	m := regexp.MustCompile(`<img loading="lazy" src="(/assets/` + info.Hash.String() + `\?[^"]+)"`).FindStringSubmatch(page)
 	if m == nil {
 		t.Fatalf("no signed image in the page: %s", page)
