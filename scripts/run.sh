@@ -11,6 +11,7 @@ export FOLIO_DATA="$DATA"
 [ -f "$DATA/FOLIO" ] || "$BIN" --data "$DATA" init >/dev/null
 cat <<MSG
 == folio daemon on $DATA (Ctrl-C stops it gracefully)
+   The editor: http://$LISTEN/  (sign in at /signin with the admin token)
    First run: the admin token is printed below, once; only its hash is stored.
    More users:  $BIN user add NAME [--admin]   (with FOLIO_SERVER and an admin's FOLIO_TOKEN)
    Lost token:  stop the daemon, then  $BIN --data $DATA token add admin
