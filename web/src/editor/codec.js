@@ -53,7 +53,7 @@ export function blockToNode(b) {
     case 'callout':
       return withContent({ type: 'callout', attrs: { id, icon: a.icon || '' } }, runsToInline(b.richText));
     case 'list':
-      return listToNode(b.items || [], !!a.ordered, id);
+      return listToNode(b.items || [], !!a.ordered, id, a.start);
     case 'code':
       return withContent({ type: 'codeBlock', attrs: { id, language: a.language || null } },
         a.text ? [{ type: 'text', text: a.text }] : []);
@@ -75,8 +75,11 @@ function withContent(node, content) {
   return node;
 }
 
-function listToNode(items, ordered, id) {
+// start is an ordered list's first number (FlowDocument leaves it out
+// when it is 1; Tiptap's orderedList says 1).
+function listToNode(items, ordered, id, start) {
   const node = { type: ordered ? 'orderedList' : 'bulletList', attrs: { id } };
+  if (ordered && start) node.attrs.start = start;
   node.content = items.map((it) => {
     const li = { type: 'listItem', content: [withContent({ type: 'paragraph', attrs: { id: null } }, runsToInline(it.richText))] };
     if (it.items && it.items.length) li.content.push(listToNode(it.items, ordered, null));
@@ -156,6 +159,7 @@ export function nodeToBlock(n) {
     case 'bulletList':
     case 'orderedList':
       b = { id, type: 'list', attrs: { ordered: n.type === 'orderedList' }, items: listItems(n) };
+      if (n.type === 'orderedList' && a.start && a.start !== 1) b.attrs.start = a.start;
       break;
     case 'codeBlock':
       b = { id, type: 'code', attrs: { language: a.language || '', text: textOf(n) } };
