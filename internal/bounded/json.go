@@ -260,10 +260,10 @@ func (w *jwalker) value(t *tinfo, depth int) error {
 			f := t.fields[string(key)]
 			if f == nil {
 				var buf [32]byte
-				folded := string(appendFolded(buf[:0], key))
-				f = t.fold[folded]
+				folded := appendFolded(buf[:0], key)
+				f = t.fold[string(folded)]
 				if f != nil && w.exact {
-					return &CaseError{Offset: keyStart, Name: string(key), Field: t.foldNames[folded]}
+					return &CaseError{Offset: keyStart, Name: string(key), Field: t.foldNames[string(folded)]}
 				}
 			}
 			if f != nil {
