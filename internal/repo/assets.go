@@ -180,7 +180,7 @@ func (r *Repo) MayReadAsset(id objstore.ID, user string) (bool, error) {
 // stored asset). Anything else is refused as unknown (CodeUnknownAsset),
 // alike: nothing may reference what a walk, a pack or a page could not
 // find, and a hash is not a key.
-func (r *Repo) noteAssets(_ *pebble.Batch, owner string, blk *flowdoc.Block) error {
+func (r *Repo) noteAssets(owner string, blk *flowdoc.Block) error {
 	for _, h := range flowdoc.AssetRefs(blk) {
 		id, err := objstore.ParseID(h)
 		if err != nil {

@@ -761,7 +761,7 @@ func (r *Repo) advanceInPlace(b *pebble.Batch, doc, owner string, dr *draftRec, 
 		if err := r.objs.PutEncoded(b, nb.content); err != nil {
 			return DraftEvent{}, err
 		}
-		if err := r.noteAssets(b, owner, &nb.blk); err != nil {
+		if err := r.noteAssets(owner, &nb.blk); err != nil {
 			return DraftEvent{}, err
 		}
 		x.count += nb.count - blk.Count

@@ -114,22 +114,20 @@ type DocTx struct {
 	r       *Repo
 }
 
-// Blocks returns the current content of the draft's blocks named by ids
-// (block id -> content id); a block the draft does not hold is absent.
-// It reads the whole draft (usually from memory).
+// Blocks returns the current content of the draft's top-level blocks
+// named by ids (block id -> content id); a block the draft does not hold
+// is absent. It looks each id up in the draft's block index (the draft
+// usually comes from memory).
 func (tx *DocTx) Blocks(ids []string) (map[string]objstore.ID, error) {
 	dr, err := tx.r.loadDraft(tx.Doc)
 	if err != nil {
 		return nil, err
 	}
-	want := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		want[id] = true
-	}
+	dr.index()
 	out := make(map[string]objstore.ID, len(ids))
-	for _, b := range dr.Blocks {
-		if want[b.ID] {
-			out[b.ID] = b.Content
+	for _, id := range ids {
+		if i, ok := dr.pos(id); ok {
+			out[id] = dr.Blocks[i].Content
 		}
 	}
 	return out, nil

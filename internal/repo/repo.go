@@ -712,7 +712,7 @@ func (r *Repo) putSlots(b *pebble.Batch, owner string, slots []slot) ([]objstore
 				if err := r.objs.PutEncoded(b, *s.enc); err != nil {
 					return nil, err
 				}
-				if err := r.noteAssets(b, owner, s.Block); err != nil {
+				if err := r.noteAssets(owner, s.Block); err != nil {
 					return nil, err
 				}
 			}
