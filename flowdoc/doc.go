@@ -28,7 +28,7 @@
 // DecodeLimits, stopping with a *LimitError at the first one passed, so
 // memory follows the limits rather than what the input claims. CheckJSON
 // applies the same text rules to JSON of any schema. Normalize then sanitizes (Sanitize: merges
-// adjacent runs with equal marks and link, drops unknown marks, orders marks
+// adjacent runs with equal marks, link and title, drops unknown marks, orders marks
 // canonically, removes empty runs and empty values) and validates (Validate:
 // every problem, each as "path: rule", e.g.
 // "blocks[3].attrs.level: heading level must be 1..6"). Sanitize never

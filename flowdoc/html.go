@@ -290,6 +290,10 @@ func (w *htmlWriter) runs(runs []Run) {
 		if linked {
 			w.s(`<a href="`)
 			w.esc(r.Link)
+			if r.Title != "" {
+				w.s(`" title="`)
+				w.esc(r.Title)
+			}
 			w.s(`" rel="nofollow noopener noreferrer">`)
 		}
 		w.s(open.String())

@@ -260,11 +260,13 @@ func linkTitle(t string) string {
 	var b strings.Builder
 	b.WriteString(` "`)
 	for _, c := range t {
-		if c < utf8.RuneSelf && isASCIIPunct(byte(c)) {
+		switch {
+		case c < utf8.RuneSelf && isASCIIPunct(byte(c)):
 			b.WriteByte('\\')
-		}
-		if c == '\n' {
-			c = ' '
+		case c == '\n' || c == '\r':
+			// A title may span lines, but not a blank one.
+			b.WriteString("&#" + strconv.Itoa(int(c)) + ";")
+			continue
 		}
 		b.WriteRune(c)
 	}

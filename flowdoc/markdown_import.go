@@ -47,7 +47,6 @@ const (
 	UnsupportedListKind      = "list-kind"     // nested list of the other kind
 	UnsupportedListStart     = "list-start"    // ordered list starting at 0, numbered from 1
 	UnsupportedTableAlign    = "table-alignment"
-	UnsupportedLinkTitle     = "link-title"
 	UnsupportedEmptyEquation = "empty-equation" // $$ $$ with nothing inside; dropped
 	UnsupportedCodeLanguage  = "code-language"  // info string cut to a valid language
 	UnsupportedTableSize     = "table-size"     // columns beyond MaxTableColumns, or no rows
@@ -687,6 +686,7 @@ func codeLanguage(s string) string {
 type inlineState struct {
 	marks map[Mark]int
 	link  string
+	title string // of link
 }
 
 func (im *importer) inlines(n ast.Node) []Run {
@@ -697,7 +697,7 @@ func (im *importer) inlines(n ast.Node) []Run {
 }
 
 func (st *inlineState) run(text string) Run {
-	r := Run{Text: text, Link: st.link}
+	r := Run{Text: text, Link: st.link, Title: st.title}
 	for _, m := range Marks {
 		if st.marks[m] > 0 {
 			r.Marks = append(r.Marks, m)
@@ -792,30 +792,34 @@ func (im *importer) walkInline(parent ast.Node, st *inlineState, out *[]Run) {
 			st.marks[Strike]--
 		case *ast.Link:
 			dest := decodeMarkdown(c.Destination)
-			saved := st.link
-			if len(c.Title) > 0 {
-				im.report(c, UnsupportedLinkTitle, decodeMarkdown(c.Title), "link title dropped, the link kept")
-			}
+			saved, savedTitle := st.link, st.title
 			if rule := checkLink(dest); rule == "" {
-				st.link = dest
+				st.link, st.title = dest, decodeMarkdown(c.Title)
+			} else if esc := escapeURL(dest); checkLink(esc) == "" {
+				// What a browser would request: the blanks, backslashes
+				// and other bytes a URL cannot hold percent-encoded.
+				st.link, st.title = esc, decodeMarkdown(c.Title)
 			} else {
 				im.report(c, UnsupportedLinkRefused, dest, "link removed, text kept: "+rule)
 			}
 			im.walkInline(c, st, out)
-			st.link = saved
+			st.link, st.title = saved, savedTitle
 		case *ast.AutoLink:
 			url := string(c.URL(im.src))
 			if c.AutoLinkType == ast.AutoLinkEmail && !strings.HasPrefix(strings.ToLower(url), "mailto:") {
 				url = "mailto:" + url
 			}
-			saved := st.link
+			saved, savedTitle := st.link, st.title
+			st.title = ""
 			if rule := checkLink(url); rule == "" {
 				st.link = url
+			} else if esc := escapeURL(url); checkLink(esc) == "" {
+				st.link = esc
 			} else {
 				im.report(c, UnsupportedLinkRefused, url, "link removed, text kept: "+rule)
 			}
 			add(string(c.Label(im.src)))
-			st.link = saved
+			st.link, st.title = saved, savedTitle
 		case *ast.Image:
 			src := decodeMarkdown(c.Destination)
 			note := "image inside text: its alt text kept"
@@ -1092,6 +1096,11 @@ func (im *importer) scriptInline(c *ast.RawHTML) (ast.Node, bool) {
 	im.report(c, UnsupportedScript, string(im.src[start:stop]), "dropped with its content: a document holds no scripts or styles")
 	return end, true
 }
+
+// escapeURL percent-encodes what a URL cannot hold (blanks, backslashes,
+// non-ASCII), as a browser does before it requests it and as Markdown
+// renderers write an href.
+func escapeURL(s string) string { return string(util.URLEscape([]byte(s), false)) }
 
 // decodeMarkdown resolves backslash escapes and character references in
 // one pass, as CommonMark reads text and link destinations.

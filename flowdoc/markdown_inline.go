@@ -25,8 +25,9 @@ import (
 
 // An inline element: a link or a mark that spans runs.
 type inlineElem struct {
-	mark Mark // "" for a link
-	link string
+	mark  Mark // "" for a link
+	link  string
+	title string
 }
 
 // elemOrder is the nesting order of elements that span the same runs.
@@ -38,7 +39,7 @@ func runElems(r Run) []inlineElem {
 		return nil
 	}
 	if r.Link != "" {
-		out = append(out, inlineElem{link: r.Link})
+		out = append(out, inlineElem{link: r.Link, title: r.Title})
 	}
 	for _, m := range elemOrder[1:] {
 		if hasMark(r.Marks, m) {
@@ -134,7 +135,7 @@ func inlineReadsAs(s string, runs []Run, inTable bool) bool {
 
 func runsEqual(a, b []Run) bool {
 	return slices.EqualFunc(a, b, func(x, y Run) bool {
-		return x.Text == y.Text && x.Link == y.Link && x.Equation == y.Equation && slices.Equal(x.Marks, y.Marks)
+		return x.Text == y.Text && x.Link == y.Link && x.Title == y.Title && x.Equation == y.Equation && slices.Equal(x.Marks, y.Marks)
 	})
 }
 
@@ -273,7 +274,7 @@ func writeInline(runs []Run, inTable, delims bool) (string, bool) {
 				w.sb.Reset()
 				w.sb.WriteString(s[:w.linkStart] + "&#" + strconv.Itoa(int(text[0])) + ";")
 			}
-			w.raw("](" + linkDest(tok.elem.link) + ")")
+			w.raw("](" + linkDest(tok.elem.link) + linkTitle(tok.elem.title) + ")")
 			w.linkOpen = false
 		case tok.open:
 			w.raw(markOpen(tok.elem.mark, use[t]))
@@ -300,7 +301,7 @@ func autolink(runs []Run, toks []inlineTok, t int) bool {
 		return false
 	}
 	r := runs[toks[t+1].run]
-	return r.Text == r.Link && len(r.Marks) == 0 && isPlainURL(r.Link)
+	return r.Text == r.Link && r.Title == "" && len(r.Marks) == 0 && isPlainURL(r.Link)
 }
 
 // flanks reports whether "*"-style delimiters around content from

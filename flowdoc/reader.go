@@ -591,6 +591,8 @@ func (r *Reader) runsTok(t json.Token, path string) ([]Run, error) {
 				run.Text, err = r.String(p)
 			case "link":
 				run.Link, err = r.String(p)
+			case "title":
+				run.Title, err = r.String(p)
 			case "equation":
 				run.Equation, err = r.String(p)
 			case "marks":

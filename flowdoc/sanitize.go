@@ -91,7 +91,7 @@ func sanitizeItems(items []ListItem) []ListItem {
 }
 
 // sanitizeRuns canonicalizes marks, drops empty text runs and merges
-// adjacent text runs with equal marks and link, in that order, so that a
+// adjacent text runs with equal marks, link and link title, in that order, so that a
 // second pass finds nothing to do.
 func sanitizeRuns(rs []Run) []Run {
 	var out []Run
@@ -101,7 +101,7 @@ func sanitizeRuns(rs []Run) []Run {
 			continue
 		}
 		if n := len(out); n > 0 && r.Equation == "" && out[n-1].Equation == "" &&
-			out[n-1].Link == r.Link && slices.Equal(out[n-1].Marks, r.Marks) {
+			out[n-1].Link == r.Link && out[n-1].Title == r.Title && slices.Equal(out[n-1].Marks, r.Marks) {
 			out[n-1].Text += r.Text
 			continue
 		}

@@ -131,11 +131,13 @@ const (
 var Marks = []Mark{Bold, Italic, Underline, Strike, CodeMark}
 
 // Run is a span of rich text. A run is either text (Text, with optional
-// Marks and Link) or an inline equation (Equation holds LaTeX, Text empty).
+// Marks, Link and the link's Title) or an inline equation (Equation holds
+// LaTeX, Text empty).
 type Run struct {
 	Text     string `json:"text,omitempty" msgpack:"t,omitempty"`
 	Marks    []Mark `json:"marks,omitempty" msgpack:"m,omitempty"`
 	Link     string `json:"link,omitempty" msgpack:"l,omitempty"`
+	Title    string `json:"title,omitempty" msgpack:"lt,omitempty"` // the link's title (a tooltip); only with Link
 	Equation string `json:"equation,omitempty" msgpack:"e,omitempty"`
 }
 

@@ -333,7 +333,7 @@ func (v *validator) runs(rs []Run, path string) {
 		case r.Text == "" && r.Equation == "":
 			v.add(rp, "a run needs text or an equation")
 		}
-		if !utf8.ValidString(r.Text) || !utf8.ValidString(r.Equation) {
+		if !utf8.ValidString(r.Text) || !utf8.ValidString(r.Equation) || !utf8.ValidString(r.Title) {
 			v.add(rp, "text must be valid UTF-8")
 		}
 		if r.Equation != "" && len(r.Marks) > 0 {
@@ -345,6 +345,9 @@ func (v *validator) runs(rs []Run, path string) {
 			}
 		}
 		if r.Link == "" {
+			if r.Title != "" {
+				v.add(rp+".title", "a link title needs a link")
+			}
 			continue
 		}
 		if r.Equation != "" {

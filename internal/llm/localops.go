@@ -238,7 +238,7 @@ func runSpans(runs []flowdoc.Run) (keep []localedit.Span, breaks []int) {
 				keep = append(keep, localedit.Span{From: at, To: at + n})
 			}
 		}
-		if prev != nil && (r.Equation != "" || prev.Equation != "" || r.Link != prev.Link || !slices.Equal(r.Marks, prev.Marks)) {
+		if prev != nil && (r.Equation != "" || prev.Equation != "" || r.Link != prev.Link || r.Title != prev.Title || !slices.Equal(r.Marks, prev.Marks)) {
 			breaks = append(breaks, at)
 		}
 		prev = r
@@ -343,9 +343,9 @@ func runsOfCells(cells []cell, runs []flowdoc.Run) []flowdoc.Run {
 				out = append(out, eq)
 				continue
 			}
-			s = flowdoc.Run{Marks: slices.Clone(src.Marks), Link: src.Link}
+			s = flowdoc.Run{Marks: slices.Clone(src.Marks), Link: src.Link, Title: src.Title}
 		}
-		if !open || s.Link != style.Link || !slices.Equal(s.Marks, style.Marks) {
+		if !open || s.Link != style.Link || s.Title != style.Title || !slices.Equal(s.Marks, style.Marks) {
 			flush()
 			style, open = s, true
 		}

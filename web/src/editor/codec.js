@@ -115,7 +115,7 @@ export function runsToInline(runs) {
     }
     const marks = [];
     for (const m of MARKS) if ((run.marks || []).includes(m)) marks.push({ type: m });
-    if (run.link) marks.push({ type: 'link', attrs: { href: run.link } });
+    if (run.link) marks.push({ type: 'link', attrs: run.title ? { href: run.link, title: run.title } : { href: run.link } });
     const parts = (run.text || '').split('\n');
     parts.forEach((part, i) => {
       if (i > 0) out.push(withMarks({ type: 'hardBreak' }, marks));
@@ -232,7 +232,10 @@ export function inlineToRuns(content) {
     const run = { text };
     const marks = [];
     for (const m of c.marks || []) {
-      if (m.type === 'link') run.link = m.attrs && m.attrs.href;
+      if (m.type === 'link') {
+        run.link = m.attrs && m.attrs.href;
+        if (m.attrs && m.attrs.title) run.title = m.attrs.title;
+      }
       else if (MARKS.includes(m.type)) marks.push(m.type);
     }
     if (marks.length) run.marks = marks;
@@ -245,7 +248,7 @@ export function inlineToRuns(content) {
 
 // normalizeRuns applies the server's sanitizing of rich text: known marks
 // once each in canonical order, empty text runs removed, adjacent runs with
-// equal marks and link merged.
+// equal marks, link and link title merged.
 export function normalizeRuns(runs) {
   const out = [];
   for (const r of runs || []) {
@@ -258,6 +261,7 @@ export function normalizeRuns(runs) {
     const run = { text: r.text };
     if (marks.length) run.marks = marks;
     if (r.link) run.link = r.link;
+    if (r.link && r.title) run.title = r.title;
     const prev = out[out.length - 1];
     if (prev && prev.text !== undefined && sameStyle(prev, run)) prev.text += run.text;
     else out.push(run);
@@ -266,7 +270,7 @@ export function normalizeRuns(runs) {
 }
 
 function sameStyle(a, b) {
-  return (a.link || '') === (b.link || '') && (a.marks || []).join() === (b.marks || []).join();
+  return (a.link || '') === (b.link || '') && (a.title || '') === (b.title || '') && (a.marks || []).join() === (b.marks || []).join();
 }
 
 function isZero(v) {
