@@ -52,6 +52,7 @@ const (
 	UnsupportedTableSize     = "table-size"     // columns beyond MaxTableColumns, or no rows
 	UnsupportedListDepth     = "list-depth"     // items deeper than MaxListDepth, lifted up
 	UnsupportedDetailsDepth  = "details-depth"  // details deeper than MaxDepth, flattened
+	UnsupportedNestedMark    = "nested-mark"    // *a *b* c*: the inner emphasis merged into the outer
 	UnsupportedOther         = "other"
 )
 
@@ -783,10 +784,12 @@ func (im *importer) walkInline(parent ast.Node, st *inlineState, out *[]Run) {
 			if c.Level >= 2 {
 				m = Bold
 			}
+			im.nestedMark(c, st, m)
 			st.marks[m]++
 			im.walkInline(c, st, out)
 			st.marks[m]--
 		case *east.Strikethrough:
+			im.nestedMark(c, st, Strike)
 			st.marks[Strike]++
 			im.walkInline(c, st, out)
 			st.marks[Strike]--
@@ -875,12 +878,22 @@ func (im *importer) rawHTML(c *ast.RawHTML, st *inlineState, out *[]Run) {
 					st.marks[mark]--
 				}
 			default:
+				im.nestedMark(c, st, mark)
 				st.marks[mark]++
 			}
 			return
 		}
 	}
 	im.report(c, UnsupportedInlineHTML, raw, "tag dropped, the text around it kept")
+}
+
+// nestedMark reports emphasis inside emphasis of the same kind
+// ("*a *b* c*", "****x****"): a run has each mark once, so the inner one
+// adds nothing a document can hold.
+func (im *importer) nestedMark(n ast.Node, st *inlineState, m Mark) {
+	if st.marks[m] > 0 {
+		im.report(n, UnsupportedNestedMark, string(m), "emphasis nested in emphasis of the same kind: the inner one merged into the outer")
+	}
 }
 
 // A task-list item keeps its state as the first character of its text.
