@@ -107,11 +107,8 @@ func watchOf(body flowdoc.Document, base Baseline, ops []flowdoc.Op) []Target {
 
 func markTop(top map[string]int, b flowdoc.Block, i int) {
 	top[b.ID] = i
-	for _, c := range b.Children {
-		markTop(top, c, i)
-	}
-	for _, col := range b.Cols {
-		for _, c := range col.Blocks {
+	for _, n := range b.Nested() {
+		for _, c := range *n {
 			markTop(top, c, i)
 		}
 	}

@@ -177,11 +177,8 @@ func findBlock(bs []flowdoc.Block, id string) (flowdoc.Block, bool) {
 		if b.ID == id {
 			return b, true
 		}
-		if c, ok := findBlock(b.Children, id); ok {
-			return c, true
-		}
-		for _, col := range b.Cols {
-			if c, ok := findBlock(col.Blocks, id); ok {
+		for _, n := range b.Nested() {
+			if c, ok := findBlock(*n, id); ok {
 				return c, true
 			}
 		}

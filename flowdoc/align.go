@@ -58,6 +58,7 @@ func cloneBlocks(bs []Block) []Block {
 				out[i].Cols[c].Blocks = cloneBlocks(col.Blocks)
 			}
 		}
+		out[i].Items = cloneItems(b.Items)
 	}
 	return out
 }
@@ -215,20 +216,19 @@ func alignBlocks(g *idGen, claimed map[string]bool, old, next []Block) {
 				g.used[b.ID] = true
 			}
 		}
+		// The blocks nested in a paired block align with the same
+		// place in the one it continues (children, the same column,
+		// the same list item).
+		var on []*[]Block
 		if i >= 0 {
-			alignBlocks(g, claimed, old[i].Children, b.Children)
-			for c := range b.Cols {
-				var oc []Block
-				if c < len(old[i].Cols) {
-					oc = old[i].Cols[c].Blocks
-				}
-				alignBlocks(g, claimed, oc, b.Cols[c].Blocks)
+			on = old[i].Nested()
+		}
+		for k, n := range b.Nested() {
+			var oc []Block
+			if k < len(on) {
+				oc = *on[k]
 			}
-		} else {
-			alignBlocks(g, claimed, nil, b.Children)
-			for c := range b.Cols {
-				alignBlocks(g, claimed, nil, b.Cols[c].Blocks)
-			}
+			alignBlocks(g, claimed, oc, *n)
 		}
 	}
 }
@@ -303,12 +303,9 @@ func wordBag(b *Block) map[string]int {
 				w[string(bytes.ToLower([]byte(t)))]++
 			}
 		}
-		for i := range b.Children {
-			add(&b.Children[i])
-		}
-		for _, c := range b.Cols {
-			for i := range c.Blocks {
-				add(&c.Blocks[i])
+		for _, n := range b.Nested() {
+			for i := range *n {
+				add(&(*n)[i])
 			}
 		}
 	}

@@ -90,12 +90,9 @@ func AssetRefs(b *Block) []string {
 				out = append(out, h)
 			}
 		}
-		for i := range b.Children {
-			walk(&b.Children[i])
-		}
-		for i := range b.Cols {
-			for j := range b.Cols[i].Blocks {
-				walk(&b.Cols[i].Blocks[j])
+		for _, l := range b.Nested() {
+			for i := range *l {
+				walk(&(*l)[i])
 			}
 		}
 	}
@@ -153,10 +150,26 @@ func mapAssetBlocks(bs []Block, f func(string) string) []Block {
 			}
 			b.Cols = cols
 		}
+		if len(b.Items) > 0 {
+			b.Items = mapAssetItems(b.Items, f)
+		}
 		out[i] = b
 	}
 	if out == nil {
 		return bs
+	}
+	return out
+}
+
+// mapAssetItems is mapAssetBlocks over the blocks of list items: a copy
+// of items, sharing nothing it changes.
+func mapAssetItems(items []ListItem, f func(hexID string) string) []ListItem {
+	out := append([]ListItem(nil), items...)
+	for i := range out {
+		out[i].Blocks = mapAssetBlocks(out[i].Blocks, f)
+		if len(out[i].Items) > 0 {
+			out[i].Items = mapAssetItems(out[i].Items, f)
+		}
 	}
 	return out
 }

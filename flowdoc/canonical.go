@@ -172,6 +172,12 @@ func cloneItems(items []ListItem) []ListItem {
 	out := make([]ListItem, len(items))
 	for i, it := range items {
 		out[i] = ListItem{RichText: cloneRuns(it.RichText), Items: cloneItems(it.Items)}
+		if it.Blocks != nil {
+			out[i].Blocks = make([]Block, len(it.Blocks))
+			for j, b := range it.Blocks {
+				out[i].Blocks[j] = b.Clone()
+			}
+		}
 	}
 	return out
 }
@@ -238,6 +244,9 @@ func normalizeItems(items []ListItem) []ListItem {
 	out := make([]ListItem, len(items))
 	for i, it := range items {
 		out[i] = ListItem{RichText: normalizeRuns(it.RichText), Items: normalizeItems(it.Items)}
+		for _, b := range it.Blocks {
+			out[i].Blocks = append(out[i].Blocks, normalizeBlock(b))
+		}
 	}
 	return out
 }

@@ -109,6 +109,9 @@ func (c *Counts) items(items []ListItem, l DecodeLimits) error {
 		if err := c.runs(it.RichText, l); err != nil {
 			return err
 		}
+		if err := c.blocks(it.Blocks, l); err != nil {
+			return err
+		}
 		if err := c.items(it.Items, l); err != nil {
 			return err
 		}

@@ -118,7 +118,7 @@ func (w *htmlWriter) block(b Block) {
 			w.sb.Reset()
 			w.s(s[:len(s)-1] + ` start="` + strconv.Itoa(a.Start) + `">`)
 		}
-		w.items(b.Items, tag)
+		w.items(b.Items, tag, a.Loose)
 		w.s("</" + tag + ">\n")
 	case Code:
 		w.open("pre", b, "")
@@ -226,13 +226,23 @@ func (w *htmlWriter) block(b Block) {
 	}
 }
 
-func (w *htmlWriter) items(items []ListItem, tag string) {
+// items writes list items; in a loose list each item's text is a
+// paragraph.
+func (w *htmlWriter) items(items []ListItem, tag string, loose bool) {
 	for _, it := range items {
 		w.s("<li>")
-		w.runs(it.RichText)
+		switch {
+		case loose && len(it.RichText) > 0:
+			w.s("<p>")
+			w.runs(it.RichText)
+			w.s("</p>")
+		default:
+			w.runs(it.RichText)
+		}
+		w.blocks(it.Blocks)
 		if len(it.Items) > 0 {
 			w.s("<" + tag + ">")
-			w.items(it.Items, tag)
+			w.items(it.Items, tag, loose)
 			w.s("</" + tag + ">")
 		}
 		w.s("</li>")

@@ -21,13 +21,13 @@ import (
 //	bookmark, file, embed   links
 //	underline      <u>…</u>
 func RenderMarkdown(d Document) string {
-	var r mdRenderer
+	r := mdRenderer{sb: &strings.Builder{}}
 	r.blocks(d.Blocks)
 	return r.sb.String()
 }
 
 type mdRenderer struct {
-	sb strings.Builder
+	sb *strings.Builder
 	// lastList is the list block rendered just before the current one, if
 	// any: two adjacent lists of the same kind need different markers or
 	// Markdown would read them as one list.
@@ -39,6 +39,17 @@ func (r *mdRenderer) blocks(bs []Block) {
 	for i := range bs {
 		r.block(bs[i])
 	}
+}
+
+// render renders one block on its own (without the blank lines around
+// it), keeping what r knows of the blocks before it.
+func (r *mdRenderer) render(b Block) string {
+	saved := r.sb
+	r.sb = &strings.Builder{}
+	r.block(b)
+	s := r.sb.String()
+	r.sb = saved
+	return strings.TrimSuffix(s, "\n")
 }
 
 func (r *mdRenderer) emit(s string) {
@@ -80,7 +91,7 @@ func (r *mdRenderer) block(b Block) {
 			r.altMarker = false
 		}
 		var sb strings.Builder
-		listMarkdown(&sb, b.Items, a.Ordered, r.altMarker, "", max(a.Start, 1))
+		listMarkdown(&sb, b.Items, a.Ordered, r.altMarker, a.Loose, "", max(a.Start, 1))
 		r.emit(strings.TrimSuffix(sb.String(), "\n"))
 		r.lastList = &b
 	case Code:
@@ -146,7 +157,10 @@ func (r *mdRenderer) block(b Block) {
 	}
 }
 
-func listMarkdown(sb *strings.Builder, items []ListItem, ordered, alt bool, indent string, start int) {
+// listMarkdown writes items: each its text, then its blocks, then its
+// nested items, indented under its marker. Items of a loose list, and
+// the parts of each, are separated by blank lines.
+func listMarkdown(sb *strings.Builder, items []ListItem, ordered, alt, loose bool, indent string, start int) {
 	for i, it := range items {
 		var marker string
 		switch {
@@ -160,18 +174,93 @@ func listMarkdown(sb *strings.Builder, items []ListItem, ordered, alt bool, inde
 			marker = "- "
 		}
 		cont := indent + strings.Repeat(" ", len(marker))
-		text := inlineMarkdown(it.RichText, false)
-		// An item starting with a task state (see ImportMarkdown) is a
-		// task-list item.
-		for box, state := range map[string]string{taskOpen + " ": "[ ] ", taskDone + " ": "[x] "} {
-			if rest, ok := strings.CutPrefix(text, box); ok && rest != "" {
-				text = state + rest
+		var parts []mdPart
+		if len(it.RichText) > 0 {
+			text := inlineMarkdown(it.RichText, false)
+			// An item starting with a task state (see ImportMarkdown) is a
+			// task-list item.
+			for box, state := range map[string]string{taskOpen + " ": "[ ] ", taskDone + " ": "[x] "} {
+				if rest, ok := strings.CutPrefix(text, box); ok && rest != "" {
+					text = state + rest
+				}
+			}
+			parts = append(parts, mdPart{text: text, typ: Paragraph})
+		}
+		r := mdRenderer{sb: &strings.Builder{}}
+		for _, b := range it.Blocks {
+			if s := r.render(b); s != "" {
+				parts = append(parts, mdPart{text: s, typ: b.Type, block: b})
 			}
 		}
-		sb.WriteString(strings.TrimRight(prefixLines(text, indent+marker, cont), " "))
+		if i > 0 && loose {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString(strings.TrimRight(indentLines(joinParts(parts, loose), indent+marker, cont), " "))
 		sb.WriteByte('\n')
-		listMarkdown(sb, it.Items, ordered, alt, cont, 1)
+		if len(it.Items) > 0 {
+			if loose && len(parts) > 0 {
+				sb.WriteByte('\n')
+			}
+			listMarkdown(sb, it.Items, ordered, alt, loose, cont, 1)
+		}
 	}
+}
+
+// mdPart is one rendered part of a list item or quote.
+type mdPart struct {
+	text  string
+	typ   BlockType
+	block Block
+}
+
+// joinParts joins the parts of a list item: with a blank line between
+// them when loose, or when the second would otherwise continue the first
+// (a paragraph after a paragraph, a quote or a list) or change it (a
+// divider under a paragraph is a setext heading).
+func joinParts(parts []mdPart, loose bool) string {
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteByte('\n')
+			if loose || !joinsTight(parts[i-1], p) {
+				b.WriteByte('\n')
+			}
+		}
+		b.WriteString(p.text)
+	}
+	return b.String()
+}
+
+func joinsTight(prev, next mdPart) bool {
+	switch prev.typ {
+	case Heading, Code, Divider, Equation:
+		return true
+	case Paragraph:
+		switch next.typ {
+		case Heading, Code, Quote, Callout:
+			return true
+		case List:
+			// A numbered list interrupts a paragraph only from 1, and an
+			// empty item none.
+			a := attrsOf(next.block)
+			return (!a.Ordered || a.Start <= 1) && len(next.block.Items) > 0 && len(next.block.Items[0].RichText) > 0
+		}
+	}
+	return false
+}
+
+// indentLines is prefixLines leaving empty lines empty.
+func indentLines(s, first, rest string) string {
+	lines := strings.Split(s, "\n")
+	for i := range lines {
+		switch {
+		case i == 0:
+			lines[i] = first + lines[i]
+		case lines[i] != "":
+			lines[i] = rest + lines[i]
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 func tableMarkdown(rows []TableRow, header bool) string {

@@ -43,8 +43,7 @@ const (
 	UnsupportedFrontMatter   = "front-matter"  // YAML (---) or TOML (+++) header kept as a code block
 	UnsupportedNestedQuote   = "nested-quote"  // flattened into the outer quote
 	UnsupportedQuoteContent  = "quote-content" // non-text block in a quote, placed after it
-	UnsupportedListContent   = "list-content"  // non-text block in a list item, kept as its text
-	UnsupportedListKind      = "list-kind"     // nested list of the other kind
+	UnsupportedListContent   = "list-content"  // a block in an item of a list nested too deep for blocks, kept as its text
 	UnsupportedListStart     = "list-start"    // ordered list starting at 0, numbered from 1
 	UnsupportedTableAlign    = "table-alignment"
 	UnsupportedEmptyEquation = "empty-equation" // $$ $$ with nothing inside; dropped
@@ -360,8 +359,11 @@ func (im *importer) block(n ast.Node, depth int) []Block {
 		return im.quote(n, depth)
 	case *ast.List:
 		b := Block{ID: im.id(), Type: List}
+		if n.IsOrdered() || !n.IsTight {
+			b.Attrs = &Attrs{Loose: !n.IsTight}
+		}
 		if n.IsOrdered() {
-			b.Attrs = &Attrs{Ordered: true}
+			b.Attrs.Ordered = true
 			switch {
 			case n.Start == 0:
 				im.report(n, UnsupportedListStart, im.lineText(n), "numbering starts at 1, not 0")
@@ -369,7 +371,7 @@ func (im *importer) block(n ast.Node, depth int) []Block {
 				b.Attrs.Start = n.Start
 			}
 		}
-		b.Items = im.items(n, n.IsOrdered(), 1)
+		b.Items = im.items(n, 1, depth)
 		return []Block{b}
 	case *ast.FencedCodeBlock:
 		a := &Attrs{Text: im.codeText(n)}
@@ -567,52 +569,93 @@ func leadingSymbol(s string) string {
 }
 
 // items converts the items of l at depth (1 for a list block's own
-// items). Items nested deeper than MaxListDepth are lifted to that depth,
-// after their parent.
-func (im *importer) items(l *ast.List, ordered bool, depth int) []ListItem {
+// items), in a list block at blockDepth. An item's first paragraph is its
+// rich text, a last nested list like l (same kind, spacing and, when
+// numbered, starting at 1) its nested items, and everything else its
+// blocks, in order. Items nested deeper than MaxListDepth are lifted to
+// that depth, after their parent; in a list too deep for blocks, an
+// item's blocks are kept as its text.
+func (im *importer) items(l *ast.List, depth, blockDepth int) []ListItem {
 	var out []ListItem
 	for li := l.FirstChild(); li != nil; li = li.NextSibling() {
 		var lifted []ListItem
 		var item ListItem
-		var text []Run
-		for c := li.FirstChild(); c != nil; c = c.NextSibling() {
-			switch c := c.(type) {
-			case *ast.Paragraph, *ast.TextBlock:
-				runs := im.inlines(c)
-				if len(text) > 0 && len(runs) > 0 {
-					text = append(text, Run{Text: "\n"})
-				}
-				text = append(text, runs...)
-			case *ast.List:
-				if c.IsOrdered() != ordered {
-					im.report(c, UnsupportedListKind, im.lineText(c), "nested list imported with the outer list's numbering")
-				}
+		kids := children(li)
+		var first []Block // an image alone opening the item: a media block
+		if len(kids) > 0 && isTextNode(kids[0]) {
+			if bs := im.block(kids[0], blockDepth+1); len(bs) == 1 && bs[0].Type == Paragraph {
+				item.RichText = bs[0].RichText
+			} else {
+				first = bs
+			}
+			kids = kids[1:]
+		}
+		if n := len(kids); n > 0 {
+			if sub, ok := kids[n-1].(*ast.List); ok && sub.IsOrdered() == l.IsOrdered() && sub.IsTight == l.IsTight &&
+				(!sub.IsOrdered() || sub.Start == 1) {
+				kids = kids[:n-1]
 				if depth >= MaxListDepth {
-					im.report(c, UnsupportedListDepth, im.lineText(c), fmt.Sprintf("items nested deeper than %d levels lifted to level %d", MaxListDepth, MaxListDepth))
-					lifted = append(lifted, im.items(c, ordered, depth)...)
-					continue
+					im.report(sub, UnsupportedListDepth, im.lineText(sub), fmt.Sprintf("items nested deeper than %d levels lifted to level %d", MaxListDepth, MaxListDepth))
+					lifted = im.items(sub, depth, blockDepth)
+				} else {
+					item.Items = im.items(sub, depth+1, blockDepth)
 				}
-				item.Items = append(item.Items, im.items(c, ordered, depth+1)...)
-			case *east.FootnoteList:
-				im.footnotes = append(im.footnotes, c)
-			default:
-				raw := im.rawText(c)
-				if strings.TrimSpace(raw) == "" {
-					im.report(c, UnsupportedListContent, c.Kind().String(), "dropped")
-					continue
-				}
-				im.report(c, UnsupportedListContent, raw, c.Kind().String()+" inside a list item kept as its text")
-				if len(text) > 0 {
-					text = append(text, Run{Text: "\n"})
-				}
-				text = append(text, Run{Text: raw})
 			}
 		}
-		item.RichText = sanitizeRuns(text)
+		if blockDepth < MaxDepth {
+			item.Blocks = append(first, im.blockList(kids, blockDepth+1)...)
+		} else {
+			for _, b := range first {
+				if b.Type == Media {
+					item.RichText = append(item.RichText, Run{Text: b.Attrs.Alt})
+					im.report(li, UnsupportedListContent, im.lineText(li), "image inside a list item nested too deep: its alt text kept")
+				}
+			}
+			item.RichText = im.flatItem(item.RichText, kids)
+		}
 		out = append(out, item)
 		out = append(out, lifted...)
 	}
 	return out
+}
+
+func isTextNode(n ast.Node) bool {
+	switch n.(type) {
+	case *ast.Paragraph, *ast.TextBlock:
+		return true
+	}
+	return false
+}
+
+// flatItem appends the text of blocks that have no place in an item
+// nested too deep (reported) to its text.
+func (im *importer) flatItem(text []Run, kids []ast.Node) []Run {
+	for _, c := range kids {
+		if fl, ok := c.(*east.FootnoteList); ok {
+			im.footnotes = append(im.footnotes, fl)
+			continue
+		}
+		if _, ok := c.(*ast.LinkReferenceDefinition); ok {
+			continue
+		}
+		var runs []Run
+		if isTextNode(c) {
+			runs = im.inlines(c)
+		} else {
+			raw := im.rawText(c)
+			if strings.TrimSpace(raw) == "" {
+				im.report(c, UnsupportedListContent, c.Kind().String(), "dropped")
+				continue
+			}
+			runs = []Run{{Text: raw}}
+		}
+		im.report(c, UnsupportedListContent, im.lineText(c), fmt.Sprintf("%s inside a list item nested deeper than %d levels kept as its text", c.Kind(), MaxDepth))
+		if len(text) > 0 && len(runs) > 0 {
+			text = append(text, Run{Text: "\n"})
+		}
+		text = append(text, runs...)
+	}
+	return sanitizeRuns(text)
 }
 
 func (im *importer) table(t *east.Table) (Block, bool) {

@@ -313,11 +313,8 @@ func locate(bs *[]Block, id string) (*[]Block, int, bool) {
 		if b.ID == id {
 			return bs, i, true
 		}
-		if l, j, ok := locate(&b.Children, id); ok {
-			return l, j, true
-		}
-		for c := range b.Cols {
-			if l, j, ok := locate(&b.Cols[c].Blocks, id); ok {
+		for _, n := range b.Nested() {
+			if l, j, ok := locate(n, id); ok {
 				return l, j, true
 			}
 		}
@@ -331,11 +328,8 @@ func topOf(d Document, id string) (string, bool) {
 		if d.Blocks[i].ID == id {
 			return id, true
 		}
-		if _, _, ok := locate(&d.Blocks[i].Children, id); ok {
-			return d.Blocks[i].ID, true
-		}
-		for c := range d.Blocks[i].Cols {
-			if _, _, ok := locate(&d.Blocks[i].Cols[c].Blocks, id); ok {
+		for _, n := range d.Blocks[i].Nested() {
+			if _, _, ok := locate(n, id); ok {
 				return d.Blocks[i].ID, true
 			}
 		}
@@ -351,9 +345,8 @@ func collectIDs(bs []Block, into map[string]bool) map[string]bool {
 		if b.ID != "" {
 			into[b.ID] = true
 		}
-		collectIDs(b.Children, into)
-		for _, c := range b.Cols {
-			collectIDs(c.Blocks, into)
+		for _, n := range b.Nested() {
+			collectIDs(*n, into)
 		}
 	}
 	return into
@@ -380,14 +373,9 @@ func (g *idGen) fill(b *Block) error {
 }
 
 func (g *idGen) fillNested(b *Block) error {
-	for i := range b.Children {
-		if err := g.fill(&b.Children[i]); err != nil {
-			return err
-		}
-	}
-	for c := range b.Cols {
-		for i := range b.Cols[c].Blocks {
-			if err := g.fill(&b.Cols[c].Blocks[i]); err != nil {
+	for _, n := range b.Nested() {
+		for i := range *n {
+			if err := g.fill(&(*n)[i]); err != nil {
 				return err
 			}
 		}

@@ -524,11 +524,14 @@ func (r *Reader) blockAttrs(path string) (*Attrs, error) {
 				a.Size = n
 			}
 			return true, err
-		case "ordered", "header":
+		case "ordered", "header", "loose":
 			v, err := r.Bool(p)
-			if key == "ordered" {
+			switch key {
+			case "ordered":
 				a.Ordered = v
-			} else {
+			case "loose":
+				a.Loose = v
+			default:
 				a.Header = v
 			}
 			return true, err
@@ -629,6 +632,8 @@ func (r *Reader) items(path string) ([]ListItem, error) {
 				it.RichText, err = r.runs(p)
 			case "items":
 				it.Items, err = r.items(p)
+			case "blocks":
+				it.Blocks, err = r.blocks(p)
 			default:
 				return false, nil
 			}

@@ -146,6 +146,12 @@ func listText(sb *strings.Builder, items []ListItem, ordered bool, indent string
 		cont := indent + strings.Repeat(" ", len([]rune(marker)))
 		sb.WriteString(prefixLines(readableRuns(it.RichText), indent+marker, cont))
 		sb.WriteByte('\n')
+		for _, b := range it.Blocks {
+			if s := blockText(b); s != "" {
+				sb.WriteString(prefixLines(s, cont, cont))
+				sb.WriteByte('\n')
+			}
+		}
 		listText(sb, it.Items, ordered, cont, 1)
 	}
 }

@@ -52,7 +52,7 @@ func (t BlockType) IsText() bool { return t == Paragraph || t == Heading || t ==
 //
 //	paragraph, quote   RichText
 //	heading            Attrs.Level (1..MaxHeadingLevel), RichText
-//	list               Attrs.Ordered, Attrs.Start (first number, unset: 1), Items (nested)
+//	list               Attrs.Ordered, Attrs.Start (first number, unset: 1), Attrs.Loose, Items (nested; each item may hold Blocks)
 //	code               Attrs.Language, Attrs.Text
 //	equation           Attrs.Latex
 //	media              Attrs.Kind (image|video), Attrs.Src, Attrs.Alt, Attrs.Caption
@@ -82,6 +82,7 @@ type Attrs struct {
 	Level       int    `json:"level,omitempty" msgpack:"level,omitempty"`
 	Ordered     bool   `json:"ordered,omitempty" msgpack:"ordered,omitempty"`
 	Start       int    `json:"start,omitempty" msgpack:"start,omitempty"`
+	Loose       bool   `json:"loose,omitempty" msgpack:"loose,omitempty"` // list: items spaced as paragraphs
 	Language    string `json:"language,omitempty" msgpack:"language,omitempty"`
 	Text        string `json:"text,omitempty" msgpack:"text,omitempty"`
 	Latex       string `json:"latex,omitempty" msgpack:"latex,omitempty"`
@@ -99,10 +100,38 @@ type Attrs struct {
 	Provider    string `json:"provider,omitempty" msgpack:"provider,omitempty"`
 }
 
-// ListItem is one item of a list block: rich text and nested items.
+// ListItem is one item of a list block: rich text (its first paragraph),
+// the blocks that follow it in the item (further paragraphs, code, quotes,
+// a list of another kind …) and nested items, shown in that order.
 type ListItem struct {
 	RichText []Run      `json:"richText" msgpack:"r,omitempty"`
+	Blocks   []Block    `json:"blocks,omitempty" msgpack:"b,omitempty"`
 	Items    []ListItem `json:"items,omitempty" msgpack:"i,omitempty"`
+}
+
+// Nested returns every list of blocks nested directly in b, so that a walk
+// over a document's blocks reaches all of them: the children of details,
+// the blocks of each column and of each list item (nested items
+// included).
+func (b *Block) Nested() []*[]Block {
+	var out []*[]Block
+	if b.Children != nil {
+		out = append(out, &b.Children)
+	}
+	for i := range b.Cols {
+		out = append(out, &b.Cols[i].Blocks)
+	}
+	var items func([]ListItem)
+	items = func(its []ListItem) {
+		for i := range its {
+			if its[i].Blocks != nil {
+				out = append(out, &its[i].Blocks)
+			}
+			items(its[i].Items)
+		}
+	}
+	items(b.Items)
+	return out
 }
 
 // TableRow is one row of a table: one rich-text value per cell.

@@ -83,7 +83,7 @@ var shapes = map[BlockType]shape{
 	Paragraph: {richText: true},
 	Heading:   {richText: true, attrs: []string{"level"}},
 	Quote:     {richText: true},
-	List:      {items: true, attrs: []string{"ordered", "start"}},
+	List:      {items: true, attrs: []string{"ordered", "start", "loose"}},
 	Code:      {attrs: []string{"language", "text"}},
 	Equation:  {attrs: []string{"latex"}},
 	Media:     {attrs: []string{"kind", "src", "alt", "caption"}},
@@ -113,6 +113,7 @@ func attrValues(a *Attrs) []attrValue {
 		{"level", a.Level != 0, ""},
 		{"ordered", a.Ordered, ""},
 		{"start", a.Start != 0, ""},
+		{"loose", a.Loose, ""},
 		{"language", a.Language != "", a.Language},
 		{"text", a.Text != "", a.Text},
 		{"latex", a.Latex != "", a.Latex},
@@ -140,7 +141,7 @@ func (v *validator) blocks(bs []Block, path string, depth int) {
 func (v *validator) block(b *Block, path string, depth int) {
 	v.count++
 	if depth > MaxDepth {
-		v.add(path, fmt.Sprintf("blocks nest deeper than %d levels (details and columns)", MaxDepth))
+		v.add(path, fmt.Sprintf("blocks nest deeper than %d levels (details, columns and list items)", MaxDepth))
 		return
 	}
 	v.id(b.ID, path)
@@ -206,7 +207,7 @@ func (v *validator) block(b *Block, path string, depth int) {
 		case a.Start != 0 && !a.Ordered:
 			v.add(ap+"start", "a bullet list has no start; set ordered")
 		}
-		v.items(b.Items, path+".items", 1)
+		v.items(b.Items, path+".items", 1, depth)
 	case Code:
 		if utf8.RuneCountInString(a.Language) > 32 || strings.ContainsFunc(a.Language, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 			v.add(ap+"language", "code language must be at most 32 characters without spaces")
@@ -312,7 +313,9 @@ func (v *validator) table(b *Block, path string) {
 	}
 }
 
-func (v *validator) items(items []ListItem, path string, depth int) {
+// items checks list items nested depth deep in a list block at
+// blockDepth; the blocks of an item are one block level deeper.
+func (v *validator) items(items []ListItem, path string, depth, blockDepth int) {
 	for i, it := range items {
 		ip := path + "[" + strconv.Itoa(i) + "]"
 		if depth > MaxListDepth {
@@ -320,7 +323,8 @@ func (v *validator) items(items []ListItem, path string, depth int) {
 			return
 		}
 		v.runs(it.RichText, ip+".richText")
-		v.items(it.Items, ip+".items", depth+1)
+		v.blocks(it.Blocks, ip+".blocks", blockDepth+1)
+		v.items(it.Items, ip+".items", depth+1, blockDepth)
 	}
 }
 

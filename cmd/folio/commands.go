@@ -255,9 +255,8 @@ func withAttrs(base, from flowdoc.Attributes, set []string) flowdoc.Attributes {
 func clearIDs(bs []flowdoc.Block) {
 	for i := range bs {
 		bs[i].ID = ""
-		clearIDs(bs[i].Children)
-		for c := range bs[i].Cols {
-			clearIDs(bs[i].Cols[c].Blocks)
+		for _, n := range bs[i].Nested() {
+			clearIDs(*n)
 		}
 	}
 }
@@ -265,11 +264,11 @@ func clearIDs(bs []flowdoc.Block) {
 // missingID reports whether a block of bs, or one nested in them, has no id.
 func missingID(bs []flowdoc.Block) bool {
 	for _, b := range bs {
-		if b.ID == "" || missingID(b.Children) {
+		if b.ID == "" {
 			return true
 		}
-		for _, c := range b.Cols {
-			if missingID(c.Blocks) {
+		for _, n := range b.Nested() {
+			if missingID(*n) {
 				return true
 			}
 		}

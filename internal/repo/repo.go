@@ -444,15 +444,13 @@ func nestedOf(b flowdoc.Block) (count int, nested []string) {
 	walk = func(bs []flowdoc.Block) {
 		for _, c := range bs {
 			nested = append(nested, c.ID)
-			walk(c.Children)
-			for _, col := range c.Cols {
-				walk(col.Blocks)
+			for _, n := range c.Nested() {
+				walk(*n)
 			}
 		}
 	}
-	walk(b.Children)
-	for _, col := range b.Cols {
-		walk(col.Blocks)
+	for _, n := range b.Nested() {
+		walk(*n)
 	}
 	return 1 + len(nested), nested
 }

@@ -28,6 +28,14 @@ export const ATOM_TYPES = {
 };
 const ATOM_NODES = Object.fromEntries(Object.entries(ATOM_TYPES).map(([k, v]) => [v, k]));
 export const UNKNOWN_NODE = 'unknownBlock';
+// LIST_ATOM holds a list whose items hold blocks (further paragraphs,
+// code, quotes …), which the editor's list items cannot edit yet: kept
+// whole, like the atoms above.
+export const LIST_ATOM = 'listBlock';
+
+function itemsHoldBlocks(items) {
+  return (items || []).some((it) => (it.blocks && it.blocks.length) || itemsHoldBlocks(it.items));
+}
 
 // ---- FlowDocument -> editor -------------------------------------------
 
@@ -53,7 +61,12 @@ export function blockToNode(b) {
     case 'callout':
       return withContent({ type: 'callout', attrs: { id, icon: a.icon || '' } }, runsToInline(b.richText));
     case 'list':
-      return listToNode(b.items || [], !!a.ordered, id, a.start);
+      if (itemsHoldBlocks(b.items)) {
+        const rest = { ...b };
+        delete rest.id;
+        return { type: LIST_ATOM, attrs: { id, block: normalizeBlock(rest) } };
+      }
+      return listToNode(b.items || [], !!a.ordered, id, a.start, !!a.loose);
     case 'code':
       return withContent({ type: 'codeBlock', attrs: { id, language: a.language || null } },
         a.text ? [{ type: 'text', text: a.text }] : []);
@@ -77,9 +90,10 @@ function withContent(node, content) {
 
 // start is an ordered list's first number (FlowDocument leaves it out
 // when it is 1; Tiptap's orderedList says 1).
-function listToNode(items, ordered, id, start) {
+function listToNode(items, ordered, id, start, loose) {
   const node = { type: ordered ? 'orderedList' : 'bulletList', attrs: { id } };
   if (ordered && start) node.attrs.start = start;
+  if (loose) node.attrs.loose = true;
   node.content = items.map((it) => {
     const li = { type: 'listItem', content: [withContent({ type: 'paragraph', attrs: { id: null } }, runsToInline(it.richText))] };
     if (it.items && it.items.length) li.content.push(listToNode(it.items, ordered, null));
@@ -160,6 +174,7 @@ export function nodeToBlock(n) {
     case 'orderedList':
       b = { id, type: 'list', attrs: { ordered: n.type === 'orderedList' }, items: listItems(n) };
       if (n.type === 'orderedList' && a.start && a.start !== 1) b.attrs.start = a.start;
+      if (a.loose) b.attrs.loose = true;
       break;
     case 'codeBlock':
       b = { id, type: 'code', attrs: { language: a.language || '', text: textOf(n) } };
@@ -171,7 +186,7 @@ export function nodeToBlock(n) {
       b = tableToBlock(n, id);
       break;
     default:
-      if (ATOM_NODES[n.type] || n.type === UNKNOWN_NODE) {
+      if (ATOM_NODES[n.type] || n.type === UNKNOWN_NODE || n.type === LIST_ATOM) {
         b = { ...(a.block || { type: ATOM_NODES[n.type] }), id };
         break;
       }
@@ -306,6 +321,7 @@ function normalizeItem(it) {
   const out = {};
   const rt = normalizeRuns(it.richText);
   if (rt.length) out.richText = rt;
+  if (it.blocks && it.blocks.length) out.blocks = it.blocks.map(normalizeBlock);
   if (it.items && it.items.length) out.items = it.items.map(normalizeItem);
   return out;
 }

@@ -1,6 +1,7 @@
 // The editor's extensions: Tiptap's StarterKit (less its blockquote, which
 // holds blocks where a FlowDocument quote holds text), tables, and one node
 // per FlowDocument block type that StarterKit lacks (editor/nodes).
+import { Extension } from '@tiptap/core';
 import StarterKit from '@tiptap/starter-kit';
 import { Code } from '@tiptap/extension-code';
 import { Table, TableCell, TableHeader, TableRow } from '@tiptap/extension-table';
@@ -27,6 +28,7 @@ export function extensions() {
     TableRow,
     TableHeader,
     TableCell,
+    ListLoose,
     Quote,
     Callout,
     InlineEquation,
@@ -34,3 +36,15 @@ export function extensions() {
     ...AtomBlocks,
   ];
 }
+
+// ListLoose keeps a FlowDocument list's `loose` attribute (items spaced as
+// paragraphs) on the editor's lists.
+const ListLoose = Extension.create({
+  name: 'listLoose',
+  addGlobalAttributes() {
+    return [{
+      types: ['bulletList', 'orderedList'],
+      attributes: { loose: { default: false, parseHTML: () => false, renderHTML: () => ({}) } },
+    }];
+  },
+});

@@ -4,7 +4,7 @@
 // not know). The node holds the whole block less its id in `block`, so it
 // round-trips exactly (editor/codec.js); the form edits its attributes.
 import { Node } from '@tiptap/core';
-import { ATOM_TYPES, plainText, UNKNOWN_NODE } from '../codec.js';
+import { ATOM_TYPES, LIST_ATOM, plainText, UNKNOWN_NODE } from '../codec.js';
 import { h } from '../../dom.js';
 
 // FIELDS are the attributes each type's form edits (name, label, kind).
@@ -16,11 +16,12 @@ export const FIELDS = {
   embed: [['url', 'URL', 'url'], ['provider', 'Provider', 'text']],
   details: [],
   columns: [],
+  list: [],
 };
 
 const LABELS = {
   equation: 'Equation', media: 'Media', bookmark: 'Bookmark', file: 'File', embed: 'Embed',
-  details: 'Details', columns: 'Columns',
+  details: 'Details', columns: 'Columns', list: 'List with blocks in its items',
 };
 
 function summary(block) {
@@ -131,5 +132,6 @@ function atomNode(name, type) {
 
 export const AtomBlocks = [
   ...Object.entries(ATOM_TYPES).map(([type, name]) => atomNode(name, type)),
+  atomNode(LIST_ATOM, 'list'),
   atomNode(UNKNOWN_NODE, ''),
 ];
