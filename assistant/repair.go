@@ -301,6 +301,13 @@ func (rp *repairer) block(ops []rawOp, r resolved) ([]flowdoc.Op, error) {
 				if complex {
 					return nil, invalidAnswer("%s: a text block can only become a paragraph, heading or quote, not %s", where, nb.Type)
 				}
+				if len(target.Children) > 0 {
+					// A quote's blocks are not the answer's to drop.
+					if nb.Type != target.Type {
+						return nil, invalidAnswer("%s: quote %q holds blocks and must stay a quote", where, target.ID)
+					}
+					nb.Children = target.Clone().Children
+				}
 			} else {
 				nb = flowdoc.Block{Type: flowdoc.BlockType(strings.ToLower(o.Block.Type)), Attrs: o.Block.Attrs,
 					RichText: runsOf(o.Block.RichText, o.Block.Text), Items: o.Block.Items, Rows: o.Block.Rows,
@@ -396,7 +403,7 @@ func (rp *repairer) document(ops []rawOp, base flowdoc.Document, seed string) ([
 	out := make([]flowdoc.Block, 0, len(o.Document.Blocks))
 	for i, rb := range o.Document.Blocks {
 		where := fmt.Sprintf("ops[0].document.blocks[%d]", i)
-		if ob, ok := old[rb.ID]; ok && ob.Type.IsComplex() && !used[rb.ID] {
+		if ob, ok := old[rb.ID]; ok && ob.Complex() && !used[rb.ID] {
 			nb, _ := (&repairer{}).textBlock(rb, where)
 			nb.ID = rb.ID
 			if nb.Type != ob.Type || !bytes.Equal(flowdoc.EncodeContent(flowdoc.Sanitize(flowdoc.Document{Blocks: []flowdoc.Block{nb}}).Blocks[0]), flowdoc.EncodeContent(ob)) {
@@ -410,7 +417,7 @@ func (rp *repairer) document(ops []rawOp, base flowdoc.Document, seed string) ([
 		if complex {
 			return nil, invalidAnswer("%s: a whole-article candidate cannot add %s block (complex blocks keep their ids and content)", where, article(nb.Type))
 		}
-		if nb.ID == "" || !flowdoc.ValidID(nb.ID) || used[nb.ID] || (old[nb.ID].Type != "" && old[nb.ID].Type.IsComplex()) {
+		if nb.ID == "" || !flowdoc.ValidID(nb.ID) || used[nb.ID] || (old[nb.ID].Type != "" && old[nb.ID].Complex()) {
 			if nb.ID != "" {
 				rp.note("%s: id %q was replaced by a fresh one", where, nb.ID)
 			}

@@ -31,6 +31,11 @@ func (e *ComplexError) Unwrap() error { return ErrComplexChanged }
 // paragraph, heading and quote.
 func (t BlockType) IsComplex() bool { return !t.IsText() }
 
+// Complex reports whether b is guarded as a complex block: its type is
+// complex, or it is a quote that holds blocks (children), which a rewrite
+// of its text must keep.
+func (b Block) Complex() bool { return b.Type.IsComplex() || len(b.Children) > 0 }
+
 // GuardComplex checks a whole-document candidate against the document it
 // replaces: every complex block of before must appear in after with the
 // same id, in the same relative order, with identical canonical content,
@@ -38,9 +43,9 @@ func (t BlockType) IsComplex() bool { return !t.IsText() }
 // point into after ("blocks[j]") or, for a missing block, into before
 // ("before.blocks[i]").
 //
-// Only top-level blocks are compared: text blocks hold no blocks, so every
-// nested block sits inside a top-level complex block whose content is
-// compared as a whole.
+// Only top-level blocks are compared: a text block holding blocks (a quote
+// with children) is guarded as a complex one, so every nested block sits
+// inside a top-level complex block whose content is compared as a whole.
 func GuardComplex(before, after Document) []Problem {
 	var ps []Problem
 	type entry struct {
@@ -51,7 +56,7 @@ func GuardComplex(before, after Document) []Problem {
 	old := map[string]entry{}
 	var order []string
 	for i, b := range before.Blocks {
-		if b.Type.IsComplex() {
+		if b.Complex() {
 			if _, dup := old[b.ID]; !dup {
 				order = append(order, b.ID)
 			}
@@ -82,7 +87,7 @@ func GuardComplex(before, after Document) []Problem {
 			} else {
 				last = r
 			}
-		case b.Type.IsComplex():
+		case b.Complex():
 			ps = append(ps, Problem{path, fmt.Sprintf("a whole-document candidate cannot add complex block %q (%s)", b.ID, b.Type)})
 		}
 	}

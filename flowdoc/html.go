@@ -95,9 +95,13 @@ func (w *htmlWriter) block(b Block) {
 		w.s("</" + tag + ">\n")
 	case Quote:
 		w.open("blockquote", b, "")
-		w.s("<p>")
-		w.runs(b.RichText)
-		w.s("</p></blockquote>\n")
+		if len(b.RichText) > 0 || len(b.Children) == 0 {
+			w.s("<p>")
+			w.runs(b.RichText)
+			w.s("</p>")
+		}
+		w.blocks(b.Children)
+		w.s("</blockquote>\n")
 	case Callout:
 		w.open("aside", b, "callout")
 		if a.Icon != "" {

@@ -77,7 +77,27 @@ func (r *mdRenderer) block(b Block) {
 		text = strings.ReplaceAll(text, "\\\n", "<br>")
 		r.emit(strings.Repeat("#", level) + " " + text)
 	case Quote:
-		r.emit(prefixLines(inlineMarkdown(b.RichText, false), "> ", "> "))
+		var parts []string
+		if len(b.RichText) > 0 {
+			parts = append(parts, inlineMarkdown(b.RichText, false))
+		}
+		sub := mdRenderer{sb: &strings.Builder{}}
+		for _, ch := range b.Children {
+			if s := sub.render(ch); s != "" {
+				parts = append(parts, s)
+			}
+		}
+		// Every line is marked, blank ones too, so that nothing after
+		// the quote continues it.
+		lines := strings.Split(strings.Join(parts, "\n\n"), "\n")
+		for i, l := range lines {
+			if l == "" {
+				lines[i] = ">"
+			} else {
+				lines[i] = "> " + l
+			}
+		}
+		r.emit(strings.Join(lines, "\n"))
 	case Callout:
 		text := inlineMarkdown(b.RichText, false)
 		if a.Icon != "" {

@@ -41,8 +41,8 @@ const (
 	UnsupportedTaskCheckbox  = "task-checkbox" // kept as "☑ " / "☐ " text at the start of the item
 	UnsupportedFootnote      = "footnote"      // definition kept as a paragraph "[n] …" at the end
 	UnsupportedFrontMatter   = "front-matter"  // YAML (---) or TOML (+++) header kept as a code block
-	UnsupportedNestedQuote   = "nested-quote"  // flattened into the outer quote
-	UnsupportedQuoteContent  = "quote-content" // non-text block in a quote, placed after it
+	UnsupportedNestedQuote   = "nested-quote"  // a quote in a quote nested too deep for blocks, flattened into the outer one
+	UnsupportedQuoteContent  = "quote-content" // a block in a quote nested too deep for blocks: text joined, others placed after it
 	UnsupportedListContent   = "list-content"  // a block in an item of a list nested too deep for blocks, kept as its text
 	UnsupportedListStart     = "list-start"    // ordered list starting at 0, numbered from 1
 	UnsupportedTableAlign    = "table-alignment"
@@ -184,9 +184,8 @@ func frontMatter(src []byte) ([]byte, string) {
 func (im *importer) renumber(bs []Block) {
 	for i := range bs {
 		bs[i].ID = im.id()
-		im.renumber(bs[i].Children)
-		for j := range bs[i].Cols {
-			im.renumber(bs[i].Cols[j].Blocks)
+		for _, n := range bs[i].Nested() {
+			im.renumber(*n)
 		}
 	}
 }
@@ -497,46 +496,70 @@ func (im *importer) video(p ast.Node) (Block, bool) {
 	return Block{ID: im.id(), Type: Media, Attrs: a}, true
 }
 
+// quote converts a block quote at depth: its first paragraph is the
+// quote's text, every other block inside it (paragraphs, code, lists,
+// nested quotes …) its children. A quote of one paragraph starting with
+// an emoji is a callout. A quote too deep for children keeps its
+// paragraphs as lines of its text and places other blocks after it.
 func (im *importer) quote(q *ast.Blockquote, depth int) []Block {
-	var out []Block
-	var cur []Run
-	reportedNested := false
-	flush := func() {
-		if len(cur) > 0 {
-			out = append(out, quoteOrCallout(im.id(), cur))
+	kids := children(q)
+	b := Block{ID: im.id(), Type: Quote}
+	if len(kids) > 0 && isTextNode(kids[0]) {
+		if bs := im.block(kids[0], depth+1); len(bs) == 1 && bs[0].Type == Paragraph {
+			b.RichText = bs[0].RichText
+			kids = kids[1:]
 		}
-		cur = nil
 	}
-	var walk func(parent ast.Node)
-	walk = func(parent ast.Node) {
-		for c := parent.FirstChild(); c != nil; c = c.NextSibling() {
+	if len(kids) == 0 {
+		if len(b.RichText) > 0 {
+			return []Block{quoteOrCallout(b.ID, b.RichText)}
+		}
+		return []Block{b}
+	}
+	if depth < MaxDepth {
+		b.Children = im.blockList(kids, depth+1)
+		return []Block{b}
+	}
+	return im.flatQuote(b, kids, depth)
+}
+
+// flatQuote is a quote nested too deep to hold blocks: its paragraphs
+// are lines of its text, nested quotes flattened into it, other blocks
+// placed after it; all reported.
+func (im *importer) flatQuote(b Block, kids []ast.Node, depth int) []Block {
+	out := []Block{b}
+	reportedNested := false
+	var walk func(nodes []ast.Node)
+	walk = func(nodes []ast.Node) {
+		for _, c := range nodes {
 			switch c := c.(type) {
 			case *ast.Paragraph, *ast.TextBlock:
 				runs := im.inlines(c)
 				if len(runs) == 0 {
 					continue
 				}
-				if len(cur) > 0 {
-					cur = append(cur, Run{Text: "\n"})
+				im.report(c, UnsupportedQuoteContent, im.lineText(c), fmt.Sprintf("paragraph of a quote nested deeper than %d levels joined to its text", MaxDepth))
+				if len(out[0].RichText) > 0 {
+					out[0].RichText = append(out[0].RichText, Run{Text: "\n"})
 				}
-				cur = append(cur, runs...)
+				out[0].RichText = append(out[0].RichText, runs...)
 			case *east.FootnoteList:
 				im.footnotes = append(im.footnotes, c)
+			case *ast.LinkReferenceDefinition:
 			case *ast.Blockquote:
 				if !reportedNested {
 					im.report(c, UnsupportedNestedQuote, im.lineText(c), "flattened into the outer quote")
 					reportedNested = true
 				}
-				walk(c)
+				walk(children(c))
 			default:
-				flush()
 				im.report(c, UnsupportedQuoteContent, im.lineText(c), c.Kind().String()+" inside a quote placed after it")
 				out = append(out, im.blockList([]ast.Node{c}, depth)...)
 			}
 		}
 	}
-	walk(q)
-	flush()
+	walk(kids)
+	out[0].RichText = sanitizeRuns(out[0].RichText)
 	return out
 }
 

@@ -202,3 +202,25 @@ func TestPlainTextAndSplit(t *testing.T) {
 		}
 	}
 }
+
+// A quote that holds blocks is guarded like a complex block: a rewrite of
+// the whole document may edit its text but not drop what it quotes.
+func TestGuardQuoteWithChildren(t *testing.T) {
+	q := Block{ID: "q", Type: Quote, RichText: txt("said"), Children: []Block{para("q1", "and more")}}
+	before := doc(q, para("p", "after"))
+	edited := q.Clone()
+	edited.RichText = txt("said it")
+	if ps := GuardComplex(before, doc(edited, para("p", "after!"))); len(ps) != 1 {
+		t.Fatalf("editing the text of a quote that holds blocks: %v, want its content kept", ps)
+	}
+	if ps := GuardComplex(before, doc(q.Clone(), para("p", "after!"))); len(ps) != 0 {
+		t.Fatalf("keeping the quote: %v", ps)
+	}
+	flat := Block{ID: "q", Type: Quote, RichText: txt("said and more")}
+	if ps := GuardComplex(before, doc(flat, para("p", "after"))); len(ps) == 0 {
+		t.Fatal("a candidate dropping a quote's children was accepted")
+	}
+	if ps := GuardComplex(doc(para("p", "x")), doc(para("p", "x"), q)); len(ps) == 0 {
+		t.Fatal("a candidate adding a quote that holds blocks was accepted")
+	}
+}

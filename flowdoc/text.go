@@ -55,7 +55,13 @@ func blockText(b Block) string {
 	case Paragraph, Heading:
 		return readableRuns(b.RichText)
 	case Quote:
-		return prefixLines(readableRuns(b.RichText), "> ", "> ")
+		parts := []string{readableRuns(b.RichText)}
+		for _, ch := range b.Children {
+			if s := blockText(ch); s != "" {
+				parts = append(parts, s)
+			}
+		}
+		return prefixLines(strings.Join(parts, "\n\n"), "> ", "> ")
 	case List:
 		var sb strings.Builder
 		listText(&sb, b.Items, a.Ordered, "", max(a.Start, 1))

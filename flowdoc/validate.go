@@ -82,7 +82,7 @@ type shape struct {
 var shapes = map[BlockType]shape{
 	Paragraph: {richText: true},
 	Heading:   {richText: true, attrs: []string{"level"}},
-	Quote:     {richText: true},
+	Quote:     {richText: true, children: true},
 	List:      {items: true, attrs: []string{"ordered", "start", "loose"}},
 	Code:      {attrs: []string{"language", "text"}},
 	Equation:  {attrs: []string{"latex"}},
@@ -141,7 +141,7 @@ func (v *validator) blocks(bs []Block, path string, depth int) {
 func (v *validator) block(b *Block, path string, depth int) {
 	v.count++
 	if depth > MaxDepth {
-		v.add(path, fmt.Sprintf("blocks nest deeper than %d levels (details, columns and list items)", MaxDepth))
+		v.add(path, fmt.Sprintf("blocks nest deeper than %d levels (details, quotes, columns and list items)", MaxDepth))
 		return
 	}
 	v.id(b.ID, path)
@@ -227,7 +227,7 @@ func (v *validator) block(b *Block, path string, depth int) {
 		if utf8.RuneCountInString(a.Icon) > 16 {
 			v.add(ap+"icon", "callout icon must be at most 16 code points")
 		}
-	case Details:
+	case Details, Quote:
 		v.blocks(b.Children, path+".children", depth+1)
 	case Columns:
 		if len(b.Cols) == 0 || len(b.Cols) > MaxColumns {

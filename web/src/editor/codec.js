@@ -32,6 +32,9 @@ export const UNKNOWN_NODE = 'unknownBlock';
 // code, quotes …), which the editor's list items cannot edit yet: kept
 // whole, like the atoms above.
 export const LIST_ATOM = 'listBlock';
+// QUOTE_ATOM holds a quote that holds blocks (children) beyond its text,
+// which the editor's quote (text only) cannot edit yet.
+export const QUOTE_ATOM = 'quoteBlock';
 
 function itemsHoldBlocks(items) {
   return (items || []).some((it) => (it.blocks && it.blocks.length) || itemsHoldBlocks(it.items));
@@ -57,6 +60,11 @@ export function blockToNode(b) {
     case 'heading':
       return withContent({ type: 'heading', attrs: { id, level: a.level || 1 } }, runsToInline(b.richText));
     case 'quote':
+      if (b.children && b.children.length) {
+        const rest = { ...b };
+        delete rest.id;
+        return { type: QUOTE_ATOM, attrs: { id, block: normalizeBlock(rest) } };
+      }
       return withContent({ type: 'quote', attrs: { id } }, runsToInline(b.richText));
     case 'callout':
       return withContent({ type: 'callout', attrs: { id, icon: a.icon || '' } }, runsToInline(b.richText));
@@ -186,7 +194,7 @@ export function nodeToBlock(n) {
       b = tableToBlock(n, id);
       break;
     default:
-      if (ATOM_NODES[n.type] || n.type === UNKNOWN_NODE || n.type === LIST_ATOM) {
+      if (ATOM_NODES[n.type] || n.type === UNKNOWN_NODE || n.type === LIST_ATOM || n.type === QUOTE_ATOM) {
         b = { ...(a.block || { type: ATOM_NODES[n.type] }), id };
         break;
       }
@@ -346,7 +354,8 @@ function sortKeys(v) {
 export function plainText(b) {
   if (!b) return '';
   const runs = (rt) => (rt || []).map((r) => (r.equation ? r.equation : r.text)).join('');
-  const items = (its, depth) => (its || []).map((it) => '  '.repeat(depth) + '• ' + runs(it.richText) + '\n' + items(it.items, depth + 1)).join('');
+  const items = (its, depth) => (its || []).map((it) => '  '.repeat(depth) + '• ' + runs(it.richText) + '\n' +
+    (it.blocks || []).map((c) => '  '.repeat(depth + 1) + plainText(c) + '\n').join('') + items(it.items, depth + 1)).join('');
   switch (b.type) {
     case 'list': return items(b.items, 0).trimEnd();
     case 'code': return (b.attrs && b.attrs.text) || '';
@@ -355,6 +364,7 @@ export function plainText(b) {
     case 'media': case 'file': case 'bookmark': case 'embed':
       return `[${b.type}: ${(b.attrs && (b.attrs.alt || b.attrs.name || b.attrs.title || b.attrs.url || b.attrs.src)) || ''}]`;
     case 'details': return runs(b.richText) + '\n' + (b.children || []).map(plainText).join('\n');
+    case 'quote': return [runs(b.richText), ...(b.children || []).map(plainText)].join('\n');
     case 'columns': return (b.columns || []).map((c) => (c.blocks || []).map(plainText).join('\n')).join('\n');
     default: return runs(b.richText);
   }

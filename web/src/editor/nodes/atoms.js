@@ -4,7 +4,7 @@
 // not know). The node holds the whole block less its id in `block`, so it
 // round-trips exactly (editor/codec.js); the form edits its attributes.
 import { Node } from '@tiptap/core';
-import { ATOM_TYPES, LIST_ATOM, plainText, UNKNOWN_NODE } from '../codec.js';
+import { ATOM_TYPES, LIST_ATOM, QUOTE_ATOM, plainText, UNKNOWN_NODE } from '../codec.js';
 import { h } from '../../dom.js';
 
 // FIELDS are the attributes each type's form edits (name, label, kind).
@@ -17,11 +17,12 @@ export const FIELDS = {
   details: [],
   columns: [],
   list: [],
+  quote: [],
 };
 
 const LABELS = {
   equation: 'Equation', media: 'Media', bookmark: 'Bookmark', file: 'File', embed: 'Embed',
-  details: 'Details', columns: 'Columns', list: 'List with blocks in its items',
+  details: 'Details', columns: 'Columns', list: 'List with blocks in its items', quote: 'Quote with blocks',
 };
 
 function summary(block) {
@@ -133,5 +134,6 @@ function atomNode(name, type) {
 export const AtomBlocks = [
   ...Object.entries(ATOM_TYPES).map(([type, name]) => atomNode(name, type)),
   atomNode(LIST_ATOM, 'list'),
+  atomNode(QUOTE_ATOM, 'quote'),
   atomNode(UNKNOWN_NODE, ''),
 ];
