@@ -33,6 +33,7 @@ type mdRenderer struct {
 	// Markdown would read them as one list.
 	lastList  *Block
 	altMarker bool
+	inItem    bool // rendering the blocks of a list item
 }
 
 func (r *mdRenderer) blocks(bs []Block) {
@@ -165,6 +166,11 @@ func (r *mdRenderer) block(b Block) {
 		}
 		r.emit(s)
 	case Divider:
+		if r.inItem {
+			// "- ---" would be a divider instead of the list.
+			r.emit("***")
+			return
+		}
 		r.emit("---")
 	case Embed:
 		label := a.URL
@@ -206,7 +212,7 @@ func listMarkdown(sb *strings.Builder, items []ListItem, ordered, alt, loose boo
 			}
 			parts = append(parts, mdPart{text: text, typ: Paragraph})
 		}
-		r := mdRenderer{sb: &strings.Builder{}}
+		r := mdRenderer{sb: &strings.Builder{}, inItem: true}
 		for _, b := range it.Blocks {
 			if s := r.render(b); s != "" {
 				parts = append(parts, mdPart{text: s, typ: b.Type, block: b})
@@ -255,6 +261,9 @@ func joinsTight(prev, next mdPart) bool {
 	switch prev.typ {
 	case Heading, Code, Divider, Equation:
 		return true
+	case Quote, Callout, List:
+		// A fence or a heading is no continuation of what is before it.
+		return next.typ == Heading || next.typ == Code
 	case Paragraph:
 		switch next.typ {
 		case Heading, Code, Quote, Callout:

@@ -819,7 +819,11 @@ func (im *importer) walkInline(parent ast.Node, st *inlineState, out *[]Run) {
 			if c.IsRaw() {
 				add(string(v))
 			} else {
-				add(decodeMarkdown(v))
+				s := decodeMarkdown(v)
+				if strings.ContainsAny(s, "\n\r") {
+					im.report(c, UnsupportedOther, string(v), "a line end written as a character reference (&#10;) reads as a line break")
+				}
+				add(s)
 			}
 			switch {
 			case c.HardLineBreak():
@@ -871,7 +875,11 @@ func (im *importer) walkInline(parent ast.Node, st *inlineState, out *[]Run) {
 			} else {
 				im.report(c, UnsupportedLinkRefused, dest, "link removed, text kept: "+rule)
 			}
+			n := len(*out)
 			im.walkInline(c, st, out)
+			if len(*out) == n && st.link != saved {
+				im.report(c, UnsupportedOther, dest, "a link without text dropped")
+			}
 			st.link, st.title = saved, savedTitle
 		case *ast.AutoLink:
 			url := string(c.URL(im.src))
