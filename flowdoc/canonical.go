@@ -171,7 +171,7 @@ func cloneItems(items []ListItem) []ListItem {
 	}
 	out := make([]ListItem, len(items))
 	for i, it := range items {
-		out[i] = ListItem{RichText: cloneRuns(it.RichText), Items: cloneItems(it.Items)}
+		out[i] = ListItem{Task: it.Task, RichText: cloneRuns(it.RichText), Items: cloneItems(it.Items)}
 		if it.Blocks != nil {
 			out[i].Blocks = make([]Block, len(it.Blocks))
 			for j, b := range it.Blocks {
@@ -243,7 +243,7 @@ func normalizeItems(items []ListItem) []ListItem {
 	}
 	out := make([]ListItem, len(items))
 	for i, it := range items {
-		out[i] = ListItem{RichText: normalizeRuns(it.RichText), Items: normalizeItems(it.Items)}
+		out[i] = ListItem{Task: it.Task, RichText: normalizeRuns(it.RichText), Items: normalizeItems(it.Items)}
 		for _, b := range it.Blocks {
 			out[i].Blocks = append(out[i].Blocks, normalizeBlock(b))
 		}

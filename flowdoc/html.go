@@ -235,6 +235,12 @@ func (w *htmlWriter) block(b Block) {
 func (w *htmlWriter) items(items []ListItem, tag string, loose bool) {
 	for _, it := range items {
 		w.s("<li>")
+		switch it.Task {
+		case TaskOpen:
+			w.s(`<input type="checkbox" disabled> `)
+		case TaskDone:
+			w.s(`<input type="checkbox" checked disabled> `)
+		}
 		switch {
 		case loose && len(it.RichText) > 0:
 			w.s("<p>")

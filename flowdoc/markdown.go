@@ -201,8 +201,14 @@ func listMarkdown(sb *strings.Builder, items []ListItem, ordered, alt, loose boo
 		}
 		cont := indent + strings.Repeat(" ", len(marker))
 		var parts []mdPart
-		if len(it.RichText) > 0 {
+		if len(it.RichText) > 0 || it.Task != "" {
 			text := inlineMarkdown(it.RichText, false)
+			switch it.Task {
+			case TaskOpen:
+				text = "[ ] " + text
+			case TaskDone:
+				text = "[x] " + text
+			}
 			// An item starting with a task state (see ImportMarkdown) is a
 			// task-list item.
 			for box, state := range map[string]string{taskOpen + " ": "[ ] ", taskDone + " ": "[x] "} {

@@ -38,7 +38,6 @@ const (
 	UnsupportedScript        = "script"        // <script> or <style>; dropped with its content
 	UnsupportedLinkRefused   = "link-refused"  // link the URL policy refuses (see url.go); text kept
 	UnsupportedInlineImage   = "inline-image"  // image inside text; alt text kept
-	UnsupportedTaskCheckbox  = "task-checkbox" // kept as "☑ " / "☐ " text at the start of the item
 	UnsupportedFootnote      = "footnote"      // definition kept as a paragraph "[n] …" at the end
 	UnsupportedFrontMatter   = "front-matter"  // YAML (---) or TOML (+++) header kept as a code block
 	UnsupportedNestedQuote   = "nested-quote"  // a quote in a quote nested too deep for blocks, flattened into the outer one
@@ -149,6 +148,7 @@ type importer struct {
 	unsupported []Unsupported
 	footnotes   []*east.FootnoteList // met while converting, placed at the end
 	images      func(string) string  // ImportOptions.Image
+	task        string               // the task state of the list item being read
 }
 
 var frontMatterRE = regexp.MustCompile(`\A(---|\+\+\+)[ \t]*\r?\n(?:(?s:.*?)\r?\n)??(---|\+\+\+|\.\.\.)[ \t]*(?:\r?\n|\z)`)
@@ -606,7 +606,10 @@ func (im *importer) items(l *ast.List, depth, blockDepth int) []ListItem {
 		kids := children(li)
 		var first []Block // an image alone opening the item: a media block
 		if len(kids) > 0 && isTextNode(kids[0]) {
-			if bs := im.block(kids[0], blockDepth+1); len(bs) == 1 && bs[0].Type == Paragraph {
+			im.task = ""
+			bs := im.block(kids[0], blockDepth+1)
+			item.Task, im.task = im.task, ""
+			if len(bs) == 1 && bs[0].Type == Paragraph {
 				item.RichText = bs[0].RichText
 			} else {
 				first = bs
@@ -908,12 +911,11 @@ func (im *importer) walkInline(parent ast.Node, st *inlineState, out *[]Run) {
 		case *ast.RawHTML:
 			im.rawHTML(c, st, out)
 		case *east.TaskCheckBox:
-			box, note := taskOpen, "open task kept as \"☐ \" at the start of the item"
+			im.task = TaskOpen
 			if c.IsChecked {
-				box, note = taskDone, "done task kept as \"☑ \" at the start of the item"
+				im.task = TaskDone
 			}
-			im.report(c, UnsupportedTaskCheckbox, box, note)
-			add(box + " ")
+			trimLead = true // the blank after the box
 		case *east.FootnoteLink:
 			add("[" + strconv.Itoa(c.Index) + "]")
 		case *mathInline:

@@ -106,7 +106,7 @@ func TestImportMarkdownMapping(t *testing.T) {
 		{"unsafe image", "![a](javascript:x)", []Block{{ID: "b1", Type: Paragraph, RichText: txt("a")}}, []string{UnsupportedInlineImage}},
 		{"thematic break", "a\n\n***\n\nb\n\n___", []Block{{ID: "b1", Type: Paragraph, RichText: txt("a")}, {ID: "b2", Type: Divider}, {ID: "b3", Type: Paragraph, RichText: txt("b")}, {ID: "b4", Type: Divider}}, nil},
 		{"html block", "<div>\nkept <i>text</i>\n</div>", []Block{{ID: "b1", Type: Paragraph, RichText: txt("kept text")}}, []string{UnsupportedHTML}},
-		{"task list", "- [x] done\n- [ ] open", []Block{{ID: "b1", Type: List, Items: []ListItem{{RichText: txt("☑ done")}, {RichText: txt("☐ open")}}}}, []string{UnsupportedTaskCheckbox, UnsupportedTaskCheckbox}},
+		{"task list", "- [x] done\n- [ ] open", []Block{{ID: "b1", Type: List, Items: []ListItem{{Task: TaskDone, RichText: txt("done")}, {Task: TaskOpen, RichText: txt("open")}}}}, nil},
 		{"windows line ends", "```\r\ncode\r\nmore\r\n```\r\n\r\na  \r\nb", []Block{{ID: "b1", Type: Code, Attrs: &Attrs{Text: "code\nmore"}},
 			{ID: "b2", Type: Paragraph, RichText: txt("a\nb")}}, nil},
 		{"indented code", "    x := 1\n    y := 2", []Block{{ID: "b1", Type: Code, Attrs: &Attrs{Text: "x := 1\ny := 2"}}}, nil},

@@ -634,6 +634,8 @@ func (r *Reader) items(path string) ([]ListItem, error) {
 				it.Items, err = r.items(p)
 			case "blocks":
 				it.Blocks, err = r.blocks(p)
+			case "task":
+				it.Task, err = r.String(p)
 			default:
 				return false, nil
 			}

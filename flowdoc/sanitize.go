@@ -85,7 +85,7 @@ func sanitizeItems(items []ListItem) []ListItem {
 	}
 	out := make([]ListItem, len(items))
 	for i, it := range items {
-		out[i] = ListItem{RichText: sanitizeRuns(it.RichText), Blocks: sanitizeBlocks(it.Blocks), Items: sanitizeItems(it.Items)}
+		out[i] = ListItem{Task: it.Task, RichText: sanitizeRuns(it.RichText), Blocks: sanitizeBlocks(it.Blocks), Items: sanitizeItems(it.Items)}
 	}
 	return out
 }

@@ -150,7 +150,14 @@ func listText(sb *strings.Builder, items []ListItem, ordered bool, indent string
 			marker = strconv.Itoa(start+i) + ". "
 		}
 		cont := indent + strings.Repeat(" ", len([]rune(marker)))
-		sb.WriteString(prefixLines(readableRuns(it.RichText), indent+marker, cont))
+		text := readableRuns(it.RichText)
+		switch it.Task {
+		case TaskOpen:
+			text = taskOpen + " " + text
+		case TaskDone:
+			text = taskDone + " " + text
+		}
+		sb.WriteString(prefixLines(text, indent+marker, cont))
 		sb.WriteByte('\n')
 		for _, b := range it.Blocks {
 			if s := blockText(b); s != "" {

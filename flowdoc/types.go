@@ -100,10 +100,17 @@ type Attrs struct {
 	Provider    string `json:"provider,omitempty" msgpack:"provider,omitempty"`
 }
 
-// ListItem is one item of a list block: rich text (its first paragraph),
+// Task states of a list item.
+const (
+	TaskOpen = "open"
+	TaskDone = "done"
+)
+
+// ListItem is one item of a list block: a task state, rich text (its first paragraph),
 // the blocks that follow it in the item (further paragraphs, code, quotes,
 // a list of another kind …) and nested items, shown in that order.
 type ListItem struct {
+	Task     string     `json:"task,omitempty" msgpack:"t,omitempty"` // "open" or "done": a task-list item's checkbox
 	RichText []Run      `json:"richText" msgpack:"r,omitempty"`
 	Blocks   []Block    `json:"blocks,omitempty" msgpack:"b,omitempty"`
 	Items    []ListItem `json:"items,omitempty" msgpack:"i,omitempty"`

@@ -322,6 +322,9 @@ func (v *validator) items(items []ListItem, path string, depth, blockDepth int) 
 			v.add(ip, fmt.Sprintf("list items nest deeper than %d levels", MaxListDepth))
 			return
 		}
+		if it.Task != "" && it.Task != TaskOpen && it.Task != TaskDone {
+			v.add(ip+".task", "task must be open or done")
+		}
 		v.runs(it.RichText, ip+".richText")
 		v.blocks(it.Blocks, ip+".blocks", blockDepth+1)
 		v.items(it.Items, ip+".items", depth+1, blockDepth)

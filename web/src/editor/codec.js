@@ -29,15 +29,15 @@ export const ATOM_TYPES = {
 const ATOM_NODES = Object.fromEntries(Object.entries(ATOM_TYPES).map(([k, v]) => [v, k]));
 export const UNKNOWN_NODE = 'unknownBlock';
 // LIST_ATOM holds a list whose items hold blocks (further paragraphs,
-// code, quotes …), which the editor's list items cannot edit yet: kept
-// whole, like the atoms above.
+// code, quotes …) or a task checkbox, which the editor's list items
+// cannot edit yet: kept whole, like the atoms above.
 export const LIST_ATOM = 'listBlock';
 // QUOTE_ATOM holds a quote that holds blocks (children) beyond its text,
 // which the editor's quote (text only) cannot edit yet.
 export const QUOTE_ATOM = 'quoteBlock';
 
 function itemsHoldBlocks(items) {
-  return (items || []).some((it) => (it.blocks && it.blocks.length) || itemsHoldBlocks(it.items));
+  return (items || []).some((it) => (it.blocks && it.blocks.length) || it.task || itemsHoldBlocks(it.items));
 }
 
 // ---- FlowDocument -> editor -------------------------------------------
@@ -327,6 +327,7 @@ export function normalizeBlock(b) {
 
 function normalizeItem(it) {
   const out = {};
+  if (it.task) out.task = it.task;
   const rt = normalizeRuns(it.richText);
   if (rt.length) out.richText = rt;
   if (it.blocks && it.blocks.length) out.blocks = it.blocks.map(normalizeBlock);

@@ -22,7 +22,7 @@ export const FIELDS = {
 
 const LABELS = {
   equation: 'Equation', media: 'Media', bookmark: 'Bookmark', file: 'File', embed: 'Embed',
-  details: 'Details', columns: 'Columns', list: 'List with blocks in its items', quote: 'Quote with blocks',
+  details: 'Details', columns: 'Columns', list: 'List (task list, or blocks in its items)', quote: 'Quote with blocks',
 };
 
 function summary(block) {
