@@ -23,6 +23,27 @@ var (
 	// lineTags end a line of text: <br> and the block-level elements.
 	lineTags = regexp.MustCompile(`(?i)<(?:br|/?(?:p|div|h[1-6]|li|ul|ol|dl|dt|dd|tr|table|thead|tbody|blockquote|pre|section|article|header|footer|nav|aside|center|figure|figcaption|hr|picture))\b[^>]*>`)
 	cellTags = regexp.MustCompile(`(?i)</?t[dh]\b[^>]*>`)
+	// htmlCommentRE is an HTML comment, which a reader does not see.
+	htmlCommentRE = regexp.MustCompile(`(?s)<!--.*?(?:-->|$)`)
+	tagName       = regexp.MustCompile(`<\/?([A-Za-z][A-Za-z0-9-]*)`)
+	// textTags are the elements whose text a paragraph holds as a reader
+	// sees it: line breaks, paragraphs and text styles.
+	textTags = map[string]bool{"p": true, "br": true, "div": true, "span": true, "center": true, "b": true, "strong": true,
+		"i": true, "em": true, "u": true, "ins": true, "s": true, "del": true, "strike": true, "code": true, "small": true, "sub": true, "sup": true}
+)
+
+// onlyTextTags reports whether the HTML s holds nothing but text, comments
+// and textTags.
+func onlyTextTags(s string) bool {
+	for _, m := range tagName.FindAllStringSubmatch(htmlCommentRE.ReplaceAllString(s, ""), -1) {
+		if !textTags[strings.ToLower(m[1])] {
+			return false
+		}
+	}
+	return true
+}
+
+var (
 )
 
 // htmlImage is what an <img> tag says about its image.
@@ -96,6 +117,12 @@ func (im *importer) htmlBlock(n *ast.HTMLBlock) []Block {
 	rest := scriptElement.ReplaceAllString(raw, "")
 	if strings.TrimSpace(rest) == "" {
 		return nil
+	}
+	if !imgTag.MatchString(rest) && !onlyTextTags(rest) {
+		// Markup a document has no block for (a table, a <div>, a
+		// <pre> …) stays visible as its source.
+		im.report(n, UnsupportedHTML, raw, "kept as a code block of its HTML source")
+		return []Block{{ID: im.id(), Type: Code, Attrs: &Attrs{Language: "html", Text: strings.TrimRight(rest, "\n")}}}
 	}
 	var out []Block
 	var dropped []string

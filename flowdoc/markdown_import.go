@@ -33,7 +33,7 @@ type Unsupported struct {
 
 // Kinds of Unsupported.
 const (
-	UnsupportedHTML          = "html"          // raw HTML block; its text kept as a paragraph
+	UnsupportedHTML          = "html"          // raw HTML block: images and text kept, other markup kept as an html code block
 	UnsupportedInlineHTML    = "inline-html"   // raw HTML tag; dropped, text around it kept
 	UnsupportedScript        = "script"        // <script> or <style>; dropped with its content
 	UnsupportedLinkRefused   = "link-refused"  // link the URL policy refuses (see url.go); text kept
@@ -58,12 +58,14 @@ const (
 // lists and footnotes (and $…$ / $$…$$ math) to a document, mapping each
 // construct to the nearest block (docs/markdown.md is the full table):
 //
-//	paragraph, ATX and setext headings (levels 5-6 become 4), blockquote
-//	(one starting with an emoji becomes a callout), ordered and bullet
-//	lists with nesting, fenced and indented code, tables, an image alone
+//	paragraph, ATX and setext headings, blockquote (its blocks its
+//	children; one paragraph starting with an emoji becomes a callout),
+//	ordered and bullet lists, loose or tight, with nesting, task items and
+//	blocks inside items, fenced and indented code, tables, an image alone
 //	in a paragraph (media), <details><summary> (details), $$ (equation),
 //	each <img> of an HTML block (media; the rest of the block's text
-//	becomes paragraphs, a <br> or block tag a line break)
+//	becomes paragraphs, a <br> or block tag a line break), and any other
+//	HTML block as a code block of language html holding its source
 //
 // Inline: emphasis, strong, ~~strike~~, code spans, links and autolinks,
 // <u>/<b>/<i>/<s>/<code> tags and $…$ math. A hard break (two blanks or a
@@ -76,9 +78,6 @@ const (
 //
 // Constructs a document has no block for map to the nearest one:
 //
-//   - a task-list item keeps its state as the first character of the
-//     item's text, "☐ " (open) or "☑ " (done); RenderMarkdown writes those
-//     back as "[ ] " and "[x] ";
 //   - front matter (a YAML block between "---" lines, or TOML between
 //     "+++" lines, opening the file) becomes a code block of language
 //     yaml or toml, so its fields stay visible;

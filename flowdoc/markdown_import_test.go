@@ -105,6 +105,7 @@ func TestImportMarkdownMapping(t *testing.T) {
 		{"link to a path with a blank", "[a](</my uri>)", []Block{{ID: "b1", Type: Paragraph, RichText: []Run{{Text: "a", Link: "/my%20uri"}}}}, nil},
 		{"unsafe image", "![a](javascript:x)", []Block{{ID: "b1", Type: Paragraph, RichText: txt("a")}}, []string{UnsupportedInlineImage}},
 		{"thematic break", "a\n\n***\n\nb\n\n___", []Block{{ID: "b1", Type: Paragraph, RichText: txt("a")}, {ID: "b2", Type: Divider}, {ID: "b3", Type: Paragraph, RichText: txt("b")}, {ID: "b4", Type: Divider}}, nil},
+		{"html table", "<table><tr><td>a &amp; b</td></tr></table>", []Block{{ID: "b1", Type: Code, Attrs: &Attrs{Language: "html", Text: "<table><tr><td>a &amp; b</td></tr></table>"}}}, []string{UnsupportedHTML}},
 		{"html block", "<div>\nkept <i>text</i>\n</div>", []Block{{ID: "b1", Type: Paragraph, RichText: txt("kept text")}}, []string{UnsupportedHTML}},
 		{"task list", "- [x] done\n- [ ] open", []Block{{ID: "b1", Type: List, Items: []ListItem{{Task: TaskDone, RichText: txt("done")}, {Task: TaskOpen, RichText: txt("open")}}}}, nil},
 		{"windows line ends", "```\r\ncode\r\nmore\r\n```\r\n\r\na  \r\nb", []Block{{ID: "b1", Type: Code, Attrs: &Attrs{Text: "code\nmore"}},
