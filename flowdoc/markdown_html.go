@@ -43,8 +43,7 @@ func onlyTextTags(s string) bool {
 	return true
 }
 
-var (
-)
+var ()
 
 // htmlImage is what an <img> tag says about its image.
 type htmlImage struct {
