@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -110,15 +111,8 @@ func ImportMarkdownWith(src []byte, o ImportOptions) (Document, []Unsupported, e
 		}
 		return Document{}, nil, fmt.Errorf("flowdoc: markdown is not valid UTF-8 (first bad byte at offset %d); convert it to UTF-8 and import again", off)
 	}
-	md := goldmark.New(
-		goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList, mathExtension{}),
-		// Footnotes without goldmark's transformer, which would drop a
-		// definition nothing references: footnoteBlocks places them all.
-		goldmark.WithParserOptions(
-			parser.WithBlockParsers(util.Prioritized(extension.NewFootnoteBlockParser(), 999)),
-			parser.WithInlineParsers(util.Prioritized(extension.NewFootnoteParser(), 101)),
-		),
-	)
+	md := markdownParsers.Get().(goldmark.Markdown)
+	defer markdownParsers.Put(md)
 	opening, _, _ := bytes.Cut(src, []byte("\n"))
 	src, fm := frontMatter(src)
 	im := &importer{src: src, images: o.Image}
@@ -139,6 +133,21 @@ func ImportMarkdownWith(src []byte, o ImportOptions) (Document, []Unsupported, e
 	sort.SliceStable(im.unsupported, func(i, j int) bool { return im.unsupported[i].Line < im.unsupported[j].Line })
 	return d, im.unsupported, nil
 }
+
+// markdownParsers are the import's Markdown parsers, each used by one
+// import at a time: building one costs more than parsing a paragraph,
+// which RenderMarkdown does to check its emphasis.
+var markdownParsers = sync.Pool{New: func() any {
+	return goldmark.New(
+		goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList, mathExtension{}),
+		// Footnotes without goldmark's transformer, which would drop a
+		// definition nothing references: footnoteBlocks places them all.
+		goldmark.WithParserOptions(
+			parser.WithBlockParsers(util.Prioritized(extension.NewFootnoteBlockParser(), 999)),
+			parser.WithInlineParsers(util.Prioritized(extension.NewFootnoteParser(), 101)),
+		),
+	)
+}}
 
 type importer struct {
 	src         []byte
