@@ -884,6 +884,9 @@ func (im *importer) walkInline(parent ast.Node, st *inlineState, out *[]Run) {
 				// and other bytes a URL cannot hold percent-encoded.
 				st.link, st.title = esc, decodeMarkdown(c.Title)
 			} else {
+				if dest == "" {
+					rule = "the link has no destination (a link needs a URL)"
+				}
 				im.report(c, UnsupportedLinkRefused, dest, "link removed, text kept: "+rule)
 			}
 			n := len(*out)
