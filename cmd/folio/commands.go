@@ -82,15 +82,15 @@ func coreCommands() []*cli.Command {
 		},
 		{
 			Name:      "show",
-			Usage:     "print a version (the head by default)",
+			Usage:     "print a version (the head by default; ID@draft: the draft)",
 			ArgsUsage: "ID[@LABEL]",
 			Flags:     []cli.Flag{formatFlag("md", "json", "md", "text")},
 			Action:    cmdShow,
 		},
 		{
 			Name:      "diff",
-			Usage:     "compare two versions block by block",
-			ArgsUsage: "ID LABEL_A LABEL_B",
+			Usage:     "compare two versions block by block (LABEL_B defaults to the draft, LABEL_A to head)",
+			ArgsUsage: "ID [LABEL_A [LABEL_B]]",
 			Flags:     []cli.Flag{formatFlag("text", "text", "json")},
 			Action:    cmdDiff,
 		},
@@ -445,6 +445,9 @@ func cmdDocSave(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.Bool("checkpoint") && res.Version == nil && p.Message != "" {
+		return nothingToSeal(a[0], d.Head)
+	}
 	out := map[string]any{"seq": res.Seq, "fingerprint": res.Fingerprint.String(), "unsealed": res.Unsealed}
 	if c.Bool("checkpoint") {
 		if res.Version != nil {
@@ -543,7 +546,26 @@ var cmdShow = withBackend(1, []string{"json", "md", "text"}, func(c *cli.Context
 	return err
 })
 
-var cmdDiff = withBackend(3, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b backend) error {
+// cmdDiff compares two versions, or a version and the draft: `diff ID`
+// is head against draft, `diff ID A` is A against draft, as git diff
+// compares with the working tree.
+func cmdDiff(c *cli.Context) error {
+	a := c.Args().Slice()
+	switch len(a) {
+	case 1:
+		a = append(a, "head", repo.DraftName)
+	case 2:
+		a = append(a, repo.DraftName)
+	case 3:
+	default:
+		return usagef("%s takes 1 to 3 arguments: %s", cmdName(c), c.Command.ArgsUsage)
+	}
+	return withBackend(-1, []string{"text", "json"}, func(c *cli.Context, _ []string, format string, b backend) error {
+		return diffLabels(c, a, format, b)
+	})(c)
+}
+
+func diffLabels(c *cli.Context, a []string, format string, b backend) error {
 	changes, err := b.Diff(c.Context, a[0], a[1], a[2])
 	if err != nil {
 		return err
@@ -561,7 +583,7 @@ var cmdDiff = withBackend(3, []string{"text", "json"}, func(c *cli.Context, a []
 	}
 	printChanges(w, changes)
 	return nil
-})
+}
 
 // printChanges prints block changes as `diff` does: one line per block
 // ("~ modified paragraph p1"), then its word diff, deletions in [-…-]
@@ -808,9 +830,12 @@ func withBackend(n int, formats []string, fn func(c *cli.Context, a []string, fo
 // it checks both, opens, and closes afterwards.
 func verb[B interface{ Close() error }](open func(*cli.Context) (B, error), n int, formats []string, fn func(c *cli.Context, a []string, format string, b B) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		a, err := args(c, n)
-		if err != nil {
-			return err
+		var a []string
+		var err error
+		if n >= 0 { // n < 0: the caller checked the arguments
+			if a, err = args(c, n); err != nil {
+				return err
+			}
 		}
 		format := ""
 		if len(formats) > 0 {

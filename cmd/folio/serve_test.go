@@ -220,6 +220,15 @@ func TestRemoteMatchesDirect(t *testing.T) {
 		{"restore", "d1", "v9.r9"},
 		{"restore", "d1", "v1.r0", "--block", "nosuchblock"},
 		{"restore", "nosuch", "v1.r0"},
+		{"restore", "d1", "head~1"},
+		{"restore", "d1", "draft"},
+		{"doc", "save", "d2", "--from", body1},
+		{"checkpoint", "d2", "-m", "sealed by checkpoint"},
+		{"checkpoint", "d2", "-m", "nothing left"},
+		{"checkpoint", "d2"},
+		{"doc", "save", "d2", "--from", body1, "--checkpoint", "-m", "dropped?"},
+		{"checkpoint", "nosuch"},
+		{"doc", "save", "d2", "--from", body2},
 	}
 	for _, w := range writes {
 		a := runCLI(append(direct, w...)...)
@@ -237,6 +246,10 @@ func TestRemoteMatchesDirect(t *testing.T) {
 		{"diff", "d1", "v1.r0", "v1.r1"}, {"diff", "d1", "v1.r0", "v2.r0", "--format", "json"}, {"diff", "d1", "v1.r0", "v8.r0"},
 		{"history", "d1", "p1"}, {"history", "d1", "p3", "--format", "json"}, {"history", "d1", "zz"},
 		{"blocks", "d1"}, {"blocks", "d1@v1.r0", "--format", "json"}, {"blocks", "d1@v9.r9"}, {"blocks", "nosuch"},
+		{"status"}, {"status", "--format", "json"}, {"status", "d2"}, {"status", "d1", "--format", "json"}, {"status", "nosuch"},
+		{"show", "d2@draft"}, {"show", "d1@HEAD", "--format", "text"}, {"show", "d1@head~2", "--format", "json"}, {"show", "d1@head~99"},
+		{"show", "d1@head~x"}, {"diff", "d2"}, {"diff", "d2", "head", "draft", "--format", "json"}, {"diff", "d1", "head~3"},
+		{"blocks", "d1@head~1"},
 		{"fsck"}, {"fsck", "--format", "json"},
 		{"pack", "heads"}, {"pack", "export"}, {"pack", "export", "--doc", "d2"}, {"pack", "export", "--doc", "nosuch"},
 		{"export", "git"}, {"export", "git", "--doc", "d1", "--branch", "copy"}, {"export", "git", "--branch", "bad..name"},

@@ -487,6 +487,7 @@ type draftRec struct {
 	Unsealed      bool                `msgpack:"unsealed"`
 	UnsealedSince int64               `msgpack:"unsealedSince,omitempty"`
 	LastChange    int64               `msgpack:"lastChange,omitempty"`
+	LastActor     string              `msgpack:"lastActor,omitempty"` // who made the last change (empty in drafts written before it was kept)
 	Boot          string              `msgpack:"boot,omitempty"`
 
 	// unstored: the blocks and tombstones are not stored as keys yet (a
