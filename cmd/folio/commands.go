@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
@@ -23,6 +22,7 @@ func coreCommands() []*cli.Command {
 			Name:      "init",
 			Usage:     "create an empty store in the data directory",
 			ArgsUsage: " ",
+			Flags:     []cli.Flag{formatFlag("text", "text", "json")},
 			Action:    cmdInit,
 		},
 		{
@@ -133,6 +133,7 @@ func coreCommands() []*cli.Command {
 			Name:      "reindex",
 			Usage:     "rebuild a document's indexes and draft from its head ref and versions",
 			ArgsUsage: "ID",
+			Flags:     []cli.Flag{formatFlag("text", "text", "json")},
 			Action:    cmdReindex,
 		},
 		{
@@ -164,11 +165,31 @@ func checkFormat(c *cli.Context, allowed ...string) (string, error) {
 	return "", usagef("--format %q is not one of %s", f, strings.Join(allowed, ", "))
 }
 
+// printJSON prints v as indented JSON, its times as RFC 3339 UTC
+// (rfc3339Times).
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	data, err := compactJSON(v)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, data, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
+	return err
+}
+
+// compactJSON is v as compact JSON with its times as RFC 3339 UTC.
+func compactJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return rfc3339Times(buf.Bytes())
 }
 
 func fmtTime(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }
@@ -285,9 +306,16 @@ func cmdInit(c *cli.Context) error {
 		return usagef("folio init creates a store in a local directory; the daemon at %s (--server / FOLIO_SERVER) has its store already; "+
 			"give --data DIR to create one here", url)
 	}
+	format, err := checkFormat(c, "text", "json")
+	if err != nil {
+		return err
+	}
 	dir := dataDir(c)
 	if err := repo.Init(dir); err != nil {
 		return storeError(dir, err)
+	}
+	if format == "json" {
+		return printJSON(c.App.Writer, map[string]string{"dir": dir})
 	}
 	fmt.Fprintf(c.App.Writer, "initialized folio store in %s\n", dir)
 	return nil
@@ -369,7 +397,7 @@ var cmdDocList = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _
 		}
 		return printJSON(c.App.Writer, out)
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	tw := newTable(c.App.Writer)
 	fmt.Fprintln(tw, "ID\tHEAD\tVERSIONS\tDRAFT\tOWNER\tTITLE")
 	for _, d := range docs {
 		state := "sealed"
@@ -521,7 +549,7 @@ var cmdLog = withBackend(1, []string{"text", "json"}, func(c *cli.Context, a []s
 		}
 		return printJSON(c.App.Writer, out)
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	tw := newTable(c.App.Writer)
 	for _, v := range vs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termText(v.Label), v.Hash.Short(), fmtTime(v.Time), termText(v.Author), termText(kindText(v)), termText(v.Message))
 	}
@@ -650,7 +678,7 @@ var cmdBlocks = withBackend(1, []string{"text", "json"}, func(c *cli.Context, a 
 	if format == "json" {
 		return printJSON(c.App.Writer, out)
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	tw := newTable(c.App.Writer)
 	fmt.Fprintln(tw, "ID\tTYPE\tTEXT")
 	for _, v := range out {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.ID, v.Type, v.Text)
@@ -705,7 +733,7 @@ var cmdHistory = withBackend(2, []string{"text", "json"}, func(c *cli.Context, a
 	if format == "json" {
 		return printJSON(c.App.Writer, out)
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	tw := newTable(c.App.Writer)
 	for _, v := range out {
 		short := v.Content
 		if len(short) > 12 {
@@ -749,6 +777,10 @@ func cmdReindex(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	format, err := checkFormat(c, "text", "json")
+	if err != nil {
+		return err
+	}
 	if url := serverURL(c); url != "" {
 		return usagef("folio reindex rewrites a document's indexes and draft on the data directory and does not go through a daemon (--server / FOLIO_SERVER %s): "+
 			"stop the daemon and run `folio --data DIR reindex %s`", url, a[0])
@@ -767,6 +799,9 @@ func cmdReindex(c *cli.Context) error {
 	m.Done()
 	if err != nil {
 		return err
+	}
+	if format == "json" {
+		return printJSON(c.App.Writer, map[string]string{"doc": a[0]})
 	}
 	fmt.Fprintf(c.App.Writer, "reindexed %s\n", a[0])
 	return nil

@@ -251,7 +251,7 @@ func TestRemoteMatchesDirect(t *testing.T) {
 		{"show", "d1@head~x"}, {"diff", "d2"}, {"diff", "d2", "head", "draft", "--format", "json"}, {"diff", "d1", "head~3"},
 		{"blocks", "d1@head~1"},
 		{"fsck"}, {"fsck", "--format", "json"},
-		{"pack", "heads"}, {"pack", "export"}, {"pack", "export", "--doc", "d2"}, {"pack", "export", "--doc", "nosuch"},
+		{"pack", "heads"}, {"pack", "heads", "--format", "json"}, {"log", "d1", "-n1"}, {"lgo", "d1"}, {"pack", "export"}, {"pack", "export", "--doc", "d2"}, {"pack", "export", "--doc", "nosuch"},
 		{"export", "git"}, {"export", "git", "--doc", "d1", "--branch", "copy"}, {"export", "git", "--branch", "bad..name"},
 		{"usage"}, {"usage", "--format", "json"}, {"usage", "--days", "0"},
 		{"user", "list"}, {"user", "list", "--format", "json"}, {"token", "list"},

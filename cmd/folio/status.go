@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"text/tabwriter"
 
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
@@ -232,10 +231,4 @@ func cmdCheckpoint(c *cli.Context, a []string, format string, b backend) error {
 func nothingToSeal(doc, head string) error {
 	return errs.E(errs.Conflict, "nothing to seal: the draft of %s is %s already, so the message was not recorded; "+
 		"save a change first (`folio status %s` shows none), or use `folio log %s` to find the version", doc, head, doc, doc)
-}
-
-// newTable is the writer of the CLI's text tables: columns two spaces
-// apart, aligned by display width.
-func newTable(w interface{ Write([]byte) (int, error) }) *tabwriter.Writer {
-	return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 }
