@@ -27,8 +27,8 @@ func coreCommands() []*cli.Command {
 		},
 		{
 			Name:  "doc",
-			Usage: "create, list and save documents",
-			Subcommands: []*cli.Command{
+			Usage: "create, list, save and delete documents",
+			Subcommands: append([]*cli.Command{
 				{
 					Name:      "new",
 					Usage:     "create a document (first version v1.r0)",
@@ -53,8 +53,10 @@ func coreCommands() []*cli.Command {
 					Name:      "list",
 					Usage:     "list documents",
 					ArgsUsage: " ",
-					Flags:     []cli.Flag{formatFlag("text", "text", "json")},
-					Action:    cmdDocList,
+					Flags: []cli.Flag{
+						&cli.BoolFlag{Name: "deleted", Usage: "list the deleted documents instead, which `folio doc undelete` brings back (admins)"},
+						formatFlag("text", "text", "json")},
+					Action: cmdDocList,
 				},
 				{
 					Name:      "save",
@@ -68,7 +70,7 @@ func coreCommands() []*cli.Command {
 					},
 					Action: cmdDocSave,
 				},
-			},
+			}, deleteCommands()...),
 		},
 		{
 			Name:      "log",
@@ -192,7 +194,10 @@ func compactJSON(v any) ([]byte, error) {
 	return rfc3339Times(buf.Bytes())
 }
 
-func fmtTime(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }
+// timeFormat is the one time format of the CLI's output, in UTC.
+const timeFormat = time.RFC3339
+
+func fmtTime(ms int64) string { return time.UnixMilli(ms).UTC().Format(timeFormat) }
 
 // input is a file given with --from: its body and, for Markdown, the
 // article attributes its front matter or first heading gave.
@@ -375,6 +380,13 @@ func cmdDocNew(c *cli.Context) error {
 }
 
 var cmdDocList = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _ []string, format string, b backend) error {
+	if c.Bool("deleted") {
+		ds, err := b.ListDeleted(c.Context)
+		if err != nil {
+			return err
+		}
+		return printDeleted(c, format, ds)
+	}
 	docs, err := b.ListDocs(c.Context)
 	if err != nil {
 		return err
@@ -849,6 +861,13 @@ var cmdGC = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _ []st
 	verb := "removed"
 	if rep.DryRun {
 		verb = "would remove"
+	}
+	if rep.Purged > 0 {
+		purge := "purged"
+		if rep.DryRun {
+			purge = "would purge"
+		}
+		fmt.Fprintf(c.App.Writer, "%s %s deleted longer ago than --prune\n", purge, plural(rep.Purged, "document"))
 	}
 	fmt.Fprintf(c.App.Writer, "%s, %d reachable; %s %d (%s)\n", plural(rep.Objects, "object"), rep.Reachable, verb, rep.Removed, size(rep.Bytes))
 	return nil

@@ -17,7 +17,7 @@ import (
 var timeKeys = map[string]bool{
 	"time": true, "created": true, "updated": true, "started": true, "finished": true, "decided": true,
 	"revoked": true, "published": true, "lastChange": true, "unsealedSince": true, "sourceTime": true,
-	"run_at": true, "runAt": true, "lease_until": true, "at": true, "expires": true,
+	"run_at": true, "runAt": true, "lease_until": true, "at": true, "expires": true, "deleted": true,
 }
 
 // minTimeMs is the smallest value read as a time (2001-09-09): below it a
@@ -25,7 +25,8 @@ var timeKeys = map[string]bool{
 const minTimeMs = 1_000_000_000_000
 
 // rfc3339Times rewrites, in the JSON value data, every integer member named
-// in timeKeys that holds Unix milliseconds as an RFC 3339 UTC string,
+// in timeKeys that holds Unix milliseconds as an RFC 3339 UTC string (and
+// an RFC 3339 string there, such as time.Time's, to the second in UTC),
 // keeping the order of members and everything else as it is. Output is
 // compact; printJSON indents it.
 func rfc3339Times(data []byte) ([]byte, error) {
@@ -80,6 +81,9 @@ func rfc3339Times(data []byte) ([]byte, error) {
 		case string:
 			isKey := len(stack) > 0 && stack[len(stack)-1].object && stack[len(stack)-1].key
 			sep()
+			if tm, err := time.Parse(time.RFC3339Nano, t); err == nil && !isKey && timeKeys[pendingKey] {
+				t = tm.UTC().Format(time.RFC3339) // to the second, in UTC, as the others
+			}
 			writeJSONString(&out, t)
 			after()
 			if isKey {

@@ -21,9 +21,10 @@ func TestJSONTimesAreRFC3339(t *testing.T) {
 			Time int64  `json:"time"`
 			Text string `json:"text"`
 		} `json:"events"`
-		Published bool `json:"published"`
+		Published bool      `json:"published"`
+		Updated   time.Time `json:"updated"`
 	}
-	r := run{ID: "r1", Created: 1796016272775, Seq: 1796016272775, Usage: map[string]int{"time": 12}, Published: true}
+	r := run{ID: "r1", Created: 1796016272775, Updated: time.Date(2026, 11, 30, 6, 24, 32, 625e6, time.FixedZone("x", 3600)), Seq: 1796016272775, Usage: map[string]int{"time": 12}, Published: true}
 	r.Events = append(r.Events, struct {
 		Time int64  `json:"time"`
 		Text string `json:"text"`
@@ -45,7 +46,8 @@ func TestJSONTimesAreRFC3339(t *testing.T) {
       "text": "<a&b> \"q\" 中文"
     }
   ],
-  "published": true
+  "published": true,
+  "updated": "2026-11-30T05:24:32Z"
 }
 `
 	if out.String() != want {

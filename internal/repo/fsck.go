@@ -97,6 +97,15 @@ func (r *Repo) Fsck(ctx context.Context, o FsckOptions) (FsckReport, error) {
 		return rep, err
 	}
 	known := map[string]bool{}
+	// Deleted documents keep their refs until gc purges them; their
+	// objects are verified below with the others outside histories.
+	deleted, err := r.ListDeleted(ctx, "")
+	if err != nil {
+		return rep, err
+	}
+	for _, dd := range deleted {
+		known[dd.ID] = true
+	}
 	for _, di := range docs {
 		if err := ctxErr(ctx); err != nil {
 			return rep, err

@@ -55,7 +55,7 @@ func (r *Repo) ListDocs(ctx context.Context, owner string) ([]DocInfo, error) {
 		if err := kv.Unmarshal(it.Value(), &d); err != nil {
 			return nil, fmt.Errorf("decode document record %s: %w", it.Key(), err)
 		}
-		if owner != "" && d.Owner != owner {
+		if owner != "" && d.Owner != owner || d.Deleted != 0 {
 			continue
 		}
 		dr, err := r.readDraftHeader(d.ID)
