@@ -69,10 +69,12 @@ func packCommands() []*cli.Command {
 			Subcommands: []*cli.Command{{
 				Name:  "git",
 				Usage: "write a `git fast-import` stream: one commit per version, docs/<slug-or-id>.md and .json",
-				Description: "Load it with:\n  git init --initial-branch=main copy && folio export git | git -C copy fast-import\n" +
+				Description: "Into a repository: git init copy && folio export git --to copy && git -C copy log\n" +
+					"As a stream: git init copy && folio export git | git -C copy fast-import\n" +
 					"Every .json file is byte for byte what `folio show ID@LABEL --format json` prints.",
 				Flags: []cli.Flag{docFlag, outFlag,
-					&cli.StringFlag{Name: "branch", Value: "refs/heads/main", Usage: "the git `REF` the commits go to"}},
+					&cli.StringFlag{Name: "to", Usage: "import into the git repository in `DIR` (git fast-import), on the branch its HEAD names unless --branch is given"},
+					&cli.StringFlag{Name: "branch", Value: "refs/heads/main", Usage: "the git `REF` the commits go to (with --to: default the branch DIR's HEAD names)"}},
 				Action: exportGit,
 			}},
 		},
@@ -384,6 +386,12 @@ func exportGit(c *cli.Context) error {
 	branch, err := pack.GitBranch(c.String("branch"))
 	if err != nil {
 		return usagef("--branch: %v", err)
+	}
+	if dir := c.String("to"); dir != "" {
+		if c.IsSet("output") {
+			return usagef("folio export git: --to imports into a repository, --output writes a stream: give one of them")
+		}
+		return exportGitTo(c, dir)
 	}
 	b, err := openPackBackend(c)
 	if err != nil {
