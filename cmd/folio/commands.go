@@ -779,10 +779,38 @@ var cmdFsck = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _ []
 			plural(rep.Versions, "version"), plural(len(rep.Problems), "problem"))
 	}
 	if !rep.OK {
+		if rep.Damaged {
+			return damagedStore(rep)
+		}
 		return errs.E(errs.Corrupt, "fsck found %s; `folio reindex ID` rebuilds a document's indexes, and a backup (`folio backup restore`) brings back lost objects", plural(len(rep.Problems), "problem"))
 	}
 	return nil
 })
+
+// damagedStore is fsck's error for a store whose table files are damaged:
+// which documents it affects and how to get them back.
+func damagedStore(rep repo.FsckReport) error {
+	var docs []string
+	seen := map[string]bool{}
+	for _, p := range rep.Problems {
+		if p.Doc != "" && !seen[p.Doc] {
+			seen[p.Doc] = true
+			docs = append(docs, p.Doc)
+		}
+	}
+	affected := "no document's history is affected (only objects no document reaches)"
+	restore := "folio --data NEWDIR backup restore --from MIRROR"
+	if len(docs) > 0 {
+		affected = fmt.Sprintf("%s affected: %s", plural(len(docs), "document"), strings.Join(docs, ", "))
+		if len(docs) <= 10 {
+			restore += " --doc " + strings.Join(docs, " --doc ")
+		}
+	}
+	return errs.E(errs.Corrupt, "fsck found %s: a table file of the store is damaged (a disk or file system fault), %s; "+
+		"bring them back from a backup mirror (`folio backup pull`): stop the daemon, `folio --data NEWDIR init`, `%s`, check it with `folio --data NEWDIR fsck` and serve NEWDIR; "+
+		"keep the damaged directory until then (what still reads can be exported: `folio export git --to DIR`)",
+		plural(len(rep.Problems), "problem"), affected, restore)
+}
 
 func cmdReindex(c *cli.Context) error {
 	a, err := args(c, 1)
