@@ -96,36 +96,59 @@ func (r *Repo) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 		return rep, err
 	}
 	progress := o.Progress.orNop()
-	reach, err := r.objs.Reachable(roots, nil)
-	if err != nil {
-		return rep, fmt.Errorf("gc: mark: %w", err)
+	// List first, so that the mark knows how many objects there are at
+	// most to reach (the meter's total, percentage and time left). An
+	// object written after the listing is no candidate, so nothing a
+	// writer adds meanwhile is at risk.
+	type listed struct {
+		size  int
+		asset bool
 	}
-	progress("reachable objects", int64(len(reach)), int64(len(reach)))
-	keep := make(map[objstore.ID]bool, len(reach))
-	for _, id := range reach {
-		keep[id] = true
-	}
-	var cands []objstore.ID
-	size := map[objstore.ID]int{}
-	assets := map[objstore.ID]bool{}
+	all := map[objstore.ID]listed{}
 	err = r.objs.ForEach(func(id objstore.ID, info objstore.StoredInfo) error {
 		if err := ctxErr(ctx); err != nil {
 			return err
 		}
 		rep.Objects++
-		progress("objects", int64(rep.Objects), 0)
-		if !keep[id] {
-			cands = append(cands, id)
-			size[id] = info.Size
-			if info.Kind == objstore.KindAsset {
-				assets[id] = true
-			}
+		if rep.Objects%256 == 0 {
+			progress("objects listed", int64(rep.Objects), 0)
 		}
+		all[id] = listed{size: info.Size, asset: info.Kind == objstore.KindAsset}
 		return nil
 	})
 	if err != nil {
 		return rep, fmt.Errorf("gc: list objects: %w", err)
 	}
+	progress("objects listed", int64(rep.Objects), int64(rep.Objects))
+	keep := make(map[objstore.ID]bool, len(all))
+	total := int64(len(all))
+	err = r.objs.Walk(roots, nil, func(id objstore.ID, _ objstore.Kind, _ []byte) error {
+		keep[id] = true
+		if n := int64(len(keep)); n%256 == 0 {
+			if err := ctxErr(ctx); err != nil {
+				return err
+			}
+			progress("objects marked", min(n, total), total)
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, fmt.Errorf("gc: mark: %w", err)
+	}
+	progress("objects marked", total, total)
+	var cands []objstore.ID
+	size := map[objstore.ID]int{}
+	assets := map[objstore.ID]bool{}
+	for id, l := range all {
+		if !keep[id] {
+			cands = append(cands, id)
+			size[id] = l.size
+			if l.asset {
+				assets[id] = true
+			}
+		}
+	}
+	all = nil
 
 	// Sweep with writers kept out: drop what they touched meanwhile, and
 	// everything a touched candidate reaches.
