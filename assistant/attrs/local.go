@@ -12,7 +12,6 @@ import (
 	"github.com/foliodev/folio/assistant/sentence"
 	"github.com/foliodev/folio/internal/llm"
 	"github.com/gosimple/unidecode"
-	"github.com/mozillazg/go-pinyin"
 )
 
 // Local is the attributes engine of the local provider: deterministic,
@@ -220,13 +219,6 @@ func matchTags(tags []string, freq map[string]int, text string) []string {
 	return out
 }
 
-var pinyinArgs = func() pinyin.Args {
-	a := pinyin.NewArgs()
-	a.Style = pinyin.Normal // no tones
-	a.Fallback = func(r rune, a pinyin.Args) []string { return nil }
-	return a
-}()
-
 // Slugify makes a URL slug of s: Chinese characters as toneless pinyin,
 // other letters transliterated to ASCII, lower case, runs of anything
 // else as one '-', at most MaxSlug bytes cut at a '-'.
@@ -242,8 +234,8 @@ func Slugify(s string) string {
 	for _, c := range s {
 		if unicode.Is(unicode.Han, c) {
 			flush()
-			if py := pinyin.SinglePinyin(c, pinyinArgs); len(py) > 0 {
-				words = append(words, " "+py[0]+" ")
+			if py := pinyinOf(c); py != "" {
+				words = append(words, " "+py+" ")
 			}
 			continue
 		}

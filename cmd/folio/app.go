@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -117,9 +118,140 @@ func newApp() *cli.App {
 	return app
 }
 
-// onUsageError makes a flag that does not parse a usage error (exit 2).
+// onUsageError makes a flag that does not parse a usage error (exit 2),
+// with the flag the user probably meant when one is close.
 func onUsageError(c *cli.Context, err error, _ bool) error {
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
+		flags := c.App.Flags
+		if c.Command != nil && c.Command.Name != "" {
+			flags = append(slices.Clip(c.Command.Flags), c.App.Flags...)
+		}
+		if s := suggestFlag(flags, strings.TrimLeft(name, "-")); s != "" {
+			return usagef("%s has no flag %s; did you mean %s? (see %s --help)", cmdName(c), name, s, cmdName(c))
+		}
+	}
 	return usagef("%v (see %s --help)", err, cmdName(c))
+}
+
+// completeFlag asks for the words that may come next instead of running
+// the verb (urfave/cli's shell completion); it must stay last.
+const completeFlag = "--generate-bash-completion"
+
+// commandLine is what urfave/cli parses for args: `help VERB` read as
+// `VERB --help`, flags moved in front of the arguments.
+func commandLine(app *cli.App, args []string) []string {
+	complete := len(args) > 0 && args[len(args)-1] == completeFlag
+	if complete {
+		args = args[:len(args)-1]
+	}
+	line := interspersed(app, helpVerb(append([]string{"folio"}, args...)))
+	if complete {
+		line = append(line, completeFlag)
+	}
+	return line
+}
+
+// helpVerb turns `folio help VERB…` into `folio VERB… --help`, as git
+// reads `git help VERB`; `folio help` alone is `folio --help`.
+func helpVerb(args []string) []string {
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return args
+		}
+		if strings.HasPrefix(a, "-") {
+			if !strings.Contains(a, "=") && a != "--help" && a != "-h" && a != "--version" && a != "-v" {
+				i++ // a global flag's value
+			}
+			continue
+		}
+		if a != "help" {
+			return args
+		}
+		out := append(slices.Clip(args[:i]), args[i+1:]...)
+		return append(out, "--help")
+	}
+	return args
+}
+
+// suggestCommand is the name among cmds closest to a mistyped one, ""
+// when none is close (a typo, a swap, a missing or extra letter).
+func suggestCommand(cmds []*cli.Command, typed string) string {
+	var names []string
+	for _, c := range cmds {
+		if !c.Hidden {
+			names = append(names, c.Names()...)
+		}
+	}
+	return closest(names, typed)
+}
+
+// suggestFlag is the flag among flags closest to a mistyped name, with
+// its dashes.
+func suggestFlag(flags []cli.Flag, typed string) string {
+	var names []string
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if len(n) > 1 {
+				names = append(names, n)
+			}
+		}
+	}
+	if s := closest(names, typed); s != "" {
+		return "--" + s
+	}
+	return ""
+}
+
+// closest is the name at the smallest edit distance from typed, when
+// that distance is small for its length (at most 1 for up to 4
+// letters, 2 beyond) or typed is its prefix; "" otherwise.
+func closest(names []string, typed string) string {
+	best, bestD := "", 1<<30
+	for _, n := range names {
+		d := editDistance(n, typed)
+		if len(typed) >= 2 && strings.HasPrefix(n, typed) && len(n)-len(typed) <= 3 {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = n, d
+		}
+	}
+	limit := 2
+	if len([]rune(typed)) <= 4 {
+		limit = 1
+	}
+	if bestD > limit {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance of a and b:
+// insertions, deletions, substitutions and swaps of neighbours.
+func editDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(x)][len(y)]
 }
 
 // cmdName is the command c runs as typed: "folio doc new".
@@ -169,13 +301,20 @@ var extraCommands []*cli.Command
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp()
 	app.Writer, app.ErrWriter = stdout, stderr
-	var unknown, parent string
+	var unknown, parent, hint string
 	app.CommandNotFound = func(c *cli.Context, name string) {
 		unknown, parent = name, cmdName(c)
+		cmds := c.App.Commands
+		if c.Command != nil && len(c.Command.Subcommands) > 0 {
+			cmds = c.Command.Subcommands
+		}
+		if s := suggestCommand(cmds, name); s != "" {
+			hint = fmt.Sprintf("did you mean `%s %s`? ", parent, s)
+		}
 	}
-	err := app.RunContext(ctx, interspersed(app, append([]string{"folio"}, args...)))
+	err := app.RunContext(ctx, commandLine(app, args))
 	if err == nil && unknown != "" {
-		err = usagef("%s has no command %q; `%s --help` lists them", parent, unknown, parent)
+		err = usagef("%s has no command %q; %s`%s --help` lists them", parent, unknown, hint, parent)
 	}
 	if err == nil {
 		return 0

@@ -49,6 +49,8 @@ func interspersed(app *cli.App, args []string) []string {
 			break
 		}
 		if strings.HasPrefix(a, "-") && a != "-" {
+			a = joinedShort(flags, a)
+			rest[i] = a
 			// A global flag (--data, --server, …) given after the command
 			// goes back in front of it, where urfave/cli looks for it.
 			set := flags
@@ -74,6 +76,27 @@ func interspersed(app *cli.App, args []string) []string {
 	out = append(out[:1], append(global, out[1:]...)...)
 	out = append(out, fl...)
 	return append(out, pos...)
+}
+
+// joinedShort spells a one-letter flag with its value attached, as git
+// and getopt take it (`-n1`, `-mfix`), as `-n=1`, the form package flag
+// reads; anything else is returned as it is.
+func joinedShort(flags []cli.Flag, a string) string {
+	if len(a) < 3 || a[1] == '-' || strings.Contains(a, "=") || hasFlag(flags, a) {
+		return a
+	}
+	short := a[1:2]
+	for _, f := range flags {
+		if _, ok := f.(*cli.BoolFlag); ok {
+			continue
+		}
+		for _, n := range f.Names() {
+			if n == short {
+				return "-" + short + "=" + a[2:]
+			}
+		}
+	}
+	return a
 }
 
 // hasFlag reports whether flag a names one of flags.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"unicode/utf8"
 
 	"github.com/foliodev/folio/assistant"
@@ -482,7 +481,7 @@ func runShowAction(c *cli.Context, a []string, format string, b backend) error {
 // printRun prints a run: what was asked, against what, with what; how it
 // ran; what it produced.
 func printRun(w io.Writer, run assistant.Run) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	state := string(run.State)
 	if run.CancelRequested && !run.State.Terminal() {
 		state += " (cancel requested)"
@@ -662,7 +661,7 @@ func runEventsAction(c *cli.Context, a []string, format string, b backend) error
 	after := c.Uint64("after")
 	emit := func(ev server.RunEventView) error {
 		if format == "json" {
-			b, err := json.Marshal(ev)
+			b, err := compactJSON(ev)
 			if err != nil {
 				return err
 			}
@@ -744,7 +743,7 @@ func suggestionListAction(c *cli.Context, a []string, format string, b backend) 
 	if format == "json" {
 		return printJSON(c.App.Writer, sgs)
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	tw := newTable(c.App.Writer)
 	fmt.Fprintln(tw, "ID\tSTATUS\tSCOPE\tBASE\tOPS\tCREATED\tSUMMARY")
 	for _, sg := range sgs {
 		status := string(sg.Status)
@@ -813,7 +812,7 @@ func sessionListAction(c *cli.Context, a []string, format string, b backend) err
 	if format == "json" {
 		return printJSON(c.App.Writer, ss)
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	tw := newTable(c.App.Writer)
 	fmt.Fprintln(tw, "\tID\tUPDATED\tMESSAGES\tTITLE")
 	for i, s := range ss {
 		cur := ""
@@ -952,7 +951,7 @@ func presetListAction(c *cli.Context, _ []string, format string, b backend) erro
 }
 
 func printPresets(w io.Writer, ps []assistant.Preset) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintln(tw, "ID\tTYPE\tVERSION\tNAME\tDESCRIPTION")
 	for _, p := range ps {
 		name := p.Name

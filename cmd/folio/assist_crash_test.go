@@ -120,7 +120,7 @@ timeout = "30s"
 	d = startDaemon(t, dir, d.token, "--config", cfg)
 	remote = []string{"--server", d.url, "--token", d.token}
 	var run assistant.Run
-	if err := json.Unmarshal([]byte(cli("run", "show", runID, "--wait", "--format", "json").stdout), &run); err != nil {
+	if err := unmarshalCLI([]byte(cli("run", "show", runID, "--wait", "--format", "json").stdout), &run); err != nil {
 		t.Fatal(err)
 	}
 	check := func(when string) {
@@ -131,12 +131,12 @@ timeout = "30s"
 				when, run.State, run.Recoveries, run.Attempts, run.Suggestion, run.UsageEvents, run.Usage)
 		}
 		var sgs []assistant.Suggestion
-		json.Unmarshal([]byte(cli("suggestion", "list", "d1", "--format", "json").stdout), &sgs)
+		unmarshalCLI([]byte(cli("suggestion", "list", "d1", "--format", "json").stdout), &sgs)
 		if len(sgs) != 1 || sgs[0].ID != run.Suggestion {
 			t.Fatalf("%s: suggestions %+v", when, sgs)
 		}
 		var rep quota.Report
-		json.Unmarshal([]byte(cli("usage", "--format", "json").stdout), &rep)
+		unmarshalCLI([]byte(cli("usage", "--format", "json").stdout), &rep)
 		if tot := rep.Totals[quota.Writing]; tot.Events != 1 || tot.Total != 140 {
 			t.Fatalf("%s: booked usage %+v", when, tot)
 		}
@@ -166,7 +166,7 @@ timeout = "30s"
 	d.stop(t)
 	d = startDaemon(t, dir, d.token, "--config", cfg)
 	remote = []string{"--server", d.url, "--token", d.token}
-	json.Unmarshal([]byte(cli("run", "show", runID, "--format", "json").stdout), &run)
+	unmarshalCLI([]byte(cli("run", "show", runID, "--format", "json").stdout), &run)
 	check("after a second restart")
 	d.stop(t)
 	if r := runCLI("--data", dir, "fsck"); r.code != 0 {
@@ -213,7 +213,7 @@ timeout = "30s"
 	}
 	d = startDaemon(t, dir, d.token, "--config", cfg)
 	var run assistant.Run
-	json.Unmarshal([]byte(cli("run", "show", runID, "--wait", "--format", "json").stdout), &run)
+	unmarshalCLI([]byte(cli("run", "show", runID, "--wait", "--format", "json").stdout), &run)
 	if run.State != assistant.RunSucceeded || run.Recoveries != 0 || run.Attempts != 2 || run.Suggestion == "" || len(run.UsageEvents) != 1 {
 		t.Fatalf("run %s, %d recoveries, %d attempts, suggestion %q, usage events %v", run.State, run.Recoveries, run.Attempts, run.Suggestion, run.UsageEvents)
 	}

@@ -60,6 +60,8 @@ type backend interface {
 	personaBackend
 	// Images and files (asset.go).
 	assetBackend
+	// Soft delete (delete.go).
+	deleteBackend
 
 	Close() error
 }

@@ -209,3 +209,84 @@ func TestHistoryOrderAndTimes(t *testing.T) {
 		t.Fatalf("doc list created %q is not RFC 3339 UTC", docs[0].Created)
 	}
 }
+
+// status, checkpoint and the version names head, head~N and draft, as a
+// git user reaches for them.
+func TestStatusCheckpointAndVersionNames(t *testing.T) {
+	isolateEnv(t)
+	tmp := t.TempDir()
+	data := filepath.Join(tmp, "data")
+	if r := runCLI("--data", data, "init"); r.code != 0 {
+		t.Fatal(r)
+	}
+	v1 := write(t, tmp, "v1.md", "# Notes\n\nOne.\n\nTwo.\n\nThree.\n")
+	if r := runCLI("--data", data, "doc", "new", "--id", "n", "--from", v1); r.code != 0 {
+		t.Fatal(r)
+	}
+	if r := runCLI("--data", data, "status", "n"); r.code != 0 || !strings.Contains(r.stdout, "nothing to seal: the draft is v1.r0") {
+		t.Errorf("status of a sealed draft: %+v", r)
+	}
+	// Edit one paragraph, delete one, add one: status counts each.
+	v2 := write(t, tmp, "v2.md", "# Notes\n\nOne, edited.\n\nThree.\n\nFour.\n")
+	if r := runCLI("--data", data, "doc", "save", "n", "--from", v2); r.code != 0 {
+		t.Fatal(r)
+	}
+	r := runCLI("--data", data, "status", "n", "--format", "json")
+	var st docStatus
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
+		t.Fatalf("status json: %+v (%v)", r, err)
+	}
+	if !st.Unsealed || st.Added != 1 || st.Modified != 1 || st.Deleted != 1 || st.SavedBy != "admin" || st.LastChange == "" || st.Head != "v1.r0" {
+		t.Errorf("status = %+v, want 1 added, 1 modified, 1 deleted, saved by admin on v1.r0", st)
+	}
+	if _, err := time.Parse(time.RFC3339, st.UnsealedSince); err != nil || !strings.HasSuffix(st.UnsealedSince, "Z") {
+		t.Errorf("unsealedSince %q is not RFC 3339 UTC", st.UnsealedSince)
+	}
+	all := runCLI("--data", data, "status")
+	if all.code != 0 || !strings.Contains(all.stdout, "+1 ~1 -1") || !strings.Contains(all.stdout, "1 draft unsealed") {
+		t.Errorf("status of the store: %+v", all)
+	}
+	// The draft reads as ID@draft, and diff without labels is head -> draft.
+	if r := runCLI("--data", data, "show", "n@draft", "--format", "text"); !strings.Contains(r.stdout, "Four.") || strings.Contains(r.stdout, "Two.") {
+		t.Errorf("show n@draft: %+v", r)
+	}
+	d1, d2 := runCLI("--data", data, "diff", "n"), runCLI("--data", data, "diff", "n", "HEAD", "draft")
+	if d1 != d2 || !strings.Contains(d1.stdout, "{+, edited+}") {
+		t.Errorf("diff n = %+v; diff n HEAD draft = %+v", d1, d2)
+	}
+	// checkpoint seals it; a message with nothing to seal is an error
+	// (exit 4) and leaves the log as it was, with or without doc save.
+	if r := runCLI("--data", data, "checkpoint", "n", "-m", "edited"); r.code != 0 || r.stdout != "sealed n as v1.r1\n" {
+		t.Errorf("checkpoint: %+v", r)
+	}
+	for _, args := range [][]string{{"checkpoint", "n", "-m", "again"}, {"doc", "save", "n", "--from", v2, "--checkpoint", "-m", "again"}} {
+		r := runCLI(append([]string{"--data", data}, args...)...)
+		if r.code != exitConflict || !strings.Contains(r.stderr, "nothing to seal") || !strings.Contains(r.stderr, "message was not recorded") {
+			t.Errorf("%v with nothing to seal: %+v, want exit %d", args, r, exitConflict)
+		}
+	}
+	if r := runCLI("--data", data, "checkpoint", "n"); r.code != 0 || !strings.Contains(r.stdout, "nothing to seal") {
+		t.Errorf("checkpoint without a message and nothing to seal: %+v", r)
+	}
+	log := runCLI("--data", data, "log", "n")
+	if strings.Count(log.stdout, "\n") != 2 || strings.Contains(log.stdout, "again") {
+		t.Errorf("log after refused messages: %q", log.stdout)
+	}
+	// head~N counts back along the log; every verb that takes a label takes it.
+	a, b := runCLI("--data", data, "show", "n@head~1", "--format", "json"), runCLI("--data", data, "show", "n@v1.r0", "--format", "json")
+	if a.code != 0 || a != b {
+		t.Errorf("show n@head~1 = %+v, want v1.r0's %+v", a, b)
+	}
+	if r := runCLI("--data", data, "diff", "n", "head~1", "head"); r.code != 0 || !strings.Contains(r.stdout, "+ added") {
+		t.Errorf("diff head~1 head: %+v", r)
+	}
+	if r := runCLI("--data", data, "restore", "n", "HEAD~1"); r.code != 0 || r.stdout != "restored HEAD~1 as v2.r0\n" {
+		t.Errorf("restore HEAD~1: %+v", r)
+	}
+	if r := runCLI("--data", data, "show", "n@head~3"); r.code != exitNotFound || !strings.Contains(r.stderr, "head~2 is the oldest") {
+		t.Errorf("head~3 of 3 versions: %+v", r)
+	}
+	if r := runCLI("--data", data, "restore", "n", "draft"); r.code != exitInvalid || !strings.Contains(r.stderr, "folio checkpoint n") {
+		t.Errorf("restore draft: %+v", r)
+	}
+}

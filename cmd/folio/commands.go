@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
@@ -23,12 +22,13 @@ func coreCommands() []*cli.Command {
 			Name:      "init",
 			Usage:     "create an empty store in the data directory",
 			ArgsUsage: " ",
+			Flags:     []cli.Flag{formatFlag("text", "text", "json")},
 			Action:    cmdInit,
 		},
 		{
 			Name:  "doc",
-			Usage: "create, list and save documents",
-			Subcommands: []*cli.Command{
+			Usage: "create, list, save and delete documents",
+			Subcommands: append([]*cli.Command{
 				{
 					Name:      "new",
 					Usage:     "create a document (first version v1.r0)",
@@ -53,8 +53,10 @@ func coreCommands() []*cli.Command {
 					Name:      "list",
 					Usage:     "list documents",
 					ArgsUsage: " ",
-					Flags:     []cli.Flag{formatFlag("text", "text", "json")},
-					Action:    cmdDocList,
+					Flags: []cli.Flag{
+						&cli.BoolFlag{Name: "deleted", Usage: "list the deleted documents instead, which `folio doc undelete` brings back (admins)"},
+						formatFlag("text", "text", "json")},
+					Action: cmdDocList,
 				},
 				{
 					Name:      "save",
@@ -68,7 +70,7 @@ func coreCommands() []*cli.Command {
 					},
 					Action: cmdDocSave,
 				},
-			},
+			}, deleteCommands()...),
 		},
 		{
 			Name:      "log",
@@ -82,15 +84,15 @@ func coreCommands() []*cli.Command {
 		},
 		{
 			Name:      "show",
-			Usage:     "print a version (the head by default)",
+			Usage:     "print a version (the head by default; ID@draft: the draft)",
 			ArgsUsage: "ID[@LABEL]",
 			Flags:     []cli.Flag{formatFlag("md", "json", "md", "text")},
 			Action:    cmdShow,
 		},
 		{
 			Name:      "diff",
-			Usage:     "compare two versions block by block",
-			ArgsUsage: "ID LABEL_A LABEL_B",
+			Usage:     "compare two versions block by block (LABEL_B defaults to the draft, LABEL_A to head)",
+			ArgsUsage: "ID [LABEL_A [LABEL_B]]",
 			Flags:     []cli.Flag{formatFlag("text", "text", "json")},
 			Action:    cmdDiff,
 		},
@@ -133,6 +135,7 @@ func coreCommands() []*cli.Command {
 			Name:      "reindex",
 			Usage:     "rebuild a document's indexes and draft from its head ref and versions",
 			ArgsUsage: "ID",
+			Flags:     []cli.Flag{formatFlag("text", "text", "json")},
 			Action:    cmdReindex,
 		},
 		{
@@ -164,14 +167,37 @@ func checkFormat(c *cli.Context, allowed ...string) (string, error) {
 	return "", usagef("--format %q is not one of %s", f, strings.Join(allowed, ", "))
 }
 
+// printJSON prints v as indented JSON, its times as RFC 3339 UTC
+// (rfc3339Times).
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	data, err := compactJSON(v)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, data, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
+	return err
 }
 
-func fmtTime(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }
+// compactJSON is v as compact JSON with its times as RFC 3339 UTC.
+func compactJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return rfc3339Times(buf.Bytes())
+}
+
+// timeFormat is the one time format of the CLI's output, in UTC.
+const timeFormat = time.RFC3339
+
+func fmtTime(ms int64) string { return time.UnixMilli(ms).UTC().Format(timeFormat) }
 
 // input is a file given with --from: its body and, for Markdown, the
 // article attributes its front matter or first heading gave.
@@ -284,9 +310,16 @@ func cmdInit(c *cli.Context) error {
 		return usagef("folio init creates a store in a local directory; the daemon at %s (--server / FOLIO_SERVER) has its store already; "+
 			"give --data DIR to create one here", url)
 	}
+	format, err := checkFormat(c, "text", "json")
+	if err != nil {
+		return err
+	}
 	dir := dataDir(c)
 	if err := repo.Init(dir); err != nil {
 		return storeError(dir, err)
+	}
+	if format == "json" {
+		return printJSON(c.App.Writer, map[string]string{"dir": dir})
 	}
 	fmt.Fprintf(c.App.Writer, "initialized folio store in %s\n", dir)
 	return nil
@@ -346,6 +379,13 @@ func cmdDocNew(c *cli.Context) error {
 }
 
 var cmdDocList = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _ []string, format string, b backend) error {
+	if c.Bool("deleted") {
+		ds, err := b.ListDeleted(c.Context)
+		if err != nil {
+			return err
+		}
+		return printDeleted(c, format, ds)
+	}
 	docs, err := b.ListDocs(c.Context)
 	if err != nil {
 		return err
@@ -368,7 +408,7 @@ var cmdDocList = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _
 		}
 		return printJSON(c.App.Writer, out)
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	tw := newTable(c.App.Writer)
 	fmt.Fprintln(tw, "ID\tHEAD\tVERSIONS\tDRAFT\tOWNER\tTITLE")
 	for _, d := range docs {
 		state := "sealed"
@@ -444,6 +484,9 @@ func cmdDocSave(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.Bool("checkpoint") && res.Version == nil && p.Message != "" {
+		return nothingToSeal(a[0], d.Head)
+	}
 	out := map[string]any{"seq": res.Seq, "fingerprint": res.Fingerprint.String(), "unsealed": res.Unsealed}
 	if c.Bool("checkpoint") {
 		if res.Version != nil {
@@ -517,7 +560,7 @@ var cmdLog = withBackend(1, []string{"text", "json"}, func(c *cli.Context, a []s
 		}
 		return printJSON(c.App.Writer, out)
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	tw := newTable(c.App.Writer)
 	for _, v := range vs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termText(v.Label), v.Hash.Short(), fmtTime(v.Time), termText(v.Author), termText(kindText(v)), termText(v.Message))
 	}
@@ -542,7 +585,26 @@ var cmdShow = withBackend(1, []string{"json", "md", "text"}, func(c *cli.Context
 	return err
 })
 
-var cmdDiff = withBackend(3, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b backend) error {
+// cmdDiff compares two versions, or a version and the draft: `diff ID`
+// is head against draft, `diff ID A` is A against draft, as git diff
+// compares with the working tree.
+func cmdDiff(c *cli.Context) error {
+	a := c.Args().Slice()
+	switch len(a) {
+	case 1:
+		a = append(a, "head", repo.DraftName)
+	case 2:
+		a = append(a, repo.DraftName)
+	case 3:
+	default:
+		return usagef("%s takes 1 to 3 arguments: %s", cmdName(c), c.Command.ArgsUsage)
+	}
+	return withBackend(-1, []string{"text", "json"}, func(c *cli.Context, _ []string, format string, b backend) error {
+		return diffLabels(c, a, format, b)
+	})(c)
+}
+
+func diffLabels(c *cli.Context, a []string, format string, b backend) error {
 	changes, err := b.Diff(c.Context, a[0], a[1], a[2])
 	if err != nil {
 		return err
@@ -560,7 +622,7 @@ var cmdDiff = withBackend(3, []string{"text", "json"}, func(c *cli.Context, a []
 	}
 	printChanges(w, changes)
 	return nil
-})
+}
 
 // printChanges prints block changes as `diff` does: one line per block
 // ("~ modified paragraph p1"), then its word diff, deletions in [-…-]
@@ -627,7 +689,7 @@ var cmdBlocks = withBackend(1, []string{"text", "json"}, func(c *cli.Context, a 
 	if format == "json" {
 		return printJSON(c.App.Writer, out)
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	tw := newTable(c.App.Writer)
 	fmt.Fprintln(tw, "ID\tTYPE\tTEXT")
 	for _, v := range out {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.ID, v.Type, v.Text)
@@ -682,7 +744,7 @@ var cmdHistory = withBackend(2, []string{"text", "json"}, func(c *cli.Context, a
 	if format == "json" {
 		return printJSON(c.App.Writer, out)
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	tw := newTable(c.App.Writer)
 	for _, v := range out {
 		short := v.Content
 		if len(short) > 12 {
@@ -716,13 +778,45 @@ var cmdFsck = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _ []
 			plural(rep.Versions, "version"), plural(len(rep.Problems), "problem"))
 	}
 	if !rep.OK {
+		if rep.Damaged {
+			return damagedStore(rep)
+		}
 		return errs.E(errs.Corrupt, "fsck found %s; `folio reindex ID` rebuilds a document's indexes, and a backup (`folio backup restore`) brings back lost objects", plural(len(rep.Problems), "problem"))
 	}
 	return nil
 })
 
+// damagedStore is fsck's error for a store whose table files are damaged:
+// which documents it affects and how to get them back.
+func damagedStore(rep repo.FsckReport) error {
+	var docs []string
+	seen := map[string]bool{}
+	for _, p := range rep.Problems {
+		if p.Doc != "" && !seen[p.Doc] {
+			seen[p.Doc] = true
+			docs = append(docs, p.Doc)
+		}
+	}
+	affected := "no document's history is affected (only objects no document reaches)"
+	restore := "folio --data NEWDIR backup restore --from MIRROR"
+	if len(docs) > 0 {
+		affected = fmt.Sprintf("%s affected: %s", plural(len(docs), "document"), strings.Join(docs, ", "))
+		if len(docs) <= 10 {
+			restore += " --doc " + strings.Join(docs, " --doc ")
+		}
+	}
+	return errs.E(errs.Corrupt, "fsck found %s: a table file of the store is damaged (a disk or file system fault), %s; "+
+		"bring them back from a backup mirror (`folio backup pull`): stop the daemon, `folio --data NEWDIR init`, `%s`, check it with `folio --data NEWDIR fsck` and serve NEWDIR; "+
+		"keep the damaged directory until then (what still reads can be exported: `folio export git --to DIR`)",
+		plural(len(rep.Problems), "problem"), affected, restore)
+}
+
 func cmdReindex(c *cli.Context) error {
 	a, err := args(c, 1)
+	if err != nil {
+		return err
+	}
+	format, err := checkFormat(c, "text", "json")
 	if err != nil {
 		return err
 	}
@@ -744,6 +838,9 @@ func cmdReindex(c *cli.Context) error {
 	m.Done()
 	if err != nil {
 		return err
+	}
+	if format == "json" {
+		return printJSON(c.App.Writer, map[string]string{"doc": a[0]})
 	}
 	fmt.Fprintf(c.App.Writer, "reindexed %s\n", a[0])
 	return nil
@@ -792,6 +889,13 @@ var cmdGC = withBackend(0, []string{"text", "json"}, func(c *cli.Context, _ []st
 	if rep.DryRun {
 		verb = "would remove"
 	}
+	if rep.Purged > 0 {
+		purge := "purged"
+		if rep.DryRun {
+			purge = "would purge"
+		}
+		fmt.Fprintf(c.App.Writer, "%s %s deleted longer ago than --prune\n", purge, plural(rep.Purged, "document"))
+	}
 	fmt.Fprintf(c.App.Writer, "%s, %d reachable; %s %d (%s)\n", plural(rep.Objects, "object"), rep.Reachable, verb, rep.Removed, size(rep.Bytes))
 	return nil
 })
@@ -807,9 +911,12 @@ func withBackend(n int, formats []string, fn func(c *cli.Context, a []string, fo
 // it checks both, opens, and closes afterwards.
 func verb[B interface{ Close() error }](open func(*cli.Context) (B, error), n int, formats []string, fn func(c *cli.Context, a []string, format string, b B) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		a, err := args(c, n)
-		if err != nil {
-			return err
+		var a []string
+		var err error
+		if n >= 0 { // n < 0: the caller checked the arguments
+			if a, err = args(c, n); err != nil {
+				return err
+			}
 		}
 		format := ""
 		if len(formats) > 0 {

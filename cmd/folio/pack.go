@@ -44,18 +44,21 @@ func packCommands() []*cli.Command {
 					ArgsUsage: "FILE (or - for standard input)",
 					Flags: []cli.Flag{
 						&cli.StringFlag{Name: "into", Usage: "store the pack's heads under `backup/NAME` instead of moving document heads"},
-						&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "list every ref and what happened to it"}},
+						&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "list every ref and what happened to it"},
+						formatFlag("text", "text", "json")},
 					Action: packImport,
 				},
 				{
 					Name:      "verify",
 					Usage:     "check a pack's structure, every object's hash and its checksum without importing",
 					ArgsUsage: "FILE (or - for standard input)",
+					Flags:     []cli.Flag{formatFlag("text", "text", "json")},
 					Action:    packVerify,
 				},
 				{
 					Name:   "heads",
 					Usage:  "print every document head and backup ref as `<version id> <ref>`: a have-file for the next export",
+					Flags:  []cli.Flag{formatFlag("text", "text", "json")},
 					Action: packHeads,
 				},
 			},
@@ -66,10 +69,12 @@ func packCommands() []*cli.Command {
 			Subcommands: []*cli.Command{{
 				Name:  "git",
 				Usage: "write a `git fast-import` stream: one commit per version, docs/<slug-or-id>.md and .json",
-				Description: "Load it with:\n  git init --initial-branch=main copy && folio export git | git -C copy fast-import\n" +
+				Description: "Into a repository: git init copy && folio export git --to copy && git -C copy log\n" +
+					"As a stream: git init copy && folio export git | git -C copy fast-import\n" +
 					"Every .json file is byte for byte what `folio show ID@LABEL --format json` prints.",
 				Flags: []cli.Flag{docFlag, outFlag,
-					&cli.StringFlag{Name: "branch", Value: "refs/heads/main", Usage: "the git `REF` the commits go to"}},
+					&cli.StringFlag{Name: "to", Usage: "import into the git repository in `DIR` (git fast-import), on the branch its HEAD names unless --branch is given"},
+					&cli.StringFlag{Name: "branch", Value: "refs/heads/main", Usage: "the git `REF` the commits go to (with --to: default the branch DIR's HEAD names)"}},
 				Action: exportGit,
 			}},
 		},
@@ -216,6 +221,10 @@ func packVerify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	format, err := checkFormat(c, "text", "json")
+	if err != nil {
+		return err
+	}
 	r, name, done, err := openPackFile(a[0])
 	if err != nil {
 		return err
@@ -226,6 +235,15 @@ func packVerify(c *cli.Context) error {
 		return packError(name, err)
 	}
 	w := c.App.Writer
+	if format == "json" {
+		refs := res.Header.Refs
+		if refs == nil {
+			refs = []pack.Ref{}
+		}
+		return printJSON(w, map[string]any{"pack": name, "valid": true, "format": res.Header.Version, "packBytes": res.PackBytes,
+			"objects": res.Objects, "rawBytes": res.RawBytes, "versions": res.Kinds[objstore.KindVersion], "txns": res.Kinds[objstore.KindTxn],
+			"contents": res.Kinds[objstore.KindContent], "assets": res.Kinds[objstore.KindAsset], "heads": refs})
+	}
 	fmt.Fprintf(w, "%s: valid folio pack, format %d, %s\n", name, res.Header.Version, size(res.PackBytes))
 	fmt.Fprintf(w, "  objects: %d (%s, %s, %s), %s of object data\n", res.Objects,
 		plural(int(res.Kinds[objstore.KindVersion]), "version"), plural(int(res.Kinds[objstore.KindTxn]), "txn"),
@@ -239,6 +257,10 @@ func packVerify(c *cli.Context) error {
 
 func packImport(c *cli.Context) error {
 	a, err := args(c, 1)
+	if err != nil {
+		return err
+	}
+	format, err := checkFormat(c, "text", "json")
 	if err != nil {
 		return err
 	}
@@ -274,7 +296,7 @@ func packImport(c *cli.Context) error {
 	w := c.App.Writer
 	for _, r := range res.Refs {
 		counts[r.Action]++
-		if c.Bool("verbose") {
+		if c.Bool("verbose") && format != "json" {
 			fmt.Fprintf(w, "  %-9s %s %s\n", r.Action, r.New.Short(), termText(r.Name))
 		}
 	}
@@ -287,8 +309,17 @@ func packImport(c *cli.Context) error {
 	if len(parts) == 0 {
 		parts = append(parts, "none")
 	}
-	fmt.Fprintf(w, "imported %s: %s (%d new, %s of object data); heads: %s\n",
-		name, plural(int(res.Objects), "object"), res.New, size(int64(res.RawBytes)), strings.Join(parts, ", "))
+	if format == "json" {
+		if res.Refs == nil {
+			res.Refs = []pack.RefResult{}
+		}
+		if err := printJSON(w, map[string]any{"pack": name, "result": res}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(w, "imported %s: %s (%d new, %s of object data); heads: %s\n",
+			name, plural(int(res.Objects), "object"), res.New, size(int64(res.RawBytes)), strings.Join(parts, ", "))
+	}
 	if n := counts[pack.RefAhead]; n > 0 {
 		notice(c, "%s in this store %s newer than the pack's and %s kept", plural(n, "head"), were(n, "is", "are"), were(n, "was", "were"))
 	}
@@ -318,6 +349,10 @@ func packHeads(c *cli.Context) error {
 	if _, err := args(c, 0); err != nil {
 		return err
 	}
+	format, err := checkFormat(c, "text", "json")
+	if err != nil {
+		return err
+	}
 	b, err := openPackBackend(c)
 	if err != nil {
 		return err
@@ -326,6 +361,12 @@ func packHeads(c *cli.Context) error {
 	refs, err := b.Heads(c.Context)
 	if err != nil {
 		return err
+	}
+	if format == "json" {
+		if refs == nil {
+			refs = []pack.Ref{}
+		}
+		return printJSON(c.App.Writer, refs) // sorted by name
 	}
 	lines := make([]string, len(refs))
 	for i, r := range refs {
@@ -345,6 +386,12 @@ func exportGit(c *cli.Context) error {
 	branch, err := pack.GitBranch(c.String("branch"))
 	if err != nil {
 		return usagef("--branch: %v", err)
+	}
+	if dir := c.String("to"); dir != "" {
+		if c.IsSet("output") {
+			return usagef("folio export git: --to imports into a repository, --output writes a stream: give one of them")
+		}
+		return exportGitTo(c, dir)
 	}
 	b, err := openPackBackend(c)
 	if err != nil {
@@ -383,12 +430,18 @@ func were(n int, one, many string) string {
 	return many
 }
 
+// size is a byte count by its magnitude: bytes below a KiB, then KiB,
+// MiB and GiB with one decimal.
 func size(n int64) string {
 	switch {
-	case n >= 10<<20:
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 10<<10:
+	case n >= 1<<10:
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n == 1:
+		return "1 byte"
 	}
 	return fmt.Sprintf("%d bytes", n)
 }

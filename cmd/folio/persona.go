@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/server"
@@ -139,7 +138,7 @@ func personaListAction(c *cli.Context, _ []string, format string, b backend) err
 		}
 		return printJSON(c.App.Writer, ps)
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	tw := newTable(c.App.Writer)
 	fmt.Fprintln(tw, "ID\tNAME\tSOURCES\tACTIVE\tVERSIONS\tUPDATED")
 	for _, p := range ps {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\n", p.ID, p.Name, len(p.Sources), activeText(p.Active), p.Versions, fmtTime(p.Updated))
@@ -222,7 +221,7 @@ func personaSourcesAction(c *cli.Context, a []string, format string, b backend) 
 	if format == "json" {
 		return printJSON(c.App.Writer, ss)
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	tw := newTable(c.App.Writer)
 	fmt.Fprintln(tw, "DOC\tPUBLISHED\tVISIBILITY\tPINNED\tMEMORY")
 	for _, s := range ss {
 		pub := "no"

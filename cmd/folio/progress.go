@@ -30,6 +30,10 @@ type meter struct {
 	label string
 	last  time.Time
 	width int // of the line on screen, to erase it
+	// phase is the what of the last report and since when it runs, for
+	// its rate and the time left.
+	phase      string
+	phaseStart time.Time
 }
 
 // newMeter returns a meter for the verb's job named label; it is off
@@ -58,20 +62,45 @@ func (m *meter) Progress(what string, done, total int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.now()
+	if what != m.phase {
+		m.phase, m.phaseStart = what, t
+	}
 	if !m.last.IsZero() && t.Sub(m.last) < m.interval && (total == 0 || done < total) {
 		return
 	}
 	m.last = t
+	elapsed := t.Sub(m.phaseStart)
 	var line string
 	switch {
-	case strings.HasPrefix(what, "bytes "): // "bytes written": "1.2 MiB written"
+	case strings.HasPrefix(what, "bytes "): // "bytes written": "1.2 MiB written, 3.1 MiB/s"
 		line = fmt.Sprintf("%s: %s %s", m.label, size(done), strings.TrimPrefix(what, "bytes "))
+		if elapsed >= time.Second {
+			line += fmt.Sprintf(", %s/s", size(int64(float64(done)/elapsed.Seconds())))
+		}
 	case total > 0:
 		line = fmt.Sprintf("%s: %s %d of %d (%d%%)", m.label, what, done, total, done*100/total)
+		line += rateAndETA(done, total, elapsed)
 	default:
 		line = fmt.Sprintf("%s: %s %d", m.label, what, done)
+		line += rateAndETA(done, 0, elapsed)
 	}
 	m.draw(line)
+}
+
+// rateAndETA is ", 1200/s, 0:42 left" for done of total (0: unknown)
+// items in elapsed; nothing before a second has passed, when a rate
+// would mostly be noise.
+func rateAndETA(done, total int64, elapsed time.Duration) string {
+	if elapsed < time.Second || done <= 0 {
+		return ""
+	}
+	rate := float64(done) / elapsed.Seconds()
+	s := fmt.Sprintf(", %.0f/s", rate)
+	if total > done {
+		left := time.Duration(float64(total-done) / rate * float64(time.Second)).Round(time.Second)
+		s += fmt.Sprintf(", %d:%02d left", int(left.Minutes()), int(left.Seconds())%60)
+	}
+	return s
 }
 
 func (m *meter) draw(line string) {

@@ -32,6 +32,27 @@ func TestMeterRendersOneLine(t *testing.T) {
 	}
 }
 
+// A phase that runs for more than a second shows its rate, and with a
+// known total the time left.
+func TestMeterRateAndETA(t *testing.T) {
+	var out bytes.Buffer
+	now := time.Unix(0, 0)
+	m := &meter{w: &out, on: true, interval: 100 * time.Millisecond, now: func() time.Time { return now }, label: "gc"}
+	m.Progress("objects marked", 0, 10000)
+	now = now.Add(2 * time.Second)
+	m.Progress("objects marked", 2500, 10000)
+	now = now.Add(time.Second)
+	m.Progress("objects listed", 100, 0) // a new phase: its own clock
+	now = now.Add(2 * time.Second)
+	m.Progress("objects listed", 9000, 0)
+	got := out.String()
+	for _, want := range []string{"gc: objects marked 2500 of 10000 (25%), 1250/s, 0:06 left", "gc: objects listed 100 ", "gc: objects listed 9000, 4500/s"} {
+		if !strings.Contains(got+"\r", want) {
+			t.Errorf("meter drew %q, want %q in it", got, want)
+		}
+	}
+}
+
 // Off a terminal (a pipe, a file, a test buffer) the meter draws nothing.
 func TestMeterOffTerminal(t *testing.T) {
 	var out bytes.Buffer

@@ -10,7 +10,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/foliodev/folio/assistant"
 	"github.com/foliodev/folio/assistant/attrs"
@@ -112,8 +111,9 @@ func publishCommands() []*cli.Command {
 						&cli.StringFlag{Name: "title"}, &cli.StringFlag{Name: "summary"}, &cli.StringFlag{Name: "slug"},
 						&cli.StringFlag{Name: "category"},
 						&cli.StringFlag{Name: "tags", Usage: "comma-separated `TAGS` (\"\" clears them)"},
+						formatFlag("text", "text", "json"),
 					},
-					Action: withBackend(1, nil, cmdAttrsSet),
+					Action: withBackend(1, []string{"text", "json"}, cmdAttrsSet),
 				},
 			},
 		},
@@ -224,7 +224,7 @@ func termList(kind string) func(c *cli.Context, a []string, format string, b pub
 		if format == "json" {
 			return printJSON(c.App.Writer, ts)
 		}
-		tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+		tw := newTable(c.App.Writer)
 		for _, t := range ts {
 			fmt.Fprintf(tw, "%s\t%d article(s)\t%s\n", t.Name, t.Articles, t.Description)
 		}
@@ -302,7 +302,7 @@ func cmdAttrsSuggest(c *cli.Context, a []string, format string, b pubBackend, ba
 	return nil
 }
 
-func cmdAttrsSet(c *cli.Context, a []string, _ string, b backend) error {
+func cmdAttrsSet(c *cli.Context, a []string, format string, b backend) error {
 	d, err := b.Draft(c.Context, a[0])
 	if err != nil {
 		return err
@@ -331,6 +331,9 @@ func cmdAttrsSet(c *cli.Context, a []string, _ string, b backend) error {
 	res, err := b.SaveDraft(c.Context, repo.SaveParams{Doc: a[0], BaseSeq: d.Seq, Attrs: &at})
 	if err != nil {
 		return err
+	}
+	if format == "json" {
+		return printJSON(c.App.Writer, map[string]any{"doc": a[0], "seq": res.Seq, "unsealed": res.Unsealed, "attrs": at})
 	}
 	fmt.Fprintf(c.App.Writer, "saved the attributes of %s (draft seq %d)\n", a[0], res.Seq)
 	return nil

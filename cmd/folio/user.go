@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/repo"
@@ -55,6 +54,7 @@ func init() {
 					Name:      "delete",
 					Usage:     "delete a user and revoke every token of theirs (their documents stay)",
 					ArgsUsage: "NAME",
+					Flags:     []cli.Flag{formatFlag("text", "text", "json")},
 					Action:    cmdUserDelete,
 				},
 			},
@@ -84,6 +84,7 @@ func init() {
 					Name:      "revoke",
 					Usage:     "revoke a token; live connections using it are closed",
 					ArgsUsage: "TOKEN_ID_OR_PREFIX",
+					Flags:     []cli.Flag{formatFlag("text", "text", "json")},
 					Action:    cmdTokenRevoke,
 				},
 			},
@@ -197,7 +198,7 @@ var cmdUserList = verb(openAuth, 0, []string{"text", "json"}, func(c *cli.Contex
 	if format == "json" {
 		return printJSON(c.App.Writer, out)
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	tw := newTable(c.App.Writer)
 	fmt.Fprintln(tw, "NAME\tROLE\tCREATED\tTOKENS")
 	for _, u := range out {
 		ids := make([]string, len(u.Tokens))
@@ -212,10 +213,16 @@ var cmdUserList = verb(openAuth, 0, []string{"text", "json"}, func(c *cli.Contex
 	return tw.Flush()
 })
 
-var cmdUserDelete = verb(openAuth, 1, nil, func(c *cli.Context, a []string, _ string, b authBackend) error {
+var cmdUserDelete = verb(openAuth, 1, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b authBackend) error {
 	ts, err := b.DeleteUser(c.Context, a[0])
 	if err != nil {
 		return err
+	}
+	if format == "json" {
+		if ts == nil {
+			ts = []auth.Token{}
+		}
+		return printJSON(c.App.Writer, map[string]any{"user": a[0], "revoked": ts})
 	}
 	fmt.Fprintf(c.App.Writer, "deleted user %s; %s revoked\n", a[0], plural(len(ts), "token"))
 	return nil
@@ -272,7 +279,7 @@ func cmdTokenList(c *cli.Context) error {
 	if format == "json" {
 		return printJSON(c.App.Writer, out)
 	}
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	tw := newTable(c.App.Writer)
 	fmt.Fprintln(tw, "TOKEN\tUSER\tKIND\tCREATED")
 	for _, v := range out {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Prefix, termText(v.User), v.Kind, v.Created)
@@ -280,10 +287,13 @@ func cmdTokenList(c *cli.Context) error {
 	return tw.Flush()
 }
 
-var cmdTokenRevoke = verb(openAuth, 1, nil, func(c *cli.Context, a []string, _ string, b authBackend) error {
+var cmdTokenRevoke = verb(openAuth, 1, []string{"text", "json"}, func(c *cli.Context, a []string, format string, b authBackend) error {
 	t, err := b.RevokeToken(c.Context, a[0])
 	if err != nil {
 		return err
+	}
+	if format == "json" {
+		return printJSON(c.App.Writer, t)
 	}
 	fmt.Fprintf(c.App.Writer, "revoked token %s of user %s\n", t.Prefix(), t.User)
 	return nil

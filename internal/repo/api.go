@@ -33,6 +33,7 @@ type NotFoundError struct {
 	Name   string // the document id, "doc@label" for versions, the block id for blocks
 	Label  string // blocks: the version looked in ("" means any version)
 	Latest string // latest label of the document, when known
+	Detail string // versions: why the name names none, when it is not a missing label
 }
 
 func (e *NotFoundError) Error() string {
@@ -41,7 +42,9 @@ func (e *NotFoundError) Error() string {
 		return fmt.Sprintf("document %q not found; `folio doc list` shows the documents", e.Name)
 	case "version":
 		s := fmt.Sprintf("version %q not found", e.Name)
-		if e.Latest != "" {
+		if e.Detail != "" {
+			s += " (" + e.Detail + ")"
+		} else if e.Latest != "" {
 			s += " (latest is " + e.Latest + ")"
 		}
 		return s + fmt.Sprintf("; `folio log %s` lists the versions", e.Doc)
@@ -207,6 +210,7 @@ type Draft struct {
 	Unsealed      bool                `json:"unsealed"`
 	UnsealedSince int64               `json:"unsealedSince,omitempty"` // Unix ms
 	LastChange    int64               `json:"lastChange,omitempty"`    // Unix ms
+	SavedBy       string              `json:"savedBy,omitempty"`       // who made the last change ("" when not recorded)
 }
 
 // ChangeParams is one CommitChange: structured operations against a

@@ -411,7 +411,7 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 		return VersionInfo{}, err
 	}
 	d := &docRec{ID: p.ID, Owner: p.Owner, Title: p.Attrs.Title, Created: now}
-	dr := &draftRec{Seq: 1, Attrs: p.Attrs, AttrsSeq: 1, Fingerprint: fingerprintOf(entries), LastChange: now, Boot: r.boot,
+	dr := &draftRec{Seq: 1, Attrs: p.Attrs, AttrsSeq: 1, Fingerprint: fingerprintOf(entries), LastChange: now, LastActor: p.Author, Boot: r.boot,
 		unstored: true}
 	dr.Blocks = make([]draftBlock, len(slots)) // kept between changes (draftCache): no spare capacity
 	for i, s := range slots {
@@ -740,7 +740,7 @@ func (r *Repo) advanceDraft(dr *draftRec, slots []slot, attrs flowdoc.Attributes
 		de.Attrs = &a
 		dr.AttrsSeq = seq
 	}
-	dr.Seq, dr.Blocks, dr.Attrs, dr.idx = seq, blocks, attrs, nil
+	dr.Seq, dr.Blocks, dr.Attrs, dr.idx, dr.LastActor = seq, blocks, attrs, nil, actor
 	dr.stamp(now, r.boot)
 	de.Fingerprint, de.Unsealed = dr.Fingerprint, dr.Unsealed
 	return de

@@ -44,7 +44,7 @@ func (r *Repo) draftOf(doc string, dr *draftRec) (Draft, error) {
 	}
 	return Draft{Doc: doc, Seq: dr.Seq, Body: body, Attrs: dr.Attrs, Fingerprint: dr.Fingerprint,
 		Head: dr.BaseLabel, HeadID: dr.Base, Unsealed: dr.Unsealed,
-		UnsealedSince: dr.UnsealedSince, LastChange: dr.LastChange}, nil
+		UnsealedSince: dr.UnsealedSince, LastChange: dr.LastChange, SavedBy: dr.LastActor}, nil
 }
 
 // OpenDraft returns the draft for an editor that opens doc. A draft left
@@ -780,7 +780,7 @@ func (r *Repo) advanceInPlace(b *pebble.Batch, doc, owner string, dr *draftRec, 
 		de.Attrs = &a
 		dr.AttrsSeq = seq
 	}
-	dr.Seq, dr.Attrs = seq, attrs
+	dr.Seq, dr.Attrs, dr.LastActor = seq, attrs, actor
 	dr.stamp(now, r.boot)
 	de.Fingerprint, de.Unsealed = dr.Fingerprint, dr.Unsealed
 	return de, nil

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	cerrors "github.com/cockroachdb/errors"
 	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
@@ -28,6 +29,9 @@ type FsckReport struct {
 	Docs     int           `json:"docs"`
 	Versions int           `json:"versions"`
 	Problems []FsckProblem `json:"problems"`
+	// Damaged is set when a table file of the store is damaged (a
+	// checksum mismatch): what it held must come from a backup.
+	Damaged bool `json:"damaged,omitempty"`
 }
 
 // FsckOptions tune Fsck.
@@ -60,43 +64,60 @@ func (r *Repo) Fsck(ctx context.Context, o FsckOptions) (FsckReport, error) {
 	// Objects.
 	f := &fsckState{deferred: map[objstore.ID]int{}, present: map[objstore.ID]bool{}}
 	p := []byte(kv.PrefixObject)
-	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
-	if err != nil {
-		return rep, err
-	}
-	for it.First(); it.Valid(); it.Next() {
-		if rep.Objects%1024 == 0 {
-			if err := ctxErr(ctx); err != nil {
-				it.Close()
-				return rep, err
-			}
+	lower := p
+	var prev []byte // where the last damaged block stopped the scan
+	level, reported := 0, map[string]bool{}
+	for {
+		last, err := r.fsckObjects(ctx, snap, lower, &rep, add, f, progress)
+		if err == nil {
+			break
 		}
-		rep.Objects++
-		progress("objects", int64(rep.Objects), 0)
-		var id objstore.ID
-		if len(it.Key()) != len(p)+len(id) {
-			add("", "", "malformed object key %x", it.Key())
-			continue
+		if !isCorruption(err) {
+			return rep, err
 		}
-		copy(id[:], it.Key()[len(p):])
-		if d := objstore.ReadDepth(it.Value()); d != 0 {
-			f.deferred[id] = d // checked with its history, below
-			continue
+		// A damaged table file: say so (once per distinct error), and go
+		// on after the damaged block, so that every object that can
+		// still be read is checked (and the histories below name the
+		// objects that cannot).
+		if !reported[err.Error()] {
+			reported[err.Error()] = true
+			add("", "", "the store is damaged: %v", err)
 		}
-		if _, err := r.objs.Verify(id); err != nil {
-			add(id.String(), "", "%v", err)
+		rep.Damaged = true
+		if last == nil {
+			last = prev
 		}
-	}
-	if err := it.Close(); err != nil {
-		return rep, err
+		if bytes.Equal(last, prev) {
+			level++ // the same block again: skip further
+		} else {
+			level = 0
+		}
+		prev = append([]byte(nil), last...)
+		if lower = skipPast(p, last, level); lower == nil {
+			break
+		}
 	}
 
 	// Documents.
 	docs, err := r.ListDocs(ctx, "")
 	if err != nil {
-		return rep, err
+		if !isCorruption(err) {
+			return rep, err
+		}
+		add("", "", "the document records are damaged: %v", err)
+		rep.Damaged = true
+		docs = nil
 	}
 	known := map[string]bool{}
+	// Deleted documents keep their refs until gc purges them; their
+	// objects are verified below with the others outside histories.
+	deleted, err := r.ListDeleted(ctx, "")
+	if err != nil {
+		return rep, err
+	}
+	for _, dd := range deleted {
+		known[dd.ID] = true
+	}
 	for _, di := range docs {
 		if err := ctxErr(ctx); err != nil {
 			return rep, err
@@ -149,6 +170,70 @@ func (r *Repo) Fsck(ctx context.Context, o FsckOptions) (FsckReport, error) {
 	sort.SliceStable(rep.Problems, func(i, j int) bool { return rep.Problems[i].Doc < rep.Problems[j].Doc })
 	rep.OK = len(rep.Problems) == 0
 	return rep, nil
+}
+
+// fsckObjects checks the objects from key lower on; it returns the last
+// key it read and the iterator's error (a damaged table stops it there).
+func (r *Repo) fsckObjects(ctx context.Context, snap *pebble.Snapshot, lower []byte, rep *FsckReport,
+	add func(obj, doc, format string, args ...any), f *fsckState, progress Progress) ([]byte, error) {
+	p := []byte(kv.PrefixObject)
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: kv.PrefixEnd(p)})
+	if err != nil {
+		return nil, err
+	}
+	var last []byte
+	for it.First(); it.Valid(); it.Next() {
+		if rep.Objects%1024 == 0 {
+			if err := ctxErr(ctx); err != nil {
+				it.Close()
+				return last, err
+			}
+		}
+		last = append(last[:0], it.Key()...)
+		rep.Objects++
+		progress("objects", int64(rep.Objects), 0)
+		var id objstore.ID
+		if len(it.Key()) != len(p)+len(id) {
+			add("", "", "malformed object key %x", it.Key())
+			continue
+		}
+		copy(id[:], it.Key()[len(p):])
+		if d := objstore.ReadDepth(it.Value()); d != 0 {
+			f.deferred[id] = d // checked with its history, below
+			continue
+		}
+		if _, err := r.objs.Verify(id); err != nil {
+			add(id.String(), "", "%v", err)
+		}
+	}
+	return last, it.Close()
+}
+
+// isCorruption reports whether err is the storage engine's report of a
+// damaged file (a checksum mismatch, a truncated table). Pebble marks
+// those with cockroachdb/errors, which the standard errors.Is does not
+// see through.
+func isCorruption(err error) bool {
+	return cerrors.Is(err, pebble.ErrCorruption)
+}
+
+// skipPast is the first key to try after a damaged block that holds the
+// keys after last (nil: from the first key of prefix p): last with its
+// byte level places from the end grown by one and the rest dropped, so
+// that each failure in the same place skips 256 times further; nil when
+// nothing is left to try.
+func skipPast(p, last []byte, level int) []byte {
+	if last == nil {
+		last = append(append([]byte(nil), p...), make([]byte, len(objstore.ID{}))...)
+	}
+	for i := len(last) - 1 - level; i >= len(p); i-- {
+		if last[i] < 0xff {
+			k := append([]byte(nil), last[:i+1]...)
+			k[i]++
+			return k
+		}
+	}
+	return nil
 }
 
 // fsckState is what Fsck carries from one document to the next.

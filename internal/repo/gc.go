@@ -40,10 +40,15 @@ type GCReport struct {
 	Reachable int   `json:"reachable"` // objects kept because something reaches them
 	Removed   int   `json:"removed"`   // objects removed (or, with DryRun, that would be)
 	Bytes     int64 `json:"bytes"`     // stored bytes of the removed objects
-	DryRun    bool  `json:"dryRun"`
+	// Purged is the number of deleted documents purged (DeleteDoc: those
+	// deleted longer than Prune ago); with DryRun, that would be. The
+	// objects only they reach are counted by the run that purges them.
+	Purged int  `json:"purged"`
+	DryRun bool `json:"dryRun"`
 }
 
-// GC removes every object that nothing reaches: not a ref (document heads,
+// GC purges the documents deleted longer than Prune ago (DeleteDoc), then
+// removes every object that nothing reaches: not a ref (document heads,
 // backup namespaces), not a draft, not a reflog entry younger than Prune,
 // not an asset uploaded within Prune, not one of o.Roots. It is safe while other goroutines write: writers hold
 // a write pass and every object they look up during the collection is kept
@@ -72,41 +77,78 @@ func (r *Repo) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 		}
 	}()
 
-	roots, err := r.gcRoots(ctx, prune, o.Roots)
+	// Documents deleted longer than prune ago go first, so that the
+	// objects only they reached are collected in this run.
+	cutoff := r.now().UnixMilli() // prune < 0: every deleted document
+	if prune >= 0 {
+		cutoff = r.now().Add(-prune).UnixMilli()
+	}
+	purged, n, err := r.purgeDeleted(ctx, cutoff, o.DryRun)
+	if err != nil {
+		return rep, err
+	}
+	rep.Purged = n
+	if o.DryRun {
+		purged = nil // their refs are still there and still count
+	}
+	roots, err := r.gcRoots(ctx, prune, o.Roots, purged)
 	if err != nil {
 		return rep, err
 	}
 	progress := o.Progress.orNop()
-	reach, err := r.objs.Reachable(roots, nil)
-	if err != nil {
-		return rep, fmt.Errorf("gc: mark: %w", err)
+	// List first, so that the mark knows how many objects there are at
+	// most to reach (the meter's total, percentage and time left). An
+	// object written after the listing is no candidate, so nothing a
+	// writer adds meanwhile is at risk.
+	type listed struct {
+		size  int
+		asset bool
 	}
-	progress("reachable objects", int64(len(reach)), int64(len(reach)))
-	keep := make(map[objstore.ID]bool, len(reach))
-	for _, id := range reach {
-		keep[id] = true
-	}
-	var cands []objstore.ID
-	size := map[objstore.ID]int{}
-	assets := map[objstore.ID]bool{}
+	all := map[objstore.ID]listed{}
 	err = r.objs.ForEach(func(id objstore.ID, info objstore.StoredInfo) error {
 		if err := ctxErr(ctx); err != nil {
 			return err
 		}
 		rep.Objects++
-		progress("objects", int64(rep.Objects), 0)
-		if !keep[id] {
-			cands = append(cands, id)
-			size[id] = info.Size
-			if info.Kind == objstore.KindAsset {
-				assets[id] = true
-			}
+		if rep.Objects%256 == 0 {
+			progress("objects listed", int64(rep.Objects), 0)
 		}
+		all[id] = listed{size: info.Size, asset: info.Kind == objstore.KindAsset}
 		return nil
 	})
 	if err != nil {
 		return rep, fmt.Errorf("gc: list objects: %w", err)
 	}
+	progress("objects listed", int64(rep.Objects), int64(rep.Objects))
+	keep := make(map[objstore.ID]bool, len(all))
+	total := int64(len(all))
+	err = r.objs.Walk(roots, nil, func(id objstore.ID, _ objstore.Kind, _ []byte) error {
+		keep[id] = true
+		if n := int64(len(keep)); n%256 == 0 {
+			if err := ctxErr(ctx); err != nil {
+				return err
+			}
+			progress("objects marked", min(n, total), total)
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, fmt.Errorf("gc: mark: %w", err)
+	}
+	progress("objects marked", total, total)
+	var cands []objstore.ID
+	size := map[objstore.ID]int{}
+	assets := map[objstore.ID]bool{}
+	for id, l := range all {
+		if !keep[id] {
+			cands = append(cands, id)
+			size[id] = l.size
+			if l.asset {
+				assets[id] = true
+			}
+		}
+	}
+	all = nil
 
 	// Sweep with writers kept out: drop what they touched meanwhile, and
 	// everything a touched candidate reaches.
@@ -162,7 +204,7 @@ func (r *Repo) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 // gcRoots lists what keeps objects alive: every ref, the versions named by
 // reflog entries younger than prune, every draft's blocks (and so the
 // assets they name), the assets uploaded within prune, and extra.
-func (r *Repo) gcRoots(ctx context.Context, prune time.Duration, extra []objstore.ID) ([]objstore.ID, error) {
+func (r *Repo) gcRoots(ctx context.Context, prune time.Duration, extra []objstore.ID, purged map[string]bool) ([]objstore.ID, error) {
 	roots := append([]objstore.ID(nil), extra...)
 	if prune >= 0 {
 		recent, err := r.recentAssets(ctx, r.now().Add(-prune))
@@ -186,6 +228,9 @@ func (r *Repo) gcRoots(ctx context.Context, prune time.Duration, extra []objstor
 		}
 		cutoff := r.now().Add(-prune).UnixMilli()
 		for _, n := range logged {
+			if purged[n] {
+				continue // a purged document's: only it reached them
+			}
 			log, err := r.refs.Reflog(n)
 			if err != nil {
 				return nil, err

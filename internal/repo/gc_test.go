@@ -146,3 +146,37 @@ func TestGCWhileWriting(t *testing.T) {
 	}
 	t.Logf("%d objects removed over %d collections", removed, runs)
 }
+
+// Every phase of a collection reports its progress, the mark with the
+// number of objects as its total (the meter's percentage and time left).
+func TestGCReportsMarkProgress(t *testing.T) {
+	r := newRepo(t)
+	for d := range 3 {
+		body := flowdoc.Document{SchemaVersion: 1}
+		for b := range 300 {
+			body.Blocks = append(body.Blocks, para(fmt.Sprintf("b%d", b), fmt.Sprintf("document %d paragraph %d", d, b)))
+		}
+		if _, err := r.CreateDoc(ctx, CreateParams{Attrs: flowdoc.Attributes{Title: "T"}, Body: body}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	last := map[string][2]int64{}
+	calls := map[string]int{}
+	rep, err := r.GC(ctx, GCOptions{Progress: func(what string, done, total int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		last[what] = [2]int64{done, total}
+		calls[what]++
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(rep.Objects)
+	if got := last["objects listed"]; got != [2]int64{n, n} {
+		t.Errorf("listing ended at %v, want %d of %d", got, n, n)
+	}
+	if got := last["objects marked"]; got != [2]int64{n, n} || calls["objects marked"] < 2 {
+		t.Errorf("mark ended at %v after %d reports, want %d of %d and reports while it ran", got, calls["objects marked"], n, n)
+	}
+}

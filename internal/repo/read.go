@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
 	"github.com/foliodev/folio/refs"
@@ -54,7 +55,7 @@ func (r *Repo) ListDocs(ctx context.Context, owner string) ([]DocInfo, error) {
 		if err := kv.Unmarshal(it.Value(), &d); err != nil {
 			return nil, fmt.Errorf("decode document record %s: %w", it.Key(), err)
 		}
-		if owner != "" && d.Owner != owner {
+		if owner != "" && d.Owner != owner || d.Deleted != 0 {
 			continue
 		}
 		dr, err := r.readDraftHeader(d.ID)
@@ -104,14 +105,35 @@ func (r *Repo) infoByHash(doc string, id objstore.ID) (VersionInfo, error) {
 	return r.versionInfo(doc, v.Seq)
 }
 
-// resolve turns a label ("v2.r3"), "head" or "" into a version seq.
+// DraftName names a document's draft where a version is read (Show,
+// Diff): `show ID@draft`, `diff ID head draft`. It is not a version, and
+// verbs that need one (restore, explain) refuse it.
+const DraftName = "draft"
+
+// resolve turns a version name into a version seq: a label ("v2.r3"),
+// "" or "head" (any case) for the head, and "head~N" for the version N
+// before it in the log (head~0 is the head). It is the one resolver of
+// version names: every verb and request that takes a label goes through it.
 func (r *Repo) resolve(doc, label string) (uint64, *docRec, error) {
 	d, err := r.loadDoc(doc)
 	if err != nil {
 		return 0, nil, err
 	}
-	if label == "" || label == "head" {
+	if label == "" || strings.EqualFold(label, "head") {
 		return d.Seq, d, nil
+	}
+	if n, ok := headOffset(label); ok {
+		if n < 0 {
+			return 0, d, errs.E(errs.Invalid, "version name %q: after head~ comes a number of versions back, like head~1", label)
+		}
+		if uint64(n) >= d.Seq {
+			return 0, d, &NotFoundError{What: "version", Doc: doc, Name: doc + "@" + label, Latest: d.Label,
+				Detail: fmt.Sprintf("%s has %d versions, so head~%d is the oldest", doc, d.Seq, d.Seq-1)}
+		}
+		return d.Seq - uint64(n), d, nil
+	}
+	if strings.EqualFold(label, DraftName) {
+		return 0, d, errs.E(errs.Invalid, "%s@%s is the draft, not a version: `folio checkpoint %s` seals it into one", doc, label, doc)
 	}
 	v, err := kv.Get(r.db.DB, vlabelKey(doc, label))
 	if errors.Is(err, kv.ErrNotFound) {
@@ -123,7 +145,21 @@ func (r *Repo) resolve(doc, label string) (uint64, *docRec, error) {
 	return kv.ParseUint64(v), d, nil
 }
 
-// ResolveLabel returns the version info of label ("" or "head": the head).
+// headOffset reads "head~N" (any case): ok when label starts with head~;
+// n is -1 when what follows is not a non-negative number.
+func headOffset(label string) (n int, ok bool) {
+	if len(label) < 5 || !strings.EqualFold(label[:5], "head~") {
+		return 0, false
+	}
+	n, err := strconv.Atoi(label[5:])
+	if err != nil || n < 0 || strconv.Itoa(n) != label[5:] {
+		return -1, true
+	}
+	return n, true
+}
+
+// ResolveLabel returns the version info of label (any version name
+// resolve takes).
 func (r *Repo) ResolveLabel(ctx context.Context, doc, label string) (VersionInfo, error) {
 	seq, _, err := r.resolve(doc, label)
 	if err != nil {
@@ -187,10 +223,15 @@ type Snapshot struct {
 	Attrs flowdoc.Attributes
 }
 
-// Show materializes version label ("" or "head": the head).
+// Show materializes version label (any version name resolve takes), or
+// the draft when label is DraftName: its Info is then the version the
+// draft is based on.
 func (r *Repo) Show(ctx context.Context, doc, label string) (Snapshot, error) {
 	if err := ctxErr(ctx); err != nil {
 		return Snapshot{}, err
+	}
+	if strings.EqualFold(label, DraftName) {
+		return r.showDraft(ctx, doc)
 	}
 	seq, _, err := r.resolve(doc, label)
 	if err != nil {
@@ -211,7 +252,20 @@ func (r *Repo) Show(ctx context.Context, doc, label string) (Snapshot, error) {
 	return Snapshot{Info: infoOf(doc, seq, lr), Body: body, Attrs: v.Attrs}, nil
 }
 
-// Diff compares versions a and b of doc block by block.
+func (r *Repo) showDraft(ctx context.Context, doc string) (Snapshot, error) {
+	dr, err := r.Draft(ctx, doc)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	base, err := r.ResolveLabel(ctx, doc, dr.Head)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	return Snapshot{Info: base, Body: dr.Body, Attrs: dr.Attrs}, nil
+}
+
+// Diff compares versions a and b of doc block by block; either may be
+// DraftName.
 func (r *Repo) Diff(ctx context.Context, doc, a, b string) ([]flowdoc.BlockChange, error) {
 	sa, err := r.Show(ctx, doc, a)
 	if err != nil {

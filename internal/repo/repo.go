@@ -371,6 +371,11 @@ type docRec struct {
 	Major       int         `msgpack:"major"`
 	Revision    int         `msgpack:"rev"`
 	Head        objstore.ID `msgpack:"head"`
+	// Deleted is when the document was deleted (Unix ms; 0: it is not),
+	// by DeletedBy: loadDoc and lockedDoc then answer as for a missing
+	// one (delete.go).
+	Deleted   int64  `msgpack:"deleted,omitempty"`
+	DeletedBy string `msgpack:"deletedBy,omitempty"`
 }
 
 // draftBlock is one block of a draft: its content and the draft seq of its
@@ -485,6 +490,7 @@ type draftRec struct {
 	Unsealed      bool                `msgpack:"unsealed"`
 	UnsealedSince int64               `msgpack:"unsealedSince,omitempty"`
 	LastChange    int64               `msgpack:"lastChange,omitempty"`
+	LastActor     string              `msgpack:"lastActor,omitempty"` // who made the last change (empty in drafts written before it was kept)
 	Boot          string              `msgpack:"boot,omitempty"`
 
 	// unstored: the blocks and tombstones are not stored as keys yet (a
@@ -546,22 +552,36 @@ func setRec(b *pebble.Batch, key []byte, v any) error {
 
 func (r *Repo) loadDoc(doc string) (*docRec, error) {
 	if d, ok := r.docs.get(doc); ok {
-		return d, nil
+		return visible(d)
 	}
-	return r.readDoc(doc)
+	d, err := r.readDoc(doc)
+	if err != nil {
+		return nil, err
+	}
+	return visible(d)
+}
+
+// visible is d, or a *NotFoundError when d is deleted: a deleted document
+// is answered exactly as a missing one.
+func visible(d *docRec) (*docRec, error) {
+	if d.Deleted != 0 {
+		return nil, &NotFoundError{What: "document", Name: d.ID}
+	}
+	return d, nil
 }
 
 // lockedDoc is loadDoc for a writer, under the document lock: a record
 // read from the store is kept for the next change.
 func (r *Repo) lockedDoc(doc string) (*docRec, error) {
 	if d, ok := r.docs.get(doc); ok {
-		return d, nil
+		return visible(d)
 	}
 	d, err := r.readDoc(doc)
-	if err == nil {
-		r.docs.set(d)
+	if err != nil {
+		return nil, err
 	}
-	return d, err
+	r.docs.set(d)
+	return visible(d)
 }
 
 func (r *Repo) readDoc(doc string) (*docRec, error) {

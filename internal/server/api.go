@@ -158,6 +158,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("DELETE /v1/tokens/{ref}", s.authed(adminOnly, s.revokeToken))
 
 	s.publishingRoutes(mux)
+	s.deleteRoutes(mux)
 	s.assistRoutes(mux)
 	s.personaRoutes(mux)
 	s.webAppRoutes(mux)

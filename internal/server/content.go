@@ -53,6 +53,13 @@ type Documents interface {
 	// MigrateOwners turns owner names of an older store into user ids;
 	// New runs it before serving.
 	MigrateOwners(ctx context.Context, users repo.UserIDs) (repo.MigrateReport, error)
+	// DeleteDoc hides a document (a soft delete; *repo.NotFoundError when
+	// missing or deleted); UndeleteDoc brings it back (errs.Conflict when
+	// it is not deleted); ListDeleted lists the deleted ones of owner
+	// ("": all).
+	DeleteDoc(ctx context.Context, doc, actor string) (repo.DeletedDoc, error)
+	UndeleteDoc(ctx context.Context, doc, actor string) (repo.DeletedDoc, error)
+	ListDeleted(ctx context.Context, owner string) ([]repo.DeletedDoc, error)
 }
 
 // Drafts is a document's draft and the versions sealed from it: the API's
