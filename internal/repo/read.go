@@ -28,12 +28,17 @@ func (r *Repo) GetDoc(ctx context.Context, doc string) (DocInfo, error) {
 	if err != nil {
 		return DocInfo{}, err
 	}
-	return docInfo(d, dr), nil
+	return r.docInfo(d, dr)
 }
 
-func docInfo(d *docRec, dr *draftRec) DocInfo {
+func (r *Repo) docInfo(d *docRec, dr *draftRec) (DocInfo, error) {
+	head, err := r.logEntry(d.ID, d.Seq)
+	if err != nil {
+		return DocInfo{}, err
+	}
 	return DocInfo{ID: d.ID, Title: dr.Attrs.Title, Owner: d.Owner, Created: time.UnixMilli(d.Created).UTC(),
-		Head: d.Label, Versions: d.Seq, Unsealed: dr.Unsealed}
+		Updated: time.UnixMilli(max(dr.LastChange, head.Time, d.Created)).UTC(),
+		Head:    d.Label, Versions: d.Seq, Unsealed: dr.Unsealed}, nil
 }
 
 // ListDocs lists documents, all of them when owner is "", else those of the
@@ -61,7 +66,11 @@ func (r *Repo) ListDocs(ctx context.Context, owner string) ([]DocInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, docInfo(&d, dr))
+		di, err := r.docInfo(&d, dr)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, di)
 	}
 	return out, it.Error()
 }
@@ -211,17 +220,32 @@ func (r *Repo) Show(ctx context.Context, doc, label string) (Snapshot, error) {
 	return Snapshot{Info: infoOf(doc, seq, lr), Body: body, Attrs: v.Attrs}, nil
 }
 
-// Diff compares versions a and b of doc block by block.
+// DraftLabel names a document's working copy where Diff takes a version
+// label: `diff --from v1.r0 --to draft` compares a version with the draft.
+const DraftLabel = "draft"
+
+// Diff compares versions a and b of doc block by block; either may be
+// DraftLabel, the draft as it is now.
 func (r *Repo) Diff(ctx context.Context, doc, a, b string) ([]flowdoc.BlockChange, error) {
-	sa, err := r.Show(ctx, doc, a)
+	ba, err := r.bodyOf(ctx, doc, a)
 	if err != nil {
 		return nil, err
 	}
-	sb, err := r.Show(ctx, doc, b)
+	bb, err := r.bodyOf(ctx, doc, b)
 	if err != nil {
 		return nil, err
 	}
-	return flowdoc.Diff(sa.Body, sb.Body), nil
+	return flowdoc.Diff(ba, bb), nil
+}
+
+// bodyOf is the body of version label, or of the draft for DraftLabel.
+func (r *Repo) bodyOf(ctx context.Context, doc, label string) (flowdoc.Document, error) {
+	if label == DraftLabel {
+		d, err := r.Draft(ctx, doc)
+		return d.Body, err
+	}
+	s, err := r.Show(ctx, doc, label)
+	return s.Body, err
 }
 
 // BlockHistory lists the revisions of one block, oldest first: every
