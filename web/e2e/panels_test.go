@@ -210,8 +210,11 @@ func TestPublishPanel(t *testing.T) {
 
 	// The attributes assistant, offline: what it proposes and its limits.
 	must(t, a, chromedp.Click(css(`#attrs-suggest`)), chromedp.WaitVisible(css(`#attrs-suggestion[data-provider="local"] [data-accept="summary"]`)))
-	if note := text(t, a, `#attrs-provider`); !strings.Contains(note, "offline engine") || !strings.Contains(note, "never invents") || !strings.Contains(note, "no title") {
+	if note := text(t, a, `#attrs-provider`); !strings.Contains(note, "offline engine") || !strings.Contains(note, "never invents") || !strings.Contains(note, "only for an untitled article") {
 		t.Fatalf("the offline limits are not said: %q", note)
+	}
+	if dis := get(t, a, chromedp.Evaluate[bool](`document.querySelector('[data-accept="title"]').disabled`)); !dis {
+		t.Fatal("a title is offered for an article that has one")
 	}
 	if got := text(t, a, `#attrs-suggestion li[data-field="category"] .sugg-value`); got != "Databases" {
 		t.Fatalf("suggested category %q", got)
@@ -317,6 +320,22 @@ func TestPublishPanel(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != 404 {
 		t.Fatalf("after unpublish /a/storage-engines answers %d", res.StatusCode)
+	}
+
+	// An untitled article: the assistant proposes a title, taken with Use.
+	untitled := d.newDoc("Untitled", [2]string{"u1", "Compaction keeps reads fast. It merges sorted tables."})
+	must(t, a, chromedp.Navigate(d.url+"/d/"+untitled), chromedp.WaitVisible(css(`#sync-status[data-sync-state="saved"]`)),
+		chromedp.Click(css(`#publish-open`)), chromedp.WaitVisible(css(`#publish-panel[data-loaded="true"]`)),
+		chromedp.Click(css(`#attrs-suggest`)), chromedp.WaitVisible(css(`#attrs-suggestion [data-accept="title"]:not([disabled])`)))
+	if got := text(t, a, `#attrs-suggestion li[data-field="title"] .sugg-value`); got != "Compaction keeps reads fast" {
+		t.Fatalf("proposed title %q", got)
+	}
+	must(t, a, chromedp.Click(css(`[data-accept="title"]`)))
+	waitJS(t, a, `document.getElementById('doc-title').value === 'Compaction keeps reads fast'`)
+	waitSynced(t, a)
+	d.api("GET", "/v1/docs/"+untitled+"/draft", nil, &dr)
+	if dr.Attrs["title"] != "Compaction keeps reads fast" {
+		t.Fatalf("after using the title the draft's attributes are %v", dr.Attrs)
 	}
 }
 

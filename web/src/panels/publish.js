@@ -1,5 +1,5 @@
 // The publish panel: the article's attributes (slug, summary, category,
-// tags; the title is the editor's), its visibility (public, password,
+// tags; the title is the editor's, which the assistant may propose), its visibility (public, password,
 // private; the password is typed here, sent once and never kept), and
 // Publish / Republish / Unpublish with the result in words: the public
 // URL (/a/{slug} on the site), the version published, what was sealed.
@@ -16,7 +16,7 @@ import { h } from '../dom.js';
 
 const SLUG_RE = /^[a-z0-9-]{1,80}$/;
 
-export function publishPanel({ doc, getAttrs, setAttrs, saved, onOpen }) {
+export function publishPanel({ doc, getAttrs, setAttrs, setTitle, saved, onOpen }) {
   const heading = h('h2', { id: 'publish-title', tabindex: '-1' }, 'Publish');
   const state = h('p', { id: 'publish-state', class: 'publish-state' }, 'Reading…');
   const result = h('div', { id: 'publish-result', class: 'publish-result', role: 'status' });
@@ -267,6 +267,7 @@ export function publishPanel({ doc, getAttrs, setAttrs, saved, onOpen }) {
       const btn = h('button', {
         type: 'button', class: 'small', 'data-accept': key, disabled: !has,
         onclick: () => {
+          if (key === 'title') { setTitle(value); btn.firstChild.textContent = 'Used'; btn.dataset.used = 'true'; return; }
           const el = { summary, slug, category, tags }[key];
           if (key === 'category') fillCategories(value);
           el.value = key === 'tags' ? value.join(', ') : value;
@@ -279,6 +280,7 @@ export function publishPanel({ doc, getAttrs, setAttrs, saved, onOpen }) {
         h('div', { class: 'sugg-field' }, h('strong', {}, key[0].toUpperCase() + key.slice(1)), btn),
         h('p', { class: has ? 'sugg-value' : 'sugg-value muted' }, has ? shown : empty)));
     };
+    use('title', s.title || '', s.title, offline ? 'None: the offline engine proposes a title only for an untitled article; yours stays.' : 'None: the current title fits.');
     use('summary', s.summary, s.summary, 'No summary proposed.');
     use('slug', s.slug, s.slug, 'No slug proposed.');
     use('category', s.category, s.category, offline ? 'None: no category of the site occurs in the text.' : 'None of the site’s categories fits.');
@@ -286,8 +288,8 @@ export function publishPanel({ doc, getAttrs, setAttrs, saved, onOpen }) {
     suggestion.replaceChildren(
       h('h3', { id: 'attrs-suggestion-title' }, 'Suggested attributes'),
       h('p', { class: offline ? 'offline-note' : 'muted', id: 'attrs-provider' }, offline
-        ? 'No model provider is configured: the offline engine picked these from your text. The summary is sentences taken from the article, the slug is the title transliterated, the category and tags are only ones the site already has (it never invents one), and it proposes no title. Nothing is saved until you use a value.'
-        : `From ${s.provider}${s.model ? ` · ${s.model}` : ''}. It proposes no title. Nothing is saved until you use a value.`),
+        ? 'No model provider is configured: the offline engine picked these from your text. It never writes new prose: the summary is sentences taken from the article, a title is proposed only for an untitled article (its first heading or sentence), the slug is the title transliterated, and the category and tags are only ones the site already has (it never invents one). Nothing is saved until you use a value.'
+        : `From ${s.provider}${s.model ? ` · ${s.model}` : ''}. Nothing is saved until you use a value.`),
       h('ul', { class: 'sugg-fields' }, ...rows));
     suggestion.dataset.provider = s.provider || '';
   }

@@ -30,6 +30,7 @@ export function editorScreen({ params, root, go }) {
     doc: params.id,
     getAttrs: () => ({ ...attrs, title: title.value }),
     setAttrs: (patch) => { attrs = cleanAttrs({ ...attrs, ...patch }); sync.edited(); },
+    setTitle: (t) => { title.value = t; document.title = `${t} · Folio`; sync.edited(); },
     saved: () => { sync.flush(); return whenSaved(sync); },
     onOpen: () => versions.close(),
   });
