@@ -413,3 +413,50 @@ func TestPanelsKeyboardOnly(t *testing.T) {
 	must(t, a, chromedp.KeyEvent(kb.Escape))
 	waitJS(t, a, `document.getElementById('publish-panel').hidden && document.activeElement.id === 'publish-open'`)
 }
+
+// A block's history from the block menu (keyboard: Alt+/, arrows,
+// Enter): every revision with its text, one restored, live in a second
+// tab.
+func TestBlockHistoryFromMenu(t *testing.T) {
+	d := startDaemon(t)
+	doc := d.newDoc("History", [2]string{"p1", "One."}, [2]string{"p2", "Other block."})
+	d.saveBlock(doc, "p1", "Two.")
+	d.checkpoint(doc, "")
+	a := openDoc(t, d, doc)
+	b := openDoc(t, d, doc)
+	typeInBlock(t, a, "p1", " Three.")
+	waitSynced(t, a)
+	alt := chromedp.KeyModifiers(chromedp.ModifierAlt)
+	must(t, a, caretAtEnd("p1"), chromedp.KeyEvent("/", alt))
+	waitJS(t, a, `document.activeElement && document.activeElement.id === 'ask-block'`)
+	for i := 0; i < 5 && get(t, a, chromedp.Evaluate[string](`document.activeElement.id`)) != "block-history-open"; i++ {
+		must(t, a, chromedp.KeyEvent(kb.ArrowDown))
+	}
+	must(t, a, chromedp.KeyEvent(kb.Enter))
+	waitJS(t, a, `document.querySelectorAll('#history-list > li').length === 2`)
+	if id := get(t, a, chromedp.Evaluate[string](`document.activeElement.id`)); id != "history-title" {
+		t.Fatalf("the history opens with the focus on %q", id)
+	}
+	if got := get(t, a, chromedp.Evaluate[string](`[...document.querySelectorAll('#history-list details')].map((d) => d.dataset.label).join(',')`)); got != "v1.r1,v1.r0" {
+		t.Fatalf("history of p1: %s", got)
+	}
+	// Open v1.r0 with the keyboard and restore it.
+	tabToMatch(t, a, `#history-list details[data-label="v1.r0"] summary`)
+	must(t, a, chromedp.KeyEvent(kb.Enter))
+	waitJS(t, a, `document.querySelector('#history-list details[data-label="v1.r0"]').dataset.loaded === 'true'`)
+	if got := text(t, a, `#history-list details[data-label="v1.r0"] .diff-text`); got != "One." {
+		t.Fatalf("v1.r0's p1 shows %q", got)
+	}
+	screenshot(t, a, "block-history")
+	axeBoth(t, a, "block history")
+	tabToMatch(t, a, `button[data-restore-revision="v1.r0"]`)
+	must(t, a, chromedp.KeyEvent(kb.Enter))
+	want := `(document.querySelector('.ProseMirror [data-block-id="p1"]')||{}).textContent === 'One.'`
+	waitJS(t, a, want)
+	waitJS(t, b, want)
+	if got := d.draftText(doc); got["p1"] != "One." || got["p2"] != "Other block." {
+		t.Fatalf("after restoring p1 from v1.r0 the draft holds %v", got)
+	}
+	// The history now has the restore on top.
+	waitJS(t, a, `document.querySelectorAll('#history-list > li').length >= 3`)
+}

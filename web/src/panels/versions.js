@@ -40,9 +40,10 @@ export function versionsPanel({ doc, conn, onError, onOpen }) {
     e.preventDefault();
     compare(fromSel.value, toSel.value);
   });
+  const history = h('section', { class: 'block-history', id: 'block-history', 'aria-labelledby': 'history-title', hidden: true });
   const panel = h('aside', { class: 'panel versions-panel', id: 'versions-panel', 'aria-labelledby': 'versions-title', hidden: true },
     h('div', { class: 'panel-head' }, heading, close),
-    compareForm, status, result, list);
+    compareForm, status, history, result, list);
   panel.addEventListener('keydown', (e) => {
     if (e.key === 'Escape') { e.preventDefault(); toggle(false); }
   });
@@ -174,6 +175,7 @@ export function versionsPanel({ doc, conn, onError, onOpen }) {
       const v = await api('POST', `/v1/docs/${doc}/restore`, { label, block });
       await load();
       if (!result.hidden) await compare(result.dataset.from, result.dataset.to);
+      if (!history.hidden && history.dataset.block === block) await blockHistory(block);
       status.textContent = `Restored the block from ${label} as ${v.label}.`;
     } catch (err) {
       onError(`Could not restore the block: ${err.message}`);
@@ -200,6 +202,51 @@ export function versionsPanel({ doc, conn, onError, onOpen }) {
     }
   }
 
+  // blockHistory shows every revision of one block (GET
+  // .../blocks/{block}/history, newest first), each with its text read
+  // from its version when opened, and restores one of them.
+  async function blockHistory(block) {
+    if (panel.hidden) toggle(true);
+    const title = h('h3', { id: 'history-title', tabindex: '-1' }, `History of block ${block}`);
+    history.replaceChildren(h('div', { class: 'panel-head' }, title,
+      h('button', { type: 'button', class: 'quiet small', id: 'history-close', onclick: () => { history.hidden = true; heading.focus(); } }, 'Close history')),
+    h('p', { class: 'muted' }, 'Reading…'));
+    history.dataset.block = block;
+    history.hidden = false;
+    title.focus();
+    try {
+      const revs = await api('GET', `/v1/docs/${doc}/blocks/${encodeURIComponent(block)}/history`);
+      const items = revs.map((r, i) => {
+        const textBox = h('p', { class: 'diff-text' });
+        const det = h('details', { 'data-label': r.label },
+          h('summary', {}, h('span', { class: 'label' }, r.label), ` ${r.deleted ? 'deleted' : r.kind} · ${r.author} · `, h('time', { datetime: new Date(r.time).toISOString() }, when(r.time)),
+            i === 0 ? h('span', { class: 'badge' }, 'latest') : null),
+          textBox,
+          r.deleted ? null : h('button', { type: 'button', class: 'small', 'data-restore-revision': r.label, onclick: () => restoreBlock(r.label, block) },
+            `Restore block from ${r.label}`, hidden(` (${block})`)));
+        det.addEventListener('toggle', async () => {
+          if (!det.open || det.dataset.loaded) return;
+          if (r.deleted) { textBox.textContent = 'The block was deleted in this version.'; det.dataset.loaded = 'true'; return; }
+          try {
+            const b = byId(await body(r.label)).get(block);
+            textBox.textContent = blockText(b) || '(empty)';
+            det.dataset.loaded = 'true';
+          } catch (err) {
+            textBox.textContent = `Could not read ${r.label}: ${err.message}`;
+          }
+        });
+        return h('li', {}, det);
+      });
+      // The heading stays (it has the focus); what follows it is replaced.
+      while (history.childNodes.length > 1) history.lastChild.remove();
+      history.append(
+        revs.length ? h('ol', { class: 'history-list', id: 'history-list' }, ...items) : h('p', { class: 'muted' }, 'This block is in no version yet: it was added since the last checkpoint.'));
+    } catch (err) {
+      while (history.childNodes.length > 1) history.lastChild.remove();
+      history.append(h('p', { class: 'error' }, `Could not read the block's history: ${err.message}`));
+    }
+  }
+
   function toggle(open) {
     if (open) {
       opener = document.activeElement;
@@ -220,6 +267,7 @@ export function versionsPanel({ doc, conn, onError, onOpen }) {
     el: panel,
     toggle: () => toggle(panel.hidden),
     close: () => { if (!panel.hidden) toggle(false); },
+    blockHistory,
     // version.created from any tab: the log has a new entry; a publish
     // moves the published mark.
     refresh: () => { if (!panel.hidden) load().catch(() => {}); },

@@ -9,6 +9,7 @@ import { connection, topBar } from './shell.js';
 import { versionsPanel } from '../panels/versions.js';
 import { assistant } from '../panels/assistant.js';
 import { publishPanel } from '../panels/publish.js';
+import { blockMenuItems } from '../editor/block-menu.js';
 
 const LABELS = {
   loading: 'Loading…', saving: 'Saving…', saved: 'Saved', offline: 'Offline — changes kept here',
@@ -34,6 +35,7 @@ export function editorScreen({ params, root, go }) {
     saved: () => { sync.flush(); return whenSaved(sync); },
     onOpen: () => versions.close(),
   });
+  blockMenuItems.splice(0, blockMenuItems.length, { id: 'block-history-open', label: 'Block history', choose: (id) => versions.blockHistory(id) });
   const publishButton = h('button', { type: 'button', id: 'publish-open', onclick: () => publish.toggle() }, 'Publish');
   const title = h('input', { id: 'doc-title', class: 'doc-title-input', type: 'text', 'aria-label': 'Title', placeholder: 'Untitled' });
   const mount = h('div', { class: 'editor-mount' });
