@@ -200,7 +200,9 @@ export function publishPanel({ doc, getAttrs, setAttrs, setTitle, saved, onOpen 
         h('p', {}, res.moved === false ? `Already published: ${p.label} stays published; visibility ${p.visibility}.`
           : `Published ${p.label}${res.previous ? ` (before: ${res.previous})` : ''}, ${p.visibility}.`),
         res.sealed ? h('p', { class: 'muted' }, `The draft was sealed as ${res.sealed.label} first.`) : null,
-        h('p', {}, 'Public page: ', publicLink(p.slug)));
+        h('p', {}, 'Public page: ', publicLink(p.slug),
+          p.visibility === 'private' ? h('span', { class: 'muted' }, ' — private: visitors get “not found” until you make it public') : null,
+          p.visibility === 'password' ? h('span', { class: 'muted' }, ' — readers type the password there') : null));
       result.dataset.outcome = 'published';
       await load();
     } catch (err) {
