@@ -28,6 +28,7 @@ type AttrsSuggest struct {
 type AttrsSuggestion struct {
 	Envelope
 	Doc      string   `json:"doc"`
+	Title    string   `json:"title,omitempty"` // a proposed title; absent: none proposed
 	Summary  string   `json:"summary"`
 	Slug     string   `json:"slug"`
 	Category string   `json:"category,omitempty"`

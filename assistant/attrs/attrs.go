@@ -40,6 +40,9 @@ type Input struct {
 // Suggestion is a suggested set of attributes. The author adopts any of
 // them by saving them into the draft (SaveDraft), like any edit.
 type Suggestion struct {
+	// Title is a proposed title; "" when it proposes none (the local
+	// engine proposes one only for an article without a real title).
+	Title    string   `json:"title,omitempty"`
 	Summary  string   `json:"summary"`
 	Slug     string   `json:"slug"`
 	Category string   `json:"category,omitempty"`
@@ -56,6 +59,7 @@ type Suggestion struct {
 const (
 	MaxTextBlocks = 400      // blocks of the body sent
 	MaxText       = 24 << 10 // bytes of body text sent
+	MaxTitle      = 120      // runes of a title
 	MaxSummary    = 300      // runes of a summary
 	MaxSlug       = 80       // bytes of a slug
 	MaxTags       = 8        // tags of a suggestion
@@ -122,6 +126,7 @@ type textBlock struct {
 
 // answer is the JSON the model answers.
 type answer struct {
+	Title    string   `json:"title,omitempty"`
 	Summary  string   `json:"summary"`
 	Slug     string   `json:"slug"`
 	Category string   `json:"category"`
@@ -129,7 +134,8 @@ type answer struct {
 }
 
 const systemPrompt = `You fill in the attributes of a blog article. The user message is a JSON object with the article's title, its document (blocks of text in order), and the site's existing categories and tags.
-Answer with one JSON object and nothing else: {"summary": string, "slug": string, "category": string, "tags": [string]}.
+Answer with one JSON object and nothing else: {"title": string, "summary": string, "slug": string, "category": string, "tags": [string]}.
+- title: a short title for the article in its language, at most 120 characters; "" when the current title already says what the article is about.
 - summary: one to three sentences that say what the article is about, in the article's language, at most 300 characters, only from what the article says.
 - slug: the title as a URL slug: lowercase ASCII letters, digits and hyphens, at most 80 characters (Chinese as pinyin without tones).
 - category: exactly one of the existing categories, or "" when none fits.
@@ -254,13 +260,19 @@ func (s *Service) Suggest(ctx context.Context, user string, in Input) (Suggestio
 	if err != nil {
 		return Suggestion{}, err
 	}
-	return Suggestion{Summary: out.Summary, Slug: out.Slug, Category: out.Category, Tags: out.Tags,
+	return Suggestion{Title: out.Title, Summary: out.Summary, Slug: out.Slug, Category: out.Category, Tags: out.Tags,
 		Provider: res.Provider, Model: res.Model, Source: s.route.Source, Usage: res.Usage}, nil
 }
 
-// clean checks and normalizes an answer: the slug made valid, the
+// clean checks and normalizes an answer: the title on one line and
+// bounded, the slug made valid, the
 // category one of the existing ones (or dropped), tags bounded.
 func clean(a answer, cats map[string]string) (answer, error) {
+	// A title is one line; an unusable one is no proposal, not a failure.
+	a.Title = strings.Join(strings.Fields(a.Title), " ")
+	if utf8.RuneCountInString(a.Title) > MaxTitle {
+		a.Title = string([]rune(a.Title)[:MaxTitle-1]) + "…"
+	}
 	a.Summary = strings.TrimSpace(a.Summary)
 	if a.Summary == "" {
 		return a, fmt.Errorf("the summary is empty")

@@ -224,6 +224,55 @@ func TestLocalEngine(t *testing.T) {
 	}
 }
 
+// The local engine proposes a title only for an untitled article: its
+// first heading, else its first sentence; the slug follows it.
+func TestLocalEngineTitle(t *testing.T) {
+	s := service(t, openDB(t), llm.NewLocal(""), false)
+	in := article()
+	sug, err := s.Suggest(ctx, "author-a", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sug.Title != "" || sug.Slug != "storage-engines" {
+		t.Fatalf("an article with a title got title %q, slug %q", sug.Title, sug.Slug)
+	}
+	in.Title = "Untitled"
+	if sug, err = s.Suggest(ctx, "author-a", in); err != nil {
+		t.Fatal(err)
+	}
+	if sug.Title != "Why LSM trees" || sug.Slug != "why-lsm-trees" {
+		t.Fatalf("an untitled article with a heading got title %q, slug %q", sug.Title, sug.Slug)
+	}
+	in.Title = ""
+	in.Body.Blocks = in.Body.Blocks[1:] // no heading: the first sentence
+	if sug, err = s.Suggest(ctx, "author-a", in); err != nil {
+		t.Fatal(err)
+	}
+	if sug.Title != "Pebble is an LSM storage engine" {
+		t.Fatalf("an untitled article without a heading got title %q", sug.Title)
+	}
+	zh := Input{Title: "无标题", Body: flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{
+		{ID: "a", Type: flowdoc.Paragraph, RichText: []flowdoc.Run{{Text: "版本管理让每一次修改都可以追溯。草稿可以随时保存。"}}}}}}
+	if sug, err = s.Suggest(ctx, "author-a", zh); err != nil {
+		t.Fatal(err)
+	}
+	if sug.Title != "版本管理让每一次修改都可以追溯" {
+		t.Fatalf("an untitled Chinese article got title %q", sug.Title)
+	}
+}
+
+// A model's title is kept on one line and bounded.
+func TestCleanTitle(t *testing.T) {
+	a, err := clean(answer{Title: "  Two\nlines  ", Summary: "S.", Slug: "s"}, nil)
+	if err != nil || a.Title != "Two lines" {
+		t.Fatalf("clean title = %q, %v", a.Title, err)
+	}
+	a, _ = clean(answer{Title: strings.Repeat("长", 200), Summary: "S.", Slug: "s"}, nil)
+	if n := len([]rune(a.Title)); n != MaxTitle {
+		t.Fatalf("a long title is cut to %d runes, want %d", n, MaxTitle)
+	}
+}
+
 func TestSlugify(t *testing.T) {
 	for in, want := range map[string]string{
 		"Hello, World!":             "hello-world",

@@ -18,12 +18,15 @@ import (
 // offline, extractive. It reads the user message Prompt builds and
 // answers the JSON a model would:
 //
+//   - title: only for an article without a real title (empty, or a
+//     placeholder such as "Untitled"): its first heading, else its first
+//     sentence, within 80 runes; "" otherwise — it never rewrites a title;
 //   - summary: the best sentences of the body, in their order, within
 //     MaxSummary runes (200 when the text is mostly CJK). A sentence
 //     scores the document frequencies of its terms (CJK bigrams and
 //     words; see package sentence) over its length, plus a share for
 //     terms of the title and for standing in the first paragraphs;
-//   - slug: the title transliterated: Chinese characters as toneless
+//   - slug: the title (the proposed one, when there is one) transliterated: Chinese characters as toneless
 //     pinyin (github.com/mozillazg/go-pinyin), everything else through
 //     Unicode transliteration (github.com/gosimple/unidecode), lower case,
 //     words joined with '-';
@@ -75,12 +78,57 @@ func suggestLocal(in request) answer {
 	}
 	body := strings.Join(texts, "\n")
 	freq := sentence.Frequencies(in.Title, body)
+	title := proposeTitle(in.Title, in.Document)
+	slugFrom := in.Title
+	if title != "" {
+		slugFrom = title
+	}
 	return answer{
+		Title:    title,
 		Summary:  summarize(in.Title, in.Document, freq),
-		Slug:     Slugify(in.Title),
+		Slug:     Slugify(slugFrom),
 		Category: bestCategory(in.Categories, freq, in.Title+"\n"+body),
 		Tags:     matchTags(in.Tags, freq, in.Title+"\n"+body),
 	}
+}
+
+// placeholderTitles are the titles an article has before its author
+// gives it one (the editor's "Untitled" among them), compared folded.
+var placeholderTitles = map[string]bool{"": true, "untitled": true, "untitled document": true, "无标题": true, "未命名": true, "新文档": true}
+
+// proposeTitle is the local engine's title: for an article whose title is
+// a placeholder, its first heading, else its first sentence (at most 80
+// runes, cut at a word); "" for an article that has a title.
+func proposeTitle(current string, doc []textBlock) string {
+	if !placeholderTitles[strings.ToLower(strings.TrimSpace(current))] {
+		return ""
+	}
+	for _, b := range doc {
+		if b.Type == "heading" && strings.TrimSpace(b.Text) != "" {
+			return clipTitle(b.Text)
+		}
+	}
+	for _, b := range doc {
+		for _, s := range sentence.Split(b.Text) {
+			if s = strings.TrimSpace(s); s != "" {
+				return clipTitle(strings.TrimRight(s, ".。!！?？;；"))
+			}
+		}
+	}
+	return ""
+}
+
+func clipTitle(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= 80 {
+		return s
+	}
+	cut := string(r[:80])
+	if i := strings.LastIndex(cut, " "); i > 40 {
+		cut = cut[:i]
+	}
+	return cut + "…"
 }
 
 type scored struct {

@@ -286,6 +286,9 @@ func cmdAttrsSuggest(c *cli.Context, a []string, format string, b pubBackend, ba
 		}
 		at := d.Attrs
 		at.Summary, at.Slug, at.Category, at.Tags = sug.Summary, sug.Slug, sug.Category, sug.Tags
+		if sug.Title != "" {
+			at.Title = sug.Title
+		}
 		if _, err := base.SaveDraft(c.Context, repo.SaveParams{Doc: a[0], BaseSeq: d.Seq, Attrs: &at}); err != nil {
 			return err
 		}
@@ -294,6 +297,9 @@ func cmdAttrsSuggest(c *cli.Context, a []string, format string, b pubBackend, ba
 		return printJSON(c.App.Writer, sug)
 	}
 	w := c.App.Writer
+	if sug.Title != "" {
+		fmt.Fprintf(w, "title:     %s\n", sug.Title)
+	}
 	fmt.Fprintf(w, "summary:   %s\nslug:      %s\ncategory:  %s\ntags:      %s\n", sug.Summary, sug.Slug, sug.Category, strings.Join(sug.Tags, ", "))
 	fmt.Fprintf(w, "(%s %s, settings %s, %d tokens)\n", sug.Provider, sug.Model, sug.Source, sug.Usage.Total)
 	if c.Bool("apply") {

@@ -119,9 +119,17 @@ type DocInfo struct {
 	Owner     string    `json:"owner"`
 	OwnerName string    `json:"ownerName,omitempty"`
 	Created   time.Time `json:"created"` // UTC; RFC 3339 in JSON
-	Head      string    `json:"head"`    // label of the head version
-	Versions  uint64    `json:"versions"`
-	Unsealed  bool      `json:"unsealed"`
+	// Updated is the document's last change: its draft's last save or its
+	// head version, whichever is later (UTC; RFC 3339 in JSON).
+	Updated  time.Time `json:"updated"`
+	Head     string    `json:"head"` // label of the head version
+	Versions uint64    `json:"versions"`
+	Unsealed bool      `json:"unsealed"`
+	// Published and Visibility are filled in by the server from the
+	// publishing store: the label of the published version ("" when not
+	// published) and the document's visibility (public until it is set).
+	Published  string `json:"published,omitempty"`
+	Visibility string `json:"visibility,omitempty"`
 }
 
 // VersionInfo describes one version (a log entry).

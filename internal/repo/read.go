@@ -29,12 +29,17 @@ func (r *Repo) GetDoc(ctx context.Context, doc string) (DocInfo, error) {
 	if err != nil {
 		return DocInfo{}, err
 	}
-	return docInfo(d, dr), nil
+	return r.docInfo(d, dr)
 }
 
-func docInfo(d *docRec, dr *draftRec) DocInfo {
+func (r *Repo) docInfo(d *docRec, dr *draftRec) (DocInfo, error) {
+	head, err := r.logEntry(d.ID, d.Seq)
+	if err != nil {
+		return DocInfo{}, err
+	}
 	return DocInfo{ID: d.ID, Title: dr.Attrs.Title, Owner: d.Owner, Created: time.UnixMilli(d.Created).UTC(),
-		Head: d.Label, Versions: d.Seq, Unsealed: dr.Unsealed}
+		Updated: time.UnixMilli(max(dr.LastChange, head.Time, d.Created)).UTC(),
+		Head:    d.Label, Versions: d.Seq, Unsealed: dr.Unsealed}, nil
 }
 
 // ListDocs lists documents, all of them when owner is "", else those of the
@@ -62,7 +67,11 @@ func (r *Repo) ListDocs(ctx context.Context, owner string) ([]DocInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, docInfo(&d, dr))
+		di, err := r.docInfo(&d, dr)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, di)
 	}
 	return out, it.Error()
 }

@@ -331,6 +331,10 @@ func (s *Server) listDocs(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	if err := s.publishMarks(r.Context(), docs); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	if docs == nil {
 		docs = []repo.DocInfo{}
 	}
@@ -349,6 +353,19 @@ func (s *Server) ownerNames(ctx context.Context, docs []repo.DocInfo) error {
 	}
 	for i := range docs {
 		docs[i].OwnerName = names[docs[i].Owner]
+	}
+	return nil
+}
+
+// publishMarks fills in each document's published label and visibility
+// from the publishing store (the document list's published marker).
+func (s *Server) publishMarks(ctx context.Context, docs []repo.DocInfo) error {
+	for i := range docs {
+		vis, _, err := s.pub.Status(ctx, docs[i].ID)
+		if err != nil {
+			return err
+		}
+		docs[i].Published, docs[i].Visibility = vis.Published, vis.Visibility
 	}
 	return nil
 }
@@ -401,6 +418,10 @@ func (s *Server) getDoc(w http.ResponseWriter, r *http.Request, _ auth.Principal
 	}
 	ds := []repo.DocInfo{d}
 	if err := s.ownerNames(r.Context(), ds); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.publishMarks(r.Context(), ds); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -35,6 +35,6 @@ func (a syncAttrs) SuggestAttrs(ctx context.Context, p syncproto.Principal, doc 
 	if err != nil {
 		return syncproto.AttrsSuggestion{}, err
 	}
-	return syncproto.AttrsSuggestion{Doc: doc, Summary: sug.Summary, Slug: sug.Slug, Category: sug.Category,
+	return syncproto.AttrsSuggestion{Doc: doc, Title: sug.Title, Summary: sug.Summary, Slug: sug.Slug, Category: sug.Category,
 		Tags: sug.Tags, Provider: sug.Provider, Model: sug.Model}, nil
 }

@@ -282,6 +282,25 @@ func TestSuggestAttrsEndpoint(t *testing.T) {
 		t.Fatalf("suggestion = %+v", sug)
 	}
 	e.wantErr("POST", "/v1/docs/a/attrs/suggest", e.bob, nil, 404, "not_found")
+	if sug.Title != "" {
+		t.Fatalf("a titled article got a title proposal %q", sug.Title)
+	}
+	// An untitled article gets a title (its first sentence) and the slug
+	// made from it.
+	e.ok("POST", "/v1/docs", e.admin, CreateRequest{ID: "u", Owner: "ann", Attrs: flowdoc.Attributes{Title: "Untitled"},
+		Body: mustJSON(flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{para("b0", "Compaction keeps reads fast. It merges tables.")}})}, nil)
+	e.ok("POST", "/v1/docs/u/attrs/suggest", e.ann, nil, &sug)
+	if sug.Title != "Compaction keeps reads fast" || sug.Slug != "compaction-keeps-reads-fast" {
+		t.Fatalf("untitled article: title %q, slug %q", sug.Title, sug.Slug)
+	}
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -9,6 +9,10 @@
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
 
+// blockMenuItems are more entries of the menu, registered by the screen
+// ({id, label, choose(blockId)}; the versions panel's "Block history").
+export const blockMenuItems = [];
+
 export function blockMenu(editor, mount, assist) {
   const host = mount.parentElement;
   const button = h('button', { type: 'button', class: 'block-menu-button', id: 'block-menu-button', 'aria-haspopup': 'menu', 'aria-expanded': 'false', 'aria-label': t('blockMenu'), title: t('blockMenu'), hidden: true }, '⋯');
@@ -66,6 +70,10 @@ export function blockMenu(editor, mount, assist) {
     place();
     const items = [h('button', { type: 'button', role: 'menuitem', id: 'ask-block', onclick: () => choose({ kind: 'block', block: current.id }) }, t('askBlock'))];
     if (current.node.type.name === 'heading') items.push(h('button', { type: 'button', role: 'menuitem', id: 'ask-section', onclick: () => choose(sectionOf(current)) }, t('askSection')));
+    for (const it of blockMenuItems) {
+      const id = current.id;
+      items.push(h('button', { type: 'button', role: 'menuitem', id: it.id, onclick: () => { close(false); it.choose(id); } }, it.label));
+    }
     menu.replaceChildren(...items);
     menu.style.top = `${parseFloat(button.style.top) + 30}px`;
     menu.style.left = button.style.left;

@@ -1,4 +1,5 @@
-// The document list: newest first, a text filter, "New document", import
+// The document list: newest first (by `updated`, the last change), each
+// with its head, unsealed and published markers; a text filter, "New document", import
 // of a Markdown or FlowDocument file (picker or drop), open one.
 import { api } from '../api.js';
 import { h } from '../dom.js';
@@ -34,8 +35,9 @@ export async function docList({ root, go }) {
           h('span', { class: 'doc-meta' },
             h('span', { class: 'label' }, d.head),
             d.unsealed ? h('span', { class: 'badge', title: 'Changes not yet sealed in a version' }, 'unsealed') : null,
-            d.published ? h('span', { class: 'badge published' }, 'published') : null,
-            h('time', { datetime: new Date(d.updated || d.created).toISOString() }, when(d.updated || d.created))))));
+            d.published ? h('span', { class: 'badge published', 'data-published': d.published, title: `Version ${d.published} is published (${d.visibility || 'public'})` },
+              d.visibility && d.visibility !== 'public' ? `published · ${d.visibility}` : 'published') : null,
+            h('time', { datetime: new Date(d.updated || d.created).toISOString(), title: 'Last changed' }, `updated ${when(d.updated || d.created)}`)))));
     }
   };
   filter.addEventListener('input', render);

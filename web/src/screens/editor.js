@@ -8,6 +8,8 @@ import { DocSync } from '../sync/document.js';
 import { connection, topBar } from './shell.js';
 import { versionsPanel } from '../panels/versions.js';
 import { assistant } from '../panels/assistant.js';
+import { publishPanel } from '../panels/publish.js';
+import { blockMenuItems } from '../editor/block-menu.js';
 
 const LABELS = {
   loading: 'Loading…', saving: 'Saving…', saved: 'Saved', offline: 'Offline — changes kept here',
@@ -23,16 +25,26 @@ export function editorScreen({ params, root, go }) {
   const cpForm = h('form', { class: 'checkpoint-form', hidden: true },
     message, h('button', { type: 'submit', class: 'primary' }, 'Seal'), h('button', { type: 'button', onclick: () => { cpForm.hidden = true; } }, 'Cancel'));
   const cpButton = h('button', { type: 'button', id: 'checkpoint', onclick: () => { cpForm.hidden = false; message.focus(); } }, 'Checkpoint');
-  const versions = versionsPanel({ doc: params.id, conn, onError: (m) => { notice.textContent = m; } });
+  const versions = versionsPanel({ doc: params.id, conn, onError: (m) => { notice.textContent = m; }, onOpen: () => publish.close() });
   const versionsButton = h('button', { type: 'button', id: 'versions', onclick: () => versions.toggle() }, 'Versions');
+  const publish = publishPanel({
+    doc: params.id,
+    getAttrs: () => ({ ...attrs, title: title.value }),
+    setAttrs: (patch) => { attrs = cleanAttrs({ ...attrs, ...patch }); sync.edited(); },
+    setTitle: (t) => { title.value = t; document.title = `${t} · Folio`; sync.edited(); },
+    saved: () => { sync.flush(); return whenSaved(sync); },
+    onOpen: () => versions.close(),
+  });
+  blockMenuItems.splice(0, blockMenuItems.length, { id: 'block-history-open', label: 'Block history', choose: (id) => versions.blockHistory(id) });
+  const publishButton = h('button', { type: 'button', id: 'publish-open', onclick: () => publish.toggle() }, 'Publish');
   const title = h('input', { id: 'doc-title', class: 'doc-title-input', type: 'text', 'aria-label': 'Title', placeholder: 'Untitled' });
   const mount = h('div', { class: 'editor-mount' });
   const notice = h('p', { class: 'error', role: 'alert', id: 'editor-error' });
   const assist = assistant({ doc: params.id });
   root.append(
-    topBar(go, h('span', { class: 'doc-state' }, head, unsealed, status), assist.button, cpButton, versionsButton),
+    topBar(go, h('span', { class: 'doc-state' }, head, unsealed, status), assist.button, cpButton, versionsButton, publishButton),
     h('main', { class: 'writing', id: 'main' }, cpForm, notice, title, mount),
-    versions.el, assist.panel);
+    versions.el, publish.el, assist.panel);
 
   let attrs = {};
   const view = new DocEditor(mount, {
@@ -49,6 +61,7 @@ export function editorScreen({ params, root, go }) {
       attrs = { ...a };
       if (title.value !== (a.title || '')) title.value = a.title || '';
       document.title = `${a.title || 'Untitled'} · Folio`;
+      publish.attrsChanged({ ...attrs, title: title.value });
     },
     changed: (s) => {
       status.dataset.syncState = s.state;
@@ -59,7 +72,8 @@ export function editorScreen({ params, root, go }) {
     },
   }, {
     onEvent: (m) => {
-      if (m.type === 'version.created') versions.refresh();
+      if (m.type === 'version.created' || m.type === 'doc.published' || m.type === 'doc.unpublished') versions.refresh();
+      publish.onEvent(m);
       assist.onEvent(m);
       if (m.type === 'open.error') notice.textContent = m.error.code === 'not_found' ? 'There is no such document (or it is not yours).' : m.error.message;
     },
@@ -91,11 +105,19 @@ export function editorScreen({ params, root, go }) {
   window.folioEditor = { sync, view };
   return () => {
     removeEventListener('beforeunload', beforeUnload);
+    document.body.classList.remove('versions-open', 'versions-wide', 'publish-open');
     assist.destroy();
     conn.detach(sync);
     view.destroy();
     delete window.folioEditor;
   };
+}
+
+// cleanAttrs drops empty attributes (an empty summary, no tags).
+function cleanAttrs(a) {
+  const out = {};
+  for (const [k, v] of Object.entries(a)) if (v !== '' && v !== undefined && v !== null && !(Array.isArray(v) && !v.length)) out[k] = v;
+  return out;
 }
 
 // whenSaved resolves once nothing of the document is pending or in flight.
