@@ -23,7 +23,14 @@ export function blockMenu(editor, mount, assist) {
     const node = editor.state.doc.nodeAt(off);
     return node && node.attrs.id ? { id: node.attrs.id, node, off } : null;
   };
+  // place runs once per frame at most: reading the block's box forces a
+  // layout, which on every keystroke and every remote update is the
+  // largest cost of typing in a long document.
+  let frame = 0;
   const place = () => {
+    if (!frame) frame = requestAnimationFrame(() => { frame = 0; placeNow(); });
+  };
+  const placeNow = () => {
     if (!menu.hidden) return;
     current = currentBlock();
     if (!current) { button.hidden = true; return; }
@@ -63,7 +70,7 @@ export function blockMenu(editor, mount, assist) {
   const openMenu = () => {
     current = currentBlock();
     if (!current) return;
-    place();
+    placeNow();
     const items = [h('button', { type: 'button', role: 'menuitem', id: 'ask-block', onclick: () => choose({ kind: 'block', block: current.id }) }, t('askBlock'))];
     if (current.node.type.name === 'heading') items.push(h('button', { type: 'button', role: 'menuitem', id: 'ask-section', onclick: () => choose(sectionOf(current)) }, t('askSection')));
     menu.replaceChildren(...items);
@@ -97,6 +104,7 @@ export function blockMenu(editor, mount, assist) {
     editor.off('selectionUpdate', place);
     editor.off('update', place);
     editor.off('focus', place);
+    cancelAnimationFrame(frame);
     button.remove();
     menu.remove();
   };

@@ -99,7 +99,7 @@ export class DocEditor {
       const tr = this.editor.state.tr;
       const doc = schema.nodeFromJSON(toEditor(body));
       tr.replaceWith(0, tr.doc.content.size, doc.content);
-      tr.setMeta('remote', true).setMeta('addToHistory', false);
+      tr.setMeta('remote', true).setMeta('addToHistory', false).setMeta('preventAutolink', true);
       this.editor.view.dispatch(tr);
       return;
     }
@@ -153,7 +153,9 @@ export class DocEditor {
       tr.delete(tr.doc.content.size - last.nodeSize, tr.doc.content.size);
     }
     if (!tr.docChanged) return;
-    tr.setMeta('remote', true).setMeta('addToHistory', false);
+    // Remote text is shown as it was saved: autolinking it here would make
+    // a local edit of another writer's block.
+    tr.setMeta('remote', true).setMeta('addToHistory', false).setMeta('preventAutolink', true);
     this.editor.view.dispatch(tr);
   }
 

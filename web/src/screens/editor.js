@@ -8,6 +8,7 @@ import { DocSync } from '../sync/document.js';
 import { connection, topBar } from './shell.js';
 import { versionsPanel } from '../panels/versions.js';
 import { assistant } from '../panels/assistant.js';
+import { insertBar } from '../editor/insert-bar.js';
 
 const LABELS = {
   loading: 'Loading…', saving: 'Saving…', saved: 'Saved', offline: 'Offline — changes kept here',
@@ -65,6 +66,8 @@ export function editorScreen({ params, root, go }) {
     },
   });
   view.onCompositionEnd = () => sync.resume();
+  const inserts = insertBar(view.editor);
+  mount.before(inserts.el);
   title.addEventListener('input', () => sync.edited());
   cpForm.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -92,6 +95,7 @@ export function editorScreen({ params, root, go }) {
   return () => {
     removeEventListener('beforeunload', beforeUnload);
     assist.destroy();
+    inserts.destroy();
     conn.detach(sync);
     view.destroy();
     delete window.folioEditor;
