@@ -94,8 +94,19 @@ func TestDetailsAndColumnsEditing(t *testing.T) {
 	waitJS(t, ctx, `document.querySelector('[data-block-id="d1p"]').textContent === 'First: We asked readers. 120 of them.'`)
 
 	// A new details and new columns from the insert bar, typed into.
-	must(t, ctx, caretAtEndOf(`[data-block-id="end"]`), chromedp.Click(css(`#insert-details`)), insertText("Notes"), pressEnter(), insertText("Hidden text"))
-	must(t, ctx, caretAtEndOf(`[data-block-id="end"]`), chromedp.Click(css(`#insert-columns`)), insertText("One"))
+	caretIn := func(parent, container string) {
+		t.Helper()
+		waitJS(t, ctx, fmt.Sprintf(`(() => { const { $from } = window.folioEditor.view.editor.state.selection;
+			return $from.parent.type.name === %q && $from.parent.content.size === 0 && $from.node($from.depth - 1).type.name === %q; })()`, parent, container))
+	}
+	must(t, ctx, caretAtEndOf(`[data-block-id="end"]`), chromedp.Click(css(`#insert-details`)))
+	caretIn("detailsSummary", "detailsBlock")
+	must(t, ctx, insertText("Notes"), pressEnter())
+	caretIn("paragraph", "detailsBody")
+	must(t, ctx, insertText("Hidden text"))
+	must(t, ctx, caretAtEndOf(`[data-block-id="end"]`), chromedp.Click(css(`#insert-columns`)))
+	caretIn("paragraph", "column")
+	must(t, ctx, insertText("One"))
 	waitJS(t, ctx, `document.querySelectorAll('.ProseMirror .columns').length === 2 && document.querySelector('#sync-status').dataset.syncState === 'saved'`)
 	waitSynced(t, ctx)
 	screenshot(t, ctx, "editor-details-columns-new")

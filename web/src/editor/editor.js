@@ -40,6 +40,10 @@ export class DocEditor {
       element: mount,
       extensions: [...extensions()],
       injectCSS: false,
+      // Tiptap's delete events walk every range a transaction changed;
+      // nothing here listens for them, and a remote write (the whole
+      // document on open) is not the user deleting anything.
+      coreExtensionOptions: { delete: { filterTransaction: (tr) => !!tr.getMeta('remote') } },
       content: { type: 'doc', content: [{ type: 'paragraph' }] },
       editorProps: {
         attributes: { class: 'prose', 'aria-label': 'Document body', 'aria-multiline': 'true', role: 'textbox', spellcheck: 'true' },
@@ -95,6 +99,9 @@ export class DocEditor {
   write(set, order, state) {
     const { schema } = this.editor.state;
     if (!set) {
+      // The benchmark of time to editable reads this mark (and
+      // folio:editable, after the blocks are written).
+      if (globalThis.performance && performance.mark) performance.mark('folio:snapshot');
       const body = { blocks: state.order.map((id) => state.blocks.get(id).b) };
       const tr = this.editor.state.tr;
       const doc = schema.nodeFromJSON(toEditor(body));

@@ -52,11 +52,14 @@ export function editorScreen({ params, root, go }) {
       document.title = `${a.title || 'Untitled'} · Folio`;
     },
     changed: (s) => {
-      status.dataset.syncState = s.state;
-      status.dataset.seq = String(s.seq);
-      status.textContent = s.state === 'error' && s.error ? `Not saved: ${s.error}` : LABELS[s.state];
-      unsealed.hidden = !s.unsealed;
-      head.textContent = s.head;
+      // Called on every edit and every message: touch the page only where
+      // something changed.
+      const label = s.state === 'error' && s.error ? `Not saved: ${s.error}` : LABELS[s.state];
+      if (status.dataset.syncState !== s.state) status.dataset.syncState = s.state;
+      if (status.dataset.seq !== String(s.seq)) status.dataset.seq = String(s.seq);
+      if (status.textContent !== label) status.textContent = label;
+      if (unsealed.hidden !== !s.unsealed) unsealed.hidden = !s.unsealed;
+      if (head.textContent !== s.head) head.textContent = s.head;
     },
   }, {
     onEvent: (m) => {
