@@ -42,10 +42,11 @@ export async function upload(file) {
 // uploadError says in words why file was not added.
 export function uploadError(file, err) {
   const name = file.name || 'The file';
+  const said = (m) => (m ? m[0].toUpperCase() + m.slice(1) + (/[.!?]$/.test(m) ? '' : '.') : '');
   if (err instanceof ApiError) {
-    if (err.code === 'too_large' || err.status === 413) return `${name} was not added: it is too large. ${err.message}`;
-    if (err.code === 'unsupported_type' || err.status === 415) return `${name} was not added: this type of file is refused. ${err.message}`;
-    return `${name} was not added: ${err.message}`;
+    if (err.code === 'too_large' || err.status === 413) return `${name} was not added: it is too large. ${said(err.message)}`;
+    if (err.code === 'unsupported_type' || err.status === 415) return `${name} was not added: this type of file is refused. ${said(err.message)}`;
+    return `${name} was not added: ${said(err.message)}`;
   }
   return `${name} was not added: the upload failed (${(err && err.message) || err}).`;
 }

@@ -100,7 +100,13 @@ export function blockMenu(editor, mount, assist) {
   editor.on('selectionUpdate', place);
   editor.on('update', place);
   editor.on('focus', place);
+  // Blocks move without a transaction too (an image loads, a status line
+  // above the document appears): place the button again when the page
+  // around the editor changes size.
+  const resized = new ResizeObserver(place);
+  resized.observe(host);
   return () => {
+    resized.disconnect();
     editor.off('selectionUpdate', place);
     editor.off('update', place);
     editor.off('focus', place);
