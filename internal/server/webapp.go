@@ -20,7 +20,7 @@ import (
 // Trusted Types are enforced: the app's one policy ("folio") and a
 // default policy that only lets ProseMirror's clipboard parser build
 // inert HTML (web/src/trusted.js says why).
-const AppCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https:; " +
+const AppCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: https:; " +
 	"connect-src 'self'; font-src 'self'; object-src 'none'; frame-src 'none'; " +
 	"frame-ancestors 'none'; base-uri 'none'; form-action 'self'; " +
 	"require-trusted-types-for 'script'; trusted-types folio default"

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { getSchema } from '@tiptap/core';
 import { Node } from '@tiptap/pm/model';
+import { EditorState } from '@tiptap/pm/state';
 import { extensions } from '../src/editor/extensions.js';
 import { blockKey, fromEditor, normalizeBlock, toEditor, canon, nodeToBlock, blockToNode } from '../src/editor/codec.js';
 
@@ -72,4 +73,44 @@ test('line breaks and marks inside one run survive', () => {
 test('an unknown block type is kept whole', () => {
   const b = { id: 'z', type: 'poll', attrs: { question: 'Why?' } };
   assert.equal(blockKey(roundTrip({ blocks: [b] }).blocks[0]), blockKey(b));
+});
+
+test('details: summary and children are editor nodes, and round-trip exactly', () => {
+  const d = { id: 'd1', type: 'details', richText: [{ text: 'Method', marks: ['bold'] }, { text: ' and more' }], children: [
+    { id: 'd1p', type: 'paragraph', richText: [{ text: 'We asked 120 readers.' }] },
+    { id: 'd1l', type: 'list', items: [{ richText: [{ text: 'one' }] }] },
+    { id: 'd1m', type: 'media', attrs: { kind: 'image', src: 'folio-asset:' + 'a'.repeat(64), alt: 'A chart' } },
+  ] };
+  const node = blockToNode(d);
+  assert.equal(node.type, 'detailsBlock');
+  assert.deepEqual(node.content.map((c) => c.type), ['detailsSummary', 'detailsBody']);
+  assert.deepEqual(node.content[1].content.map((c) => [c.type, c.attrs.id]), [['paragraph', 'd1p'], ['bulletList', 'd1l'], ['mediaBlock', 'd1m']]);
+  assert.equal(blockKey(roundTrip({ blocks: [d] }).blocks[0]), blockKey(d));
+  // No summary, no children: still exactly itself.
+  const empty = { id: 'd2', type: 'details' };
+  assert.equal(canon(roundTrip({ blocks: [empty] }).blocks[0]), canon(empty));
+});
+
+test('columns: each column holds its blocks as editor nodes, empty columns stay empty', () => {
+  const k = { id: 'k1', type: 'columns', columns: [
+    { blocks: [{ id: 'k1a', type: 'paragraph', richText: [{ text: 'Left' }] }, { id: 'k1h', type: 'heading', attrs: { level: 2 }, richText: [{ text: 'Sub' }] }] },
+    { blocks: null },
+    { blocks: [{ id: 'k1d', type: 'details', richText: [{ text: 'Inner' }], children: [{ id: 'k1dp', type: 'paragraph', richText: [{ text: 'deep' }] }] }] },
+  ] };
+  const node = blockToNode(k);
+  assert.equal(node.type, 'columnsBlock');
+  assert.deepEqual(node.content.map((c) => [c.type, (c.content || []).length]), [['column', 2], ['column', 0], ['column', 1]]);
+  const back = roundTrip({ blocks: [k] }).blocks[0];
+  assert.equal(blockKey(back), blockKey(k));
+  assert.deepEqual(back.columns[2].blocks[0].children.map((b) => b.id), ['k1dp']);
+});
+
+test('typing inside a details body changes that child and nothing else', () => {
+  const d = { id: 'd1', type: 'details', richText: [{ text: 'S' }], children: [{ id: 'c1', type: 'paragraph', richText: [{ text: 'a' }] }, { id: 'c2', type: 'paragraph', richText: [{ text: 'b' }] }] };
+  const state = EditorState.create({ schema, doc: Node.fromJSON(schema, toEditor({ blocks: [d] })) });
+  let at = -1;
+  state.doc.descendants((n, pos) => { if (n.attrs && n.attrs.id === 'c2') at = pos + n.nodeSize - 1; });
+  const next = state.apply(state.tr.insertText('!', at));
+  const after = fromEditor(next.doc.toJSON()).blocks[0];
+  assert.equal(canon(after), canon({ ...d, children: [d.children[0], { id: 'c2', type: 'paragraph', richText: [{ text: 'b!' }] }] }));
 });

@@ -3,8 +3,10 @@
 // since its baseSeq, keyed saves answered once, draft.updated to the other
 // connections, replies and events of a connection in one FIFO queue).
 // Several editors edit at random with delayed delivery and cut
-// connections; at the end every editor shows the server's draft and the
-// server holds every editor's last version of the blocks it alone edited.
+// connections; at the end every editor shows the server's draft, and no
+// acknowledged change is lost: every token an editor typed whose save was
+// acknowledged (draft.ack) is in the final draft, unless a later save the
+// server acknowledged replaced or deleted its block without it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DocSync } from '../src/sync/document.js';
@@ -24,6 +26,7 @@ class ModelServer {
     this.conns = new Set();
     this.keys = new Map();
     this.calls = 0;
+    this.log = []; // every applied save: {seq, changes}
   }
   body() { return { schemaVersion: 1, blocks: this.order.map((id) => this.blocks.get(id).b) }; }
   handle(conn, m) {
@@ -68,6 +71,7 @@ class ModelServer {
       if (c.op === 'delete') { this.blocks.delete(c.blockId); this.tomb.set(c.blockId, seq); changed.push({ id: c.blockId }); }
     }
     this.order = st.order;
+    this.log.push({ seq, changes: m.changes });
     const ack = { type: 'draft.ack', doc: 'd', seq, unsealed: true, changed: changed.map((c) => c.id) };
     this.keys.set(m.key, ack);
     const data = { doc: 'd', seq, blocks: changed };
@@ -102,8 +106,12 @@ class ModelConn {
   deliverOne() {
     const m = this.queue.shift();
     if (!m) return false;
-    if (m.id && this.waiting.has(m.id)) { const f = this.waiting.get(m.id); this.waiting.delete(m.id); f(m); }
+    // What the editor takes as acknowledged: the save in flight whose
+    // draft.ack it is handed (onAck clears inflight when it accepts it).
+    const f = this.sync.inflight;
+    if (m.id && this.waiting.has(m.id)) { const fn = this.waiting.get(m.id); this.waiting.delete(m.id); fn(m); }
     else if (m.stream) this.sync.handle(m);
+    if (m.type === 'draft.ack' && f && f.id === m.id && this.sync.inflight !== f && this.onAcked) this.onAcked(f, m.seq);
     return true;
   }
   connect() { this.up = true; this.state = 'online'; this.server.conns.add(this); this.sync.open(); }
@@ -141,11 +149,18 @@ for (const seed of Array.from({ length: 40 }, (_, i) => i + 1)) {
     const initial = Array.from({ length: 6 }, (_, i) => para(`b${i}`, `block ${i}`));
     const server = new ModelServer(initial);
     const editors = [];
+    const acked = []; // {token, id, seq, editor}: tokens of acknowledged saves
     for (let e = 0; e < 4; e++) {
       const conn = new ModelConn(server);
       const view = new ModelView();
       const sync = new DocSync(conn, 'd', view, { saveEvery: 1e9, keyPrefix: `e${e}` });
       conn.sync = sync;
+      conn.onAcked = (save, seq) => {
+        for (const ch of save.changes || []) {
+          if (ch.op !== 'upsert') continue;
+          for (const t of tokens(ch.block)) acked.push({ token: t, id: ch.block.id, seq, editor: e });
+        }
+      };
       editors.push({ conn, view, sync, n: 0 });
       conn.connect();
       while (conn.deliverOne());
@@ -158,8 +173,10 @@ for (const seed of Array.from({ length: 40 }, (_, i) => i + 1)) {
         const bs = ed.view.blocks.slice();
         const k = rand();
         const i = Math.floor(rand() * bs.length);
-        if (k < 0.6 && bs.length) bs[i] = para(bs[i].id, `${(bs[i].richText || [{ text: '' }])[0].text} e${editors.indexOf(ed)}.${ed.n++}`);
-        else if (k < 0.8) bs.splice(i, 0, para(`n${editors.indexOf(ed)}x${ed.n++}`, 'new'));
+        // Every edit adds a token [eE.N] no other edit writes.
+        const token = () => `[e${editors.indexOf(ed)}.${ed.n++}]`;
+        if (k < 0.6 && bs.length) bs[i] = para(bs[i].id, `${(bs[i].richText || [{ text: '' }])[0].text} ${token()}`);
+        else if (k < 0.8) bs.splice(i, 0, para(`n${editors.indexOf(ed)}x${ed.n}`, `new ${token()}`));
         else if (k < 0.9 && bs.length > 2) bs.splice(i, 1);
         else if (bs.length > 1) { const [b] = bs.splice(i, 1); bs.splice(Math.floor(rand() * bs.length), 0, b); }
         ed.view.blocks = bs;
@@ -194,7 +211,25 @@ for (const seed of Array.from({ length: 40 }, (_, i) => i + 1)) {
       assert.deepEqual(ed.view.blocks.map(blockKey), want, `editor ${i} shows the server's draft`);
       assert.equal(ed.sync.copy.seq, server.seq, `editor ${i}'s copy is at the server's seq`);
     }
+    // No acknowledged change lost.
+    assert.ok(acked.length > 20, `only ${acked.length} tokens were acknowledged: the run tests too little`);
+    const final = new Map(server.body().blocks.map((b) => [b.id, tokens(b)]));
+    let removed = 0;
+    for (const a of acked) {
+      if ((final.get(a.id) || new Set()).has(a.token)) continue;
+      const later = server.log.find((s) => s.seq > a.seq && s.changes.some((ch) =>
+        (ch.op === 'delete' && ch.blockId === a.id) || (ch.op === 'upsert' && ch.block.id === a.id && !tokens(ch.block).has(a.token))));
+      assert.ok(later, `${a.token} of editor ${a.editor}, acknowledged at seq ${a.seq} in block ${a.id}, is lost: no later acknowledged save removed it; the draft holds ${JSON.stringify([...(final.get(a.id) || [])])}`);
+      removed++;
+    }
+    assert.ok(removed < acked.length, 'every acknowledged token was removed again');
   });
+}
+
+// tokens are the [eE.N] tokens in a block's text.
+function tokens(b) {
+  const text = (b.richText || []).map((r) => r.text || '').join('');
+  return new Set(text.match(/\[e\d+\.\d+\]/g) || []);
 }
 
 test('diff: an edit, an insert, a move and a delete are four changes that rebuild the order', () => {

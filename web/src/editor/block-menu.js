@@ -27,7 +27,14 @@ export function blockMenu(editor, mount, assist) {
     const node = editor.state.doc.nodeAt(off);
     return node && node.attrs.id ? { id: node.attrs.id, node, off } : null;
   };
+  // place runs once per frame at most: reading the block's box forces a
+  // layout, which on every keystroke and every remote update is the
+  // largest cost of typing in a long document.
+  let frame = 0;
   const place = () => {
+    if (!frame) frame = requestAnimationFrame(() => { frame = 0; placeNow(); });
+  };
+  const placeNow = () => {
     if (!menu.hidden) return;
     current = currentBlock();
     if (!current) { button.hidden = true; return; }
@@ -67,7 +74,7 @@ export function blockMenu(editor, mount, assist) {
   const openMenu = () => {
     current = currentBlock();
     if (!current) return;
-    place();
+    placeNow();
     const items = [h('button', { type: 'button', role: 'menuitem', id: 'ask-block', onclick: () => choose({ kind: 'block', block: current.id }) }, t('askBlock'))];
     if (current.node.type.name === 'heading') items.push(h('button', { type: 'button', role: 'menuitem', id: 'ask-section', onclick: () => choose(sectionOf(current)) }, t('askSection')));
     for (const it of blockMenuItems) {
@@ -101,10 +108,17 @@ export function blockMenu(editor, mount, assist) {
   editor.on('selectionUpdate', place);
   editor.on('update', place);
   editor.on('focus', place);
+  // Blocks move without a transaction too (an image loads, a status line
+  // above the document appears): place the button again when the page
+  // around the editor changes size.
+  const resized = new ResizeObserver(place);
+  resized.observe(host);
   return () => {
+    resized.disconnect();
     editor.off('selectionUpdate', place);
     editor.off('update', place);
     editor.off('focus', place);
+    cancelAnimationFrame(frame);
     button.remove();
     menu.remove();
   };

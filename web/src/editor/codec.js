@@ -9,9 +9,12 @@
 // byte for byte, to the server's copy (canon).
 //
 // Blocks the editor cannot edit richly (equation, media, bookmark, file,
-// embed, details, columns, and any type this build does not know) become
-// atom nodes holding the whole block (less its id) in the `block`
-// attribute: they round-trip exactly and are never dropped.
+// embed, and any type this build does not know) become atom nodes holding
+// the whole block (less its id) in the `block` attribute: they round-trip
+// exactly and are never dropped. Details and columns hold their nested
+// blocks as editor nodes (detailsBlock: a detailsSummary and a
+// detailsBody; columnsBlock: one column node per column), each nested
+// block with its own id.
 
 export const MARKS = ['bold', 'italic', 'underline', 'strike', 'code'];
 
@@ -23,8 +26,6 @@ export const ATOM_TYPES = {
   bookmark: 'bookmarkBlock',
   file: 'fileBlock',
   embed: 'embedBlock',
-  details: 'detailsBlock',
-  columns: 'columnsBlock',
 };
 const ATOM_NODES = Object.fromEntries(Object.entries(ATOM_TYPES).map(([k, v]) => [v, k]));
 export const UNKNOWN_NODE = 'unknownBlock';
@@ -82,6 +83,21 @@ export function blockToNode(b) {
       return { type: 'horizontalRule', attrs: { id } };
     case 'table':
       return tableToNode(b, id);
+    case 'details':
+      return {
+        type: 'detailsBlock',
+        attrs: { id },
+        content: [
+          withContent({ type: 'detailsSummary' }, runsToInline(b.richText)),
+          withContent({ type: 'detailsBody' }, (b.children || []).map(blockToNode)),
+        ],
+      };
+    case 'columns':
+      return {
+        type: 'columnsBlock',
+        attrs: { id },
+        content: (b.columns && b.columns.length ? b.columns : [{ blocks: [] }]).map((c) => withContent({ type: 'column' }, ((c && c.blocks) || []).map(blockToNode))),
+      };
     default: {
       const rest = { ...b };
       delete rest.id;
@@ -192,6 +208,16 @@ export function nodeToBlock(n) {
       break;
     case 'table':
       b = tableToBlock(n, id);
+      break;
+    case 'detailsBlock': {
+      const parts = n.content || [];
+      const summary = parts.find((c) => c.type === 'detailsSummary');
+      const body = parts.find((c) => c.type === 'detailsBody');
+      b = { id, type: 'details', richText: inlineToRuns(summary && summary.content), children: ((body && body.content) || []).map(nodeToBlock) };
+      break;
+    }
+    case 'columnsBlock':
+      b = { id, type: 'columns', columns: (n.content || []).map((c) => ({ blocks: (c.content || []).map(nodeToBlock) })) };
       break;
     default:
       if (ATOM_NODES[n.type] || n.type === UNKNOWN_NODE || n.type === LIST_ATOM || n.type === QUOTE_ATOM) {
@@ -385,6 +411,16 @@ export function newBlockID() {
 // blockKey is canon of the block's canonical form: the server's copy (which
 // writes an empty list item as {"richText":null}) and the editor's compare
 // equal exactly when they hold the same content.
+// Blocks are immutable values, so the key is kept per block object: the
+// sync module keys every block of the document on every save and every
+// remote update, and only the changed ones are new objects.
+const keys = new WeakMap();
 export function blockKey(b) {
-  return canon(normalizeBlock(b));
+  if (!b || typeof b !== 'object') return canon(normalizeBlock(b || {}));
+  let k = keys.get(b);
+  if (k === undefined) {
+    k = canon(normalizeBlock(b));
+    keys.set(b, k);
+  }
+  return k;
 }

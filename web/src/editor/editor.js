@@ -40,6 +40,10 @@ export class DocEditor {
       element: mount,
       extensions: [...extensions()],
       injectCSS: false,
+      // Tiptap's delete events walk every range a transaction changed;
+      // nothing here listens for them, and a remote write (the whole
+      // document on open) is not the user deleting anything.
+      coreExtensionOptions: { delete: { filterTransaction: (tr) => !!tr.getMeta('remote') } },
       content: { type: 'doc', content: [{ type: 'paragraph' }] },
       editorProps: {
         attributes: { class: 'prose', 'aria-label': 'Document body', 'aria-multiline': 'true', role: 'textbox', spellcheck: 'true' },
@@ -95,11 +99,14 @@ export class DocEditor {
   write(set, order, state) {
     const { schema } = this.editor.state;
     if (!set) {
+      // The benchmark of time to editable reads this mark (and
+      // folio:editable, after the blocks are written).
+      if (globalThis.performance && performance.mark) performance.mark('folio:snapshot');
       const body = { blocks: state.order.map((id) => state.blocks.get(id).b) };
       const tr = this.editor.state.tr;
       const doc = schema.nodeFromJSON(toEditor(body));
       tr.replaceWith(0, tr.doc.content.size, doc.content);
-      tr.setMeta('remote', true).setMeta('addToHistory', false);
+      tr.setMeta('remote', true).setMeta('addToHistory', false).setMeta('preventAutolink', true);
       this.editor.view.dispatch(tr);
       return;
     }
@@ -153,7 +160,9 @@ export class DocEditor {
       tr.delete(tr.doc.content.size - last.nodeSize, tr.doc.content.size);
     }
     if (!tr.docChanged) return;
-    tr.setMeta('remote', true).setMeta('addToHistory', false);
+    // Remote text is shown as it was saved: autolinking it here would make
+    // a local edit of another writer's block.
+    tr.setMeta('remote', true).setMeta('addToHistory', false).setMeta('preventAutolink', true);
     this.editor.view.dispatch(tr);
   }
 

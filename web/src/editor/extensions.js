@@ -1,6 +1,7 @@
 // The editor's extensions: Tiptap's StarterKit (less its blockquote, which
 // holds blocks where a FlowDocument quote holds text), tables, and one node
-// per FlowDocument block type that StarterKit lacks (editor/nodes).
+// per FlowDocument block type that StarterKit lacks (editor/nodes), and
+// the paste and drop of files (nodes/media.js).
 import { Extension } from '@tiptap/core';
 import StarterKit from '@tiptap/starter-kit';
 import { Code } from '@tiptap/extension-code';
@@ -10,6 +11,9 @@ import { Quote } from './nodes/quote.js';
 import { Callout } from './nodes/callout.js';
 import { InlineEquation } from './nodes/inline-equation.js';
 import { AtomBlocks } from './nodes/atoms.js';
+import { Details, DetailsBody, DetailsSummary } from './nodes/details.js';
+import { Column, Columns } from './nodes/columns.js';
+import { MediaInput } from './nodes/media.js';
 
 export function extensions() {
   return [
@@ -33,6 +37,12 @@ export function extensions() {
     Callout,
     InlineEquation,
     BlockID,
+    Details,
+    DetailsSummary,
+    DetailsBody,
+    Columns,
+    Column,
+    MediaInput,
     ...AtomBlocks,
   ];
 }

@@ -10,6 +10,7 @@ import { versionsPanel } from '../panels/versions.js';
 import { assistant } from '../panels/assistant.js';
 import { publishPanel } from '../panels/publish.js';
 import { blockMenuItems } from '../editor/block-menu.js';
+import { insertBar } from '../editor/insert-bar.js';
 
 const LABELS = {
   loading: 'Loading…', saving: 'Saving…', saved: 'Saved', offline: 'Offline — changes kept here',
@@ -64,11 +65,14 @@ export function editorScreen({ params, root, go }) {
       publish.attrsChanged({ ...attrs, title: title.value });
     },
     changed: (s) => {
-      status.dataset.syncState = s.state;
-      status.dataset.seq = String(s.seq);
-      status.textContent = s.state === 'error' && s.error ? `Not saved: ${s.error}` : LABELS[s.state];
-      unsealed.hidden = !s.unsealed;
-      head.textContent = s.head;
+      // Called on every edit and every message: touch the page only where
+      // something changed.
+      const label = s.state === 'error' && s.error ? `Not saved: ${s.error}` : LABELS[s.state];
+      if (status.dataset.syncState !== s.state) status.dataset.syncState = s.state;
+      if (status.dataset.seq !== String(s.seq)) status.dataset.seq = String(s.seq);
+      if (status.textContent !== label) status.textContent = label;
+      if (unsealed.hidden !== !s.unsealed) unsealed.hidden = !s.unsealed;
+      if (head.textContent !== s.head) head.textContent = s.head;
     },
   }, {
     onEvent: (m) => {
@@ -79,6 +83,8 @@ export function editorScreen({ params, root, go }) {
     },
   });
   view.onCompositionEnd = () => sync.resume();
+  const inserts = insertBar(view.editor);
+  mount.before(inserts.el);
   title.addEventListener('input', () => sync.edited());
   cpForm.addEventListener('submit', async (e) => {
     e.preventDefault();
@@ -107,6 +113,7 @@ export function editorScreen({ params, root, go }) {
     removeEventListener('beforeunload', beforeUnload);
     document.body.classList.remove('versions-open', 'versions-wide', 'publish-open');
     assist.destroy();
+    inserts.destroy();
     conn.detach(sync);
     view.destroy();
     delete window.folioEditor;

@@ -1,39 +1,39 @@
 // Atom blocks: FlowDocument block types the editor shows as a card with a
 // small attribute form rather than editing them inline (equation, media,
-// bookmark, file, embed, details, columns, and any type this build does
-// not know). The node holds the whole block less its id in `block`, so it
-// round-trips exactly (editor/codec.js); the form edits its attributes.
+// bookmark, file, embed, and any type this build does not know). The node
+// holds the whole block less its id in `block`, so it round-trips exactly
+// (editor/codec.js); the form edits its attributes. A media card also
+// shows its image, with the alternative text and caption editable in place
+// (nodes/media.js).
 import { Node } from '@tiptap/core';
 import { ATOM_TYPES, LIST_ATOM, QUOTE_ATOM, plainText, UNKNOWN_NODE } from '../codec.js';
 import { h } from '../../dom.js';
+import { mediaView } from './media.js';
 
 // FIELDS are the attributes each type's form edits (name, label, kind).
 export const FIELDS = {
   equation: [['latex', 'LaTeX', 'textarea']],
-  media: [['kind', 'Kind', ['image', 'video']], ['src', 'URL (https)', 'url'], ['alt', 'Alternative text', 'text'], ['caption', 'Caption', 'text']],
+  media: [['kind', 'Kind', ['image', 'video']], ['src', 'URL (https, or folio-asset: of an upload)', 'text']],
   bookmark: [['url', 'URL', 'url'], ['title', 'Title', 'text'], ['description', 'Description', 'text']],
   file: [['src', 'URL (https)', 'url'], ['name', 'File name', 'text'], ['size', 'Size in bytes', 'number']],
   embed: [['url', 'URL', 'url'], ['provider', 'Provider', 'text']],
-  details: [],
-  columns: [],
   list: [],
   quote: [],
 };
 
 const LABELS = {
-  equation: 'Equation', media: 'Media', bookmark: 'Bookmark', file: 'File', embed: 'Embed',
-  details: 'Details', columns: 'Columns', list: 'List (task list, or blocks in its items)', quote: 'Quote with blocks',
+  equation: 'Equation', media: 'Image', bookmark: 'Bookmark', file: 'File', embed: 'Embed',
+  list: 'List (task list, or blocks in its items)', quote: 'Quote with blocks',
 };
 
 function summary(block) {
   const a = block.attrs || {};
   switch (block.type) {
     case 'equation': return a.latex || '';
-    case 'media': return `${a.kind || 'image'}: ${a.alt || a.src || ''}`;
+    case 'media': return a.alt || (String(a.src || '').startsWith('folio-asset:') ? `uploaded ${a.kind || 'image'}` : a.src || '');
     case 'bookmark': return a.title ? `${a.title} — ${a.url}` : a.url || '';
-    case 'file': return a.name ? `${a.name}${a.size ? ` (${a.size} bytes)` : ''}` : '';
+    case 'file': return a.name ? `${a.name}${a.size ? ` (${a.size} bytes)` : ''}` : String(a.src || '').startsWith('folio-asset:') ? 'uploaded file' : '';
     case 'embed': return `${a.provider ? a.provider + ': ' : ''}${a.url || ''}`;
-    case 'columns': return `${(block.columns || []).length} columns · ${plainText(block).slice(0, 120)}`;
     default: return plainText(block).slice(0, 160);
   }
 }
@@ -61,13 +61,22 @@ function atomNode(name, type) {
         const text = h('span', { class: 'atom-summary' });
         const editBtn = h('button', { type: 'button', class: 'atom-edit', 'aria-expanded': 'false' }, 'Edit');
         const form = h('form', { class: 'atom-form', hidden: true });
+        const setAttrs = (patch) => {
+          const pos = getPos();
+          if (typeof pos !== 'number') return;
+          const b = structuredClone(current.attrs.block);
+          b.attrs = { ...(b.attrs || {}), ...patch };
+          editor.view.dispatch(editor.state.tr.setNodeAttribute(pos, 'block', b));
+        };
+        const extra = type === 'media' ? mediaView(() => current.attrs.id || 'new', setAttrs) : null;
         const dom = h('div', { class: 'atom', 'data-atom': type || 'unknown', contenteditable: 'false' },
-          h('div', { class: 'atom-card' }, title, text, editBtn), form);
+          h('div', { class: 'atom-card' }, title, text, editBtn), extra && extra.el, form);
         const render = () => {
           const b = current.attrs.block;
           title.textContent = LABELS[blockType()] || `Block “${blockType()}”`;
           text.textContent = summary(b);
           dom.setAttribute('data-block-id', current.attrs.id || '');
+          if (extra) extra.update(b);
         };
         const buildForm = () => {
           form.replaceChildren();
@@ -117,13 +126,16 @@ function atomNode(name, type) {
         render();
         return {
           dom,
-          stopEvent: (e) => form.contains(e.target) || e.target === editBtn,
+          stopEvent: (e) => form.contains(e.target) || e.target === editBtn || !!(extra && extra.el.contains(e.target) && e.target.tagName !== 'IMG'),
           ignoreMutation: () => true,
           update(n) {
             if (n.type !== current.type) return false;
             current = n;
             render();
             return true;
+          },
+          destroy() {
+            if (extra) extra.destroy();
           },
         };
       };
