@@ -6,10 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/stream"
-
 	"github.com/foliodev/folio/objstore"
 )
 
@@ -199,7 +197,7 @@ func BenchmarkSaveBlock1000(b *testing.B) { benchSaveBlock(b, 1000) }
 //
 //	go test ./internal/repo -run '^$' -bench TableOptions -benchtime 3000x
 func BenchmarkTableOptions(b *testing.B) {
-	every := func(c pebble.Compression, block int) []kv.LevelFormat {
+	every := func(c kv.Compression, block int) []kv.LevelFormat {
 		return []kv.LevelFormat{{Compression: c, BlockSize: block}}
 	}
 	for _, tc := range []struct {
@@ -208,12 +206,12 @@ func BenchmarkTableOptions(b *testing.B) {
 	}{
 		{"default", nil},              // kv.DefaultLevels: snappy 32 KiB at every level
 		{"resting", kv.RestingLevels}, // snappy 32 KiB above, zstd 512 KiB at the bottom
-		{"zstd-64k", every(pebble.ZstdCompression, 64<<10)},
-		{"zstd-16k", every(pebble.ZstdCompression, 16<<10)},
-		{"snappy-32k", every(pebble.SnappyCompression, 32<<10)},
-		{"snappy-16k", every(pebble.SnappyCompression, 16<<10)},
-		{"snappy-4k", every(pebble.SnappyCompression, 4<<10)},
-		{"none-16k", every(pebble.NoCompression, 16<<10)},
+		{"zstd-64k", every(kv.ZstdCompression, 64<<10)},
+		{"zstd-16k", every(kv.ZstdCompression, 16<<10)},
+		{"snappy-32k", every(kv.SnappyCompression, 32<<10)},
+		{"snappy-16k", every(kv.SnappyCompression, 16<<10)},
+		{"snappy-4k", every(kv.SnappyCompression, 4<<10)},
+		{"none-16k", every(kv.NoCompression, 16<<10)},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			dir := b.TempDir()
@@ -252,8 +250,8 @@ func BenchmarkTableOptions(b *testing.B) {
 					}
 				}
 				other := ids[(i*7)%docs]
-				last, _ := stream.Last(r.db.DB, Stream(other))
-				if _, err := stream.Read(r.db.DB, Stream(other), max(last, 16)-16, 16); err != nil {
+				last, _ := stream.Last(r.db, Stream(other))
+				if _, err := stream.Read(r.db, Stream(other), max(last, 16)-16, 16); err != nil {
 					b.Fatal(err)
 				}
 				if i%10 == 0 {
@@ -272,7 +270,7 @@ func BenchmarkTableOptions(b *testing.B) {
 			if err := r.db.Flush(); err != nil {
 				b.Fatal(err)
 			}
-			b.ReportMetric(float64(r.db.Metrics().DiskSpaceUsage())/(1<<20), "store-MiB")
+			b.ReportMetric(float64(r.db.DiskSpaceUsage())/(1<<20), "store-MiB")
 		})
 	}
 }

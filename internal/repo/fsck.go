@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
 	"github.com/foliodev/folio/refs"
@@ -60,7 +59,7 @@ func (r *Repo) Fsck(ctx context.Context, o FsckOptions) (FsckReport, error) {
 	// Objects.
 	f := &fsckState{deferred: map[objstore.ID]int{}, present: map[objstore.ID]bool{}}
 	p := []byte(kv.PrefixObject)
-	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := snap.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return rep, err
 	}
@@ -215,7 +214,7 @@ func (r *Repo) fsckDoc(ctx context.Context, doc string, rep *FsckReport, add fun
 		if v.Label != e.Label || v.Seq != e.Seq || v.Doc != doc {
 			add(e.Hash.String(), doc, "version %s: object says %s seq %d of %s", e.Label, v.Label, v.Seq, v.Doc)
 		}
-		if v, err := kv.Get(r.db.DB, vlabelKey(doc, e.Label)); err != nil || kv.ParseUint64(v) != e.Seq {
+		if v, err := kv.Get(r.db, vlabelKey(doc, e.Label)); err != nil || kv.ParseUint64(v) != e.Seq {
 			add(e.Hash.String(), doc, "label index of %s is wrong", e.Label)
 		}
 		if prev != nil && (len(v.Parents) == 0 || v.Parents[0] != prevID) {
@@ -253,7 +252,7 @@ func (r *Repo) fsckDoc(ctx context.Context, doc string, rep *FsckReport, add fun
 	}
 	// The block index must hold exactly the expected entries.
 	p := append(kv.TableKey("bidx", doc), 0)
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		add("", doc, "block index: %v", err)
 		return

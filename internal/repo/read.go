@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
@@ -40,7 +39,7 @@ func docInfo(d *docRec, dr *draftRec) DocInfo {
 // user whose id is owner, in id order.
 func (r *Repo) ListDocs(ctx context.Context, owner string) ([]DocInfo, error) {
 	p := kv.TableKey("doc")
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +77,7 @@ func (r *Repo) DocOwner(doc string) (string, error) {
 
 func (r *Repo) logEntry(doc string, seq uint64) (logRec, error) {
 	var lr logRec
-	ok, err := getRec(r.db.DB, vlogKey(doc, seq), &lr)
+	ok, err := getRec(r.db, vlogKey(doc, seq), &lr)
 	if err != nil {
 		return lr, err
 	}
@@ -113,7 +112,7 @@ func (r *Repo) resolve(doc, label string) (uint64, *docRec, error) {
 	if label == "" || label == "head" {
 		return d.Seq, d, nil
 	}
-	v, err := kv.Get(r.db.DB, vlabelKey(doc, label))
+	v, err := kv.Get(r.db, vlabelKey(doc, label))
 	if errors.Is(err, kv.ErrNotFound) {
 		return 0, d, &NotFoundError{What: "version", Doc: doc, Name: doc + "@" + label, Latest: d.Label}
 	}
@@ -155,7 +154,7 @@ func (r *Repo) Log(ctx context.Context, doc string, limit int, before uint64) ([
 	if before > 0 {
 		upper = vlogKey(doc, before)
 	}
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: upper})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: upper})
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +231,7 @@ func (r *Repo) BlockHistory(ctx context.Context, doc, blockID string) ([]BlockRe
 		return nil, err
 	}
 	p := bidxPrefix(doc, blockID)
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +268,7 @@ func (r *Repo) BlockHistory(ctx context.Context, doc, blockID string) ([]BlockRe
 // the block is not in the head.
 func (r *Repo) BlockAt(doc, blockID string) (objstore.ID, bool, error) {
 	p := bidxPrefix(doc, blockID)
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return objstore.ID{}, false, err
 	}

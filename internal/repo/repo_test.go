@@ -318,15 +318,15 @@ func TestEventStreamRetention(t *testing.T) {
 		res := save(t, r, doc, seq, para("b0", fmt.Sprintf("edit %d", i)))
 		seq = res.Seq
 	}
-	last, _ := stream.Last(r.db.DB, Stream(doc))
-	first, _ := stream.FirstRetained(r.db.DB, Stream(doc))
+	last, _ := stream.Last(r.db, Stream(doc))
+	first, _ := stream.FirstRetained(r.db, Stream(doc))
 	if last != 301 || last-first+1 < 100 || last-first+1 > 100+trimEvery {
 		t.Fatalf("stream keeps %d..%d, want about the last 100 of 301", first, last)
 	}
-	if _, err := stream.Read(r.db.DB, Stream(doc), 0, 10); !errors.Is(err, stream.ErrTrimmed) {
+	if _, err := stream.Read(r.db, Stream(doc), 0, 10); !errors.Is(err, stream.ErrTrimmed) {
 		t.Fatalf("read from 0 after trim = %v, want ErrTrimmed", err)
 	}
-	evs, err := stream.Read(r.db.DB, Stream(doc), first-1, 0)
+	evs, err := stream.Read(r.db, Stream(doc), first-1, 0)
 	if err != nil || len(evs) != int(last-first+1) || evs[0].Seq != first {
 		t.Fatalf("read retained = %d events, %v", len(evs), err)
 	}
