@@ -121,8 +121,9 @@ func (s *Snapshot) Close() error { return s.s.Close() }
 // with ErrNotIndexed. A Batch is not safe for concurrent use. Close it
 // whether or not it was committed; committing does not close it.
 type Batch struct {
-	db *DB
-	b  *pebble.Batch
+	db     *DB
+	b      *pebble.Batch
+	unlock func() // releases the locks taken by Lock; nil when none are held
 }
 
 // ErrNotIndexed is returned by the reads of a batch made by NewBatch.
@@ -159,8 +160,38 @@ func (b *Batch) Empty() bool { return b.b.Empty() }
 // Reset empties the batch for reuse.
 func (b *Batch) Reset() { b.b.Reset() }
 
-// Close releases the batch.
-func (b *Batch) Close() error { return b.b.Close() }
+// Close releases the batch and the locks it holds.
+func (b *Batch) Close() error {
+	b.release()
+	return b.b.Close()
+}
+
+// Lock takes the named locks for the batch, waiting for each: they are
+// held until the batch is committed (Commit, DB.Apply) or closed, which
+// is what a check-then-write needs (read under the lock, through an
+// indexed batch, then commit). A name is any string; two batches holding
+// the same name never overlap. The locks are the engine's: within one
+// process for Pebble; an engine shared by several processes holds them
+// across processes (a transaction's advisory locks). A batch takes its
+// locks in one call, so that every batch takes them in the same order;
+// a second call fails with ErrLocksHeld and takes nothing.
+func (b *Batch) Lock(names ...string) error {
+	if b.unlock != nil {
+		return ErrLocksHeld
+	}
+	b.unlock = b.db.locks.lock(names)
+	return nil
+}
+
+// ErrLocksHeld is returned by a second Batch.Lock on one batch.
+var ErrLocksHeld = errors.New("kv: the batch already holds its locks (take them in one Lock call)")
+
+func (b *Batch) release() {
+	if b.unlock != nil {
+		b.unlock()
+		b.unlock = nil
+	}
+}
 
 // Get implements Reader for an indexed batch.
 func (b *Batch) Get(key []byte) ([]byte, error) {

@@ -47,8 +47,30 @@ const (
 	marker   = "FOLIO"
 )
 
+// The engines Options.Engine selects.
+const (
+	// EnginePebble is Pebble on the data directory's disk: the default,
+	// and the reference every other engine is measured against.
+	EnginePebble = "pebble"
+	// EngineMemory is Pebble on an in-memory filesystem (Options.FS, or a
+	// new one when that is nil): the same engine, code paths and
+	// semantics, without a disk. Nothing survives the process; a store
+	// reopened on the same Options.FS finds what was written before
+	// (synced or not: a memory filesystem loses nothing on Close). The
+	// data directory still names the store in messages and holds the
+	// files kept beside the store (indexes), but no marker is written
+	// and Create is implied. For tests.
+	EngineMemory = "memory"
+)
+
+// NewMemFS returns an empty in-memory filesystem for EngineMemory, to be
+// shared by the opens of one store.
+func NewMemFS() FS { return vfs.NewMem() }
+
 // Options tune Open.
 type Options struct {
+	// Engine is EnginePebble ("" means it) or EngineMemory.
+	Engine string
 	// Create makes the store when the directory has none (folio init).
 	Create bool
 	// ReadOnly opens without taking the write path (still takes the lock).
@@ -217,6 +239,7 @@ type DB struct {
 	h      *health
 	closer io.Closer // stops the disk health checker
 	outbox outboxSeq
+	locks  lockTable
 }
 
 // WriteMode says whether Apply waits for the write-ahead log to be synced.
@@ -245,6 +268,16 @@ func (m WriteMode) options() *pebble.WriteOptions {
 // removes what a failed attempt created as long as the attempt did not
 // install a new manifest.
 func Open(dir string, o Options) (*DB, error) {
+	switch o.Engine {
+	case "", EnginePebble:
+	case EngineMemory:
+		if o.FS == nil {
+			o.FS = vfs.NewMem()
+		}
+		return open(dir, storeDir, o)
+	default:
+		return nil, fmt.Errorf("kv: unknown storage engine %q (the engines are %q and %q)", o.Engine, EnginePebble, EngineMemory)
+	}
 	if _, err := os.Stat(filepath.Join(dir, marker)); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("kv: open %s: %w", dir, err)
@@ -256,11 +289,27 @@ func Open(dir string, o Options) (*DB, error) {
 			return nil, fmt.Errorf("kv: create %s: %w", dir, err)
 		}
 	}
+	db, err := open(dir, filepath.Join(dir, storeDir), o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Create {
+		if err := writeMarker(dir); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	return db, nil
+}
+
+// open opens the Pebble store at path on o.FS; dir is the data directory
+// it belongs to.
+func open(dir, path string, o Options) (*DB, error) {
 	fsys := o.FS
 	if fsys == nil {
 		fsys = vfs.Default
 	}
-	path := filepath.Join(dir, storeDir)
+	mem := o.Engine == EngineMemory
 	h := newHealth(dir, path, fsys, o)
 	if !o.ReadOnly {
 		if err := h.roomToOpen(); err != nil {
@@ -283,7 +332,7 @@ func Open(dir string, o Options) (*DB, error) {
 		L0StopWritesThreshold:       24,
 		LBaseMaxBytes:               64 << 20,
 		Levels:                      make([]pebble.LevelOptions, 7),
-		ErrorIfNotExists:            !o.Create,
+		ErrorIfNotExists:            !o.Create && !mem,
 		ReadOnly:                    o.ReadOnly,
 		Logger:                      pebbleLogger{h},
 		EventListener:               h.listener(),
@@ -320,14 +369,7 @@ func Open(dir string, o Options) (*DB, error) {
 		}
 		return nil, h.openError(err)
 	}
-	kdb := &DB{p: db, dir: dir, h: h, closer: closer}
-	if o.Create {
-		if err := writeMarker(dir); err != nil {
-			kdb.Close()
-			return nil, err
-		}
-	}
-	return kdb, nil
+	return &DB{p: db, dir: dir, h: h, closer: closer}, nil
 }
 
 func isLockErr(err error) bool {

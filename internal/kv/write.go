@@ -18,6 +18,7 @@ import (
 // fails while b is being committed (b is not acknowledged, though it may
 // turn out to be durable after the restart).
 func (db *DB) Apply(b *Batch, m WriteMode) error {
+	defer b.release()
 	if err := db.h.writable(); err != nil {
 		return err
 	}
@@ -56,6 +57,7 @@ func (db *DB) Apply(b *Batch, m WriteMode) error {
 // b is over the bounds or the disk is below the floor — the caller then
 // waits until Writable is nil, and says so.
 func (db *DB) ApplyReserved(b *Batch, m WriteMode) error {
+	defer b.release()
 	err := db.h.writable()
 	if err == nil {
 		return db.Apply(b, m)
