@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
 )
@@ -15,17 +16,18 @@ var ctx = context.Background()
 
 func newRepo(t testing.TB) *Repo {
 	t.Helper()
-	dir := t.TempDir()
-	if err := Init(dir); err != nil {
-		t.Fatal(err)
-	}
-	r, err := Open(dir, Options{})
+	r, err := Open(t.TempDir(), Options{KV: memoryKV})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
 	return r
 }
+
+// memoryKV opens a unit test's store on the in-memory engine: the same
+// Pebble code without the disk's syncs. Tests of what a disk does (crash,
+// reopen, processes) open a data directory instead.
+var memoryKV = kv.Options{Engine: kv.EngineMemory}
 
 func para(id, text string) flowdoc.Block {
 	return flowdoc.Block{ID: id, Type: flowdoc.Paragraph, RichText: []flowdoc.Run{{Text: text}}}
