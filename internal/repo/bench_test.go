@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
@@ -274,3 +275,39 @@ func BenchmarkTableOptions(b *testing.B) {
 		})
 	}
 }
+
+// benchAccept accepts a one-block suggestion (replace_block, carried by
+// CommitChange like the assistant's accept) on an article of n blocks:
+// an accept should cost what its change costs, not what the article does,
+// so 1000 should be close to 50.
+//
+//	go test ./internal/repo -run '^$' -bench 'AcceptBlock' -count 6
+func benchAccept(b *testing.B, n int) {
+	r := newRepo(b)
+	doc := create(b, r, n)
+	d, err := r.Draft(ctx, doc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	base, fp := d.HeadID, d.Fingerprint
+	hashes := map[string]objstore.ID{}
+	for _, blk := range d.Body.Blocks {
+		hashes[blk.ID] = objstore.ID(flowdoc.ContentHash(blk))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id := fmt.Sprintf("b%d", (i*37)%n)
+		blk := para(id, fmt.Sprintf("the suggestion's rewording %d of a paragraph of about the usual length", i))
+		v, err := r.CommitChange(ctx, ChangeParams{Doc: doc, Actor: "ana", Kind: objstore.KindAcceptSuggestion,
+			BaseVersion: base, BaseFingerprint: fp, TargetBlocks: map[string]objstore.ID{id: hashes[id]},
+			Ops: []flowdoc.Op{{Op: flowdoc.ReplaceBlock, BlockID: id, Block: &blk}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		base, fp, hashes[id] = v.Hash, v.Fingerprint, objstore.ID(flowdoc.ContentHash(blk))
+	}
+}
+
+func BenchmarkAcceptBlock50(b *testing.B)   { benchAccept(b, 50) }
+func BenchmarkAcceptBlock1000(b *testing.B) { benchAccept(b, 1000) }

@@ -606,9 +606,71 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	if p.Kind == objstore.KindImport {
 		major = true
 	}
-	return r.commitBody(p.Doc, d, dr, next, dr.Attrs, versionSpec{kind: p.Kind, actor: p.Actor,
+	spec := versionSpec{kind: p.Kind, actor: p.Actor,
 		message: p.Message, major: major, idemKey: p.IdempotencyKey, suggestionID: p.SuggestionID,
-		baseFP: p.BaseFingerprint, origBase: origBase, origBaseFP: origFP})
+		baseFP: p.BaseFingerprint, origBase: origBase, origBaseFP: origFP}
+	if major {
+		return r.commitBody(p.Doc, d, dr, next, dr.Attrs, spec)
+	}
+	return r.commitSlots(p.Doc, d, dr, slotsOfChange(dr, next, touchedBy(p.Ops)), dr.Attrs, spec)
+}
+
+// touchedBy returns the ids of the blocks ops name (targets, anchors, the
+// blocks they bring); with a replace_document it returns nil: every
+// block may change.
+func touchedBy(ops []flowdoc.Op) map[string]bool {
+	t := map[string]bool{}
+	for _, op := range ops {
+		if op.Op == flowdoc.ReplaceDocument {
+			return nil
+		}
+		t[op.BlockID] = true
+		if op.Block != nil {
+			t[op.Block.ID] = true
+		}
+		for _, b := range op.Blocks {
+			t[b.ID] = true
+		}
+	}
+	return t
+}
+
+// slotsOfChange makes slots for the body a change produced, encoding
+// only the blocks it may have changed: a top-level block of the draft
+// that no operation names, by its id or the id of a block nested in it,
+// is the same block (an operation changes only what it names), so it
+// keeps its draft state and content id without being encoded or hashed
+// again; an accept costs what it changes, not the article's size. With
+// touched nil every block is encoded, as slotsAgainst does.
+func slotsOfChange(dr *draftRec, body flowdoc.Document, touched map[string]bool) []slot {
+	old := make(map[string]int, len(dr.Blocks))
+	for i, b := range dr.Blocks {
+		old[b.ID] = i
+	}
+	out := make([]slot, len(body.Blocks))
+	for i, blk := range body.Blocks {
+		out[i].ID = blk.ID
+		j, ok := old[blk.ID]
+		var ob draftBlock
+		if ok {
+			ob = dr.Blocks[j]
+			out[i].draftBlock, out[i].prev = ob, ob.Content
+		}
+		if ok && touched != nil && !touched[blk.ID] && !anyTouched(ob.Nested, touched) {
+			continue // unchanged: Block stays nil, the draft entry as it is
+		}
+		out[i].give(encodeBlock(blk))
+	}
+	return out
+}
+
+func anyTouched(ids []string, touched map[string]bool) bool {
+	for _, id := range ids {
+		if touched[id] {
+			return true
+		}
+	}
+	return false
 }
 
 func draftEntries(dr *draftRec) []objstore.BlockEntry {
@@ -623,8 +685,12 @@ func draftEntries(dr *draftRec) []objstore.BlockEntry {
 // the draft advances one seq (changed blocks take it), a draft.updated
 // event tells editors, and writeVersion seals.
 func (r *Repo) commitBody(doc string, d *docRec, dr *draftRec, body flowdoc.Document, attrs flowdoc.Attributes, spec versionSpec) (VersionInfo, error) {
+	return r.commitSlots(doc, d, dr, slotsAgainst(dr, encodeBody(body)), attrs, spec)
+}
+
+// commitSlots is commitBody of a body already made into slots.
+func (r *Repo) commitSlots(doc string, d *docRec, dr *draftRec, slots []slot, attrs flowdoc.Attributes, spec versionSpec) (VersionInfo, error) {
 	b := r.db.NewBatch()
-	slots := slotsAgainst(dr, encodeBody(body))
 	entries, err := r.putSlots(b, d.Owner, slots)
 	if err != nil {
 		b.Close()

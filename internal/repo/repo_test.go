@@ -16,7 +16,21 @@ var ctx = context.Background()
 
 func newRepo(t testing.TB) *Repo {
 	t.Helper()
-	r, err := Open(t.TempDir(), Options{KV: memoryKV})
+	o := Options{KV: memoryKV}
+	if _, ok := t.(*testing.B); ok {
+		// Benchmarks measure the disk, as the daemon runs.
+		dir := t.TempDir()
+		if err := Init(dir); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		return r
+	}
+	r, err := Open(t.TempDir(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
