@@ -266,6 +266,9 @@ type AcceptOptions struct {
 type Accepted struct {
 	Suggestion Suggestion       `json:"suggestion"`
 	Version    repo.VersionInfo `json:"version"`
+	// Repeat is true when the suggestion was accepted before: the answer
+	// is the first accept's, and no version was made now.
+	Repeat bool `json:"-"`
 }
 
 // acceptKey is the idempotency key of accepting a suggestion: a repeated
@@ -345,7 +348,7 @@ func (s *Service) acceptedResult(ctx context.Context, sg Suggestion) (Accepted, 
 	if err != nil {
 		return Accepted{}, repoErr(err)
 	}
-	return Accepted{Suggestion: sg, Version: v}, nil
+	return Accepted{Suggestion: sg, Version: v, Repeat: true}, nil
 }
 
 func conflictedErr(sg Suggestion, cause ...error) error {
