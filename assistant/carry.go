@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
@@ -149,15 +148,15 @@ func (sg *Suggestion) changedWatched(cur map[string]objstore.ID) []string {
 }
 
 // indexPending adds pending suggestion sg to the indexes a change consults.
-func indexPending(b *pebble.Batch, sg *Suggestion) error {
-	if err := b.Set(suggPendKey(sg.Doc, sg.ID), nil, nil); err != nil {
+func indexPending(b *kv.Batch, sg *Suggestion) error {
+	if err := b.Set(suggPendKey(sg.Doc, sg.ID), nil); err != nil {
 		return err
 	}
 	if sg.strict() {
-		return b.Set(suggAllKey(sg.Doc, sg.ID), nil, nil)
+		return b.Set(suggAllKey(sg.Doc, sg.ID), nil)
 	}
 	for _, t := range sg.Watch {
-		if err := b.Set(suggBlkKey(sg.Doc, t.ID, sg.ID), nil, nil); err != nil {
+		if err := b.Set(suggBlkKey(sg.Doc, t.ID, sg.ID), nil); err != nil {
 			return err
 		}
 	}
@@ -166,15 +165,15 @@ func indexPending(b *pebble.Batch, sg *Suggestion) error {
 
 // unindexPending removes sg from the pending indexes (it was accepted,
 // rejected or conflicted).
-func unindexPending(b *pebble.Batch, sg *Suggestion) error {
-	if err := b.Delete(suggPendKey(sg.Doc, sg.ID), nil); err != nil {
+func unindexPending(b *kv.Batch, sg *Suggestion) error {
+	if err := b.Delete(suggPendKey(sg.Doc, sg.ID)); err != nil {
 		return err
 	}
-	if err := b.Delete(suggAllKey(sg.Doc, sg.ID), nil); err != nil {
+	if err := b.Delete(suggAllKey(sg.Doc, sg.ID)); err != nil {
 		return err
 	}
 	for _, t := range sg.Watch {
-		if err := b.Delete(suggBlkKey(sg.Doc, t.ID, sg.ID), nil); err != nil {
+		if err := b.Delete(suggBlkKey(sg.Doc, t.ID, sg.ID)); err != nil {
 			return err
 		}
 	}
@@ -230,7 +229,7 @@ func (s *Service) migrateWatch(ctx context.Context) error {
 		return err
 	}
 	p := kv.TableKey(tableSuggPend)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return err
 	}
@@ -256,7 +255,7 @@ func (s *Service) migrateWatch(ctx context.Context) error {
 	if err := it.Close(); err != nil {
 		return err
 	}
-	if err := b.Set(watchMarker(), []byte{1}, nil); err != nil {
+	if err := b.Set(watchMarker(), []byte{1}); err != nil {
 		return err
 	}
 	err = s.db.Apply(b, kv.Sync)

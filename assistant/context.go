@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 )
 
@@ -69,13 +68,13 @@ const StatusNone SuggestionStatus = "none"
 // buildContext freezes the conversation of session before message seq
 // before (the request's own message is not part of it). statusOf reads a
 // suggestion's status now.
-func buildContext(r pebble.Reader, session string, before uint64, statusOf func(id string) SuggestionStatus) (Context, error) {
+func buildContext(r kv.Reader, session string, before uint64, statusOf func(id string) SuggestionStatus) (Context, error) {
 	var c Context
 	if before <= 1 {
 		return c, nil
 	}
 	p := messagePrefix(session)
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: messageKey(session, before)})
+	it, err := r.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: messageKey(session, before)})
 	if err != nil {
 		return c, err
 	}

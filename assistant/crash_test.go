@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/llm"
@@ -243,7 +242,7 @@ func TestAssistCrash(t *testing.T) {
 	// Every booked writing event belongs to exactly one run's success.
 	booked := 0
 	p := kv.TableKey("usageid", "")
-	it, _ := w.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, _ := w.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	for it.First(); it.Valid(); it.Next() {
 		booked++
 	}
@@ -270,7 +269,7 @@ func verifyRunOnce(t *testing.T, w *world, run Run) {
 	t.Helper()
 	var suggs, userMsgs, asstMsgs int
 	p := kv.TableKey(tableSuggestion, "")
-	it, _ := w.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, _ := w.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	for it.First(); it.Valid(); it.Next() {
 		var sg Suggestion
 		kv.Unmarshal(it.Value(), &sg)
@@ -283,7 +282,7 @@ func verifyRunOnce(t *testing.T, w *world, run Run) {
 	}
 	it.Close()
 	p = messagePrefix(run.Session)
-	it, _ = w.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, _ = w.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	for it.First(); it.Valid(); it.Next() {
 		var m Message
 		kv.Unmarshal(it.Value(), &m)

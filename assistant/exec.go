@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -104,7 +103,7 @@ func (s *Service) execute(ctx context.Context, t *task.Task) error {
 	// cancel was requested, and a finished answer is worth keeping after
 	// a timeout.
 	err = s.repo.Locked(context.WithoutCancel(ctx), pl.Doc, func(tx *repo.DocTx) error {
-		return s.runner.Complete(ctx, t, func(b *pebble.Batch) error {
+		return s.runner.Complete(ctx, t, func(b *kv.Batch) error {
 			return s.writeSuccess(b, tx, pl, out, cand, g, snap.Body)
 		})
 	})
@@ -150,7 +149,7 @@ func classify(err error) error {
 // suggestion (conflicted at once when the baseline moved while the model
 // answered), the assistant message, the usage events and the run and
 // document events. It runs under the document lock and the task's lock.
-func (s *Service) writeSuccess(b *pebble.Batch, tx *repo.DocTx, pl payload, out *StructuredResult, cand candidate, g *RunGrounding, base flowdoc.Document) error {
+func (s *Service) writeSuccess(b *kv.Batch, tx *repo.DocTx, pl payload, out *StructuredResult, cand candidate, g *RunGrounding, base flowdoc.Document) error {
 	run, err := s.loadRun(s.db, pl.Run)
 	if err != nil {
 		return err
@@ -233,7 +232,7 @@ func (s *Service) writeSuccess(b *pebble.Batch, tx *repo.DocTx, pl payload, out 
 		if err := kv.SetRecord(b, suggestionKey(sg.ID), sg); err != nil {
 			return err
 		}
-		if err := b.Set(suggDocTimeKey(sg.Doc, sg.Created, sg.ID), nil, nil); err != nil {
+		if err := b.Set(suggDocTimeKey(sg.Doc, sg.Created, sg.ID), nil); err != nil {
 			return err
 		}
 		scope := sg.Scope

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
@@ -31,7 +30,7 @@ var _ learning.Reader = learningReader{}
 func (r learningReader) Observations(ctx context.Context, user, persona string, fn func(learning.Observation) error) error {
 	s := r.s
 	p := obsPersonaPrefix(persona)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package assistant
 import (
 	"context"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/objstore"
@@ -81,14 +80,14 @@ func obsKeyOf(o Observation) []byte {
 //
 // An observation of a persona run is also listed under its persona
 // (t/aobsp), so that a generation reads only its persona's.
-func (s *Service) observe(b *pebble.Batch, o Observation) error {
+func (s *Service) observe(b *kv.Batch, o Observation) error {
 	k := obsKeyOf(o)
 	if ok, err := kv.Has(s.db, k); err != nil || ok {
 		return err
 	}
 	if pp := o.Personalization.Persona; pp != nil && pp.ID != "" {
 		rest := k[len(kv.TableKey(tableObs)):]
-		if err := b.Set(append(obsPersonaPrefix(pp.ID), rest...), nil, nil); err != nil {
+		if err := b.Set(append(obsPersonaPrefix(pp.ID), rest...), nil); err != nil {
 			return err
 		}
 	}
@@ -99,7 +98,7 @@ func (s *Service) observe(b *pebble.Batch, o Observation) error {
 // (accepted, edited_after_accept per block, rejected).
 func (s *Service) Observations(ctx context.Context, id string) ([]Observation, error) {
 	p := obsPrefix(id)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +127,7 @@ type produced struct {
 }
 
 // rememberProduced records the blocks an accept added or changed.
-func (s *Service) rememberProduced(b *pebble.Batch, c *repo.Change) error {
+func (s *Service) rememberProduced(b *kv.Batch, c *repo.Change) error {
 	sg, err := s.loadSuggestion(s.db, c.SuggestionID)
 	if err != nil {
 		return err
@@ -152,9 +151,9 @@ func (s *Service) rememberProduced(b *pebble.Batch, c *repo.Change) error {
 // checkpoint (or recovery) that seals a produced block with other content
 // records edited_after_accept; every marker is then dropped. It returns
 // the blocks it recorded.
-func (s *Service) closeWindow(b *pebble.Batch, c *repo.Change) (map[string]bool, error) {
+func (s *Service) closeWindow(b *kv.Batch, c *repo.Change) (map[string]bool, error) {
 	p := producedPrefix(c.Doc)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +186,7 @@ func (s *Service) closeWindow(b *pebble.Batch, c *repo.Change) (map[string]bool,
 				edited[block] = true
 			}
 		}
-		if err := b.Delete(append([]byte(nil), it.Key()...), nil); err != nil {
+		if err := b.Delete(append([]byte(nil), it.Key()...)); err != nil {
 			return nil, err
 		}
 	}
@@ -199,7 +198,7 @@ func (s *Service) closeWindow(b *pebble.Batch, c *repo.Change) (map[string]bool,
 // edited_after_accept names them), attributed to the persona of the
 // document's most recent suggestion. A version that changed no block
 // (attributes only) records nothing.
-func (s *Service) observeManual(b *pebble.Batch, c *repo.Change, skip map[string]bool) error {
+func (s *Service) observeManual(b *kv.Batch, c *repo.Change, skip map[string]bool) error {
 	o := Observation{Kind: ObsManualEdit, Doc: c.Doc, Actor: c.Actor, Version: c.Version.Label, Time: c.Time}
 	for _, ev := range c.Events {
 		if skip[ev.BlockID] || ev.Before == ev.After {
@@ -227,7 +226,7 @@ func (s *Service) observeManual(b *pebble.Batch, c *repo.Change, skip map[string
 // latestSuggestion is the document's most recently created suggestion.
 func (s *Service) latestSuggestion(doc string) (Suggestion, bool, error) {
 	p := suggDocPrefix(doc)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return Suggestion{}, false, err
 	}

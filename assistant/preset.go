@@ -9,7 +9,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/assistant/presets"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -247,7 +246,7 @@ func (v *PresetVersion) check() error {
 	return nil
 }
 
-func (s *Service) loadPreset(r pebble.Reader, id string) (Preset, error) {
+func (s *Service) loadPreset(r kv.Reader, id string) (Preset, error) {
 	var p Preset
 	if !validID(id) {
 		return p, errs.E(errs.NotFound, "preset %q not found", id)
@@ -262,7 +261,7 @@ func (s *Service) loadPreset(r pebble.Reader, id string) (Preset, error) {
 	return p, nil
 }
 
-func (s *Service) loadPresetVersion(r pebble.Reader, id string, n int) (PresetVersion, error) {
+func (s *Service) loadPresetVersion(r kv.Reader, id string, n int) (PresetVersion, error) {
 	var v PresetVersion
 	ok, err := kv.GetRecord(r, presetVerKey(id, n), &v)
 	if err != nil {
@@ -283,7 +282,7 @@ func (s *Service) Presets(ctx context.Context, t PresetType, archived bool) ([]P
 		return nil, errs.E(errs.Invalid, "preset type %q (want writing or editing)", t)
 	}
 	p := kv.TableKey(tablePreset, "")
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}

@@ -292,7 +292,7 @@ func (s *Service) enqueue(ctx context.Context, a Actor, req AssistRequest, instr
 			return err
 		}
 		if req.IdempotencyKey != "" {
-			if err := b.Set(runIdemKey(req.Doc, a.UserID, req.IdempotencyKey), []byte(runID), nil); err != nil {
+			if err := b.Set(runIdemKey(req.Doc, a.UserID, req.IdempotencyKey), []byte(runID)); err != nil {
 				return err
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -199,7 +198,7 @@ type runError struct {
 	err     RunError
 }
 
-func (s *Service) loadRun(r pebble.Reader, id string) (Run, error) {
+func (s *Service) loadRun(r kv.Reader, id string) (Run, error) {
 	var run Run
 	if !validID(id) {
 		return run, errs.E(errs.NotFound, "run %q not found", id)
@@ -218,7 +217,7 @@ func (s *Service) loadRun(r pebble.Reader, id string) (Run, error) {
 // stream's last committed event. Every writer of a run stream holds the
 // run's task lock (task transitions, Complete) or creates the run, so the
 // numbering cannot race.
-func appendRun(b *pebble.Batch, r pebble.Reader, id, typ string, timeMs int64, ev RunEvent) error {
+func appendRun(b *kv.Batch, r kv.Reader, id, typ string, timeMs int64, ev RunEvent) error {
 	last, err := stream.Last(r, streamRun(id))
 	if err != nil {
 		return err
@@ -241,7 +240,7 @@ func runOfTask(t *task.Task) (string, error) {
 // onTransition keeps a run in step with its task: inside every task
 // transition it updates the run's state and counters and appends the
 // run stream's event, in the transition's batch.
-func (s *Service) onTransition(b *pebble.Batch, tr *task.Transition) error {
+func (s *Service) onTransition(b *kv.Batch, tr *task.Transition) error {
 	id, err := runOfTask(&tr.New)
 	if err != nil {
 		return err

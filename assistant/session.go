@@ -6,7 +6,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -126,7 +125,7 @@ func clipRunes(s string, n int) (string, bool) {
 	return s, false
 }
 
-func (s *Service) loadSession(r pebble.Reader, id string) (Session, error) {
+func (s *Service) loadSession(r kv.Reader, id string) (Session, error) {
 	var ss Session
 	if !validID(id) {
 		return ss, errs.E(errs.NotFound, "session %q not found", id)
@@ -143,7 +142,7 @@ func (s *Service) loadSession(r pebble.Reader, id string) (Session, error) {
 
 // ownSession loads session id for a: another user's session is not found,
 // in the same words as a missing one.
-func (s *Service) ownSession(r pebble.Reader, a Actor, id string) (Session, error) {
+func (s *Service) ownSession(r kv.Reader, a Actor, id string) (Session, error) {
 	ss, err := s.loadSession(r, id)
 	if err == nil && ss.CreatorID != a.UserID {
 		return Session{}, errs.E(errs.NotFound, "session %q not found", id)
@@ -166,22 +165,22 @@ func (s *Service) Session(ctx context.Context, a Actor, id string) (Session, err
 
 // putSession writes ss (updated at now) into b, moving its entry in the
 // document's recency index.
-func putSession(b *pebble.Batch, old *Session, ss Session) error {
+func putSession(b *kv.Batch, old *Session, ss Session) error {
 	if old != nil {
-		if err := b.Delete(sessionDocKey(old.Doc, old.CreatorID, old.Updated, old.ID), nil); err != nil {
+		if err := b.Delete(sessionDocKey(old.Doc, old.CreatorID, old.Updated, old.ID)); err != nil {
 			return err
 		}
 	}
-	if err := b.Set(sessionDocKey(ss.Doc, ss.CreatorID, ss.Updated, ss.ID), nil, nil); err != nil {
+	if err := b.Set(sessionDocKey(ss.Doc, ss.CreatorID, ss.Updated, ss.ID), nil); err != nil {
 		return err
 	}
 	return kv.SetRecord(b, sessionKey(ss.ID), ss)
 }
 
 // latestSession returns user's most recently updated session on doc.
-func (s *Service) latestSession(r pebble.Reader, doc, user string) (Session, bool, error) {
+func (s *Service) latestSession(r kv.Reader, doc, user string) (Session, bool, error) {
 	p := sessionDocPrefix(doc, user)
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return Session{}, false, err
 	}
@@ -198,7 +197,7 @@ func (s *Service) latestSession(r pebble.Reader, doc, user string) (Session, boo
 // creates the first one), never moved by a run finishing in another
 // session. A store written before the pointer existed, or a pointer whose
 // session is gone, falls back to the most recently updated session.
-func (s *Service) currentSession(r pebble.Reader, doc, user string) (Session, bool, error) {
+func (s *Service) currentSession(r kv.Reader, doc, user string) (Session, bool, error) {
 	id, err := kv.Get(r, sessionCurKey(doc, user))
 	switch {
 	case err == nil:
@@ -264,7 +263,7 @@ func (s *Service) createSession(doc string, a Actor, title string) (Session, err
 	if err := putSession(b, nil, ss); err != nil {
 		return Session{}, err
 	}
-	if err := b.Set(sessionCurKey(doc, a.UserID), []byte(ss.ID), nil); err != nil {
+	if err := b.Set(sessionCurKey(doc, a.UserID), []byte(ss.ID)); err != nil {
 		return Session{}, err
 	}
 	return ss, s.db.Apply(b, kv.Sync)
@@ -302,7 +301,7 @@ func (s *Service) Sessions(ctx context.Context, a Actor, doc string) ([]Session,
 		return nil, err
 	}
 	p := sessionDocPrefix(doc, a.UserID)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +360,7 @@ func (s *Service) SwitchSession(ctx context.Context, a Actor, doc, id string) (S
 		if err := putSession(b, &old, ss); err != nil {
 			return err
 		}
-		if err := b.Set(sessionCurKey(doc, a.UserID), []byte(ss.ID), nil); err != nil {
+		if err := b.Set(sessionCurKey(doc, a.UserID), []byte(ss.ID)); err != nil {
 			return err
 		}
 		out = ss
@@ -370,7 +369,7 @@ func (s *Service) SwitchSession(ctx context.Context, a Actor, doc, id string) (S
 	return out, repoErr(err)
 }
 
-func (s *Service) loadMessage(r pebble.Reader, session string, seq uint64) (Message, error) {
+func (s *Service) loadMessage(r kv.Reader, session string, seq uint64) (Message, error) {
 	var m Message
 	ok, err := kv.GetRecord(r, messageKey(session, seq), &m)
 	if err != nil {
@@ -400,7 +399,7 @@ func (s *Service) Messages(ctx context.Context, a Actor, session string, after u
 		return nil, err
 	}
 	p := messagePrefix(session)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: messageKey(session, after+1), UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: messageKey(session, after+1), UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}

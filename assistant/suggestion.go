@@ -8,7 +8,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -114,7 +113,7 @@ type SuggestionEvent struct {
 	CarriedFrom string `json:"carriedFrom,omitempty" msgpack:"carriedFrom,omitempty"`
 }
 
-func (s *Service) loadSuggestion(r pebble.Reader, id string) (Suggestion, error) {
+func (s *Service) loadSuggestion(r kv.Reader, id string) (Suggestion, error) {
 	var sg Suggestion
 	if !validID(id) {
 		return sg, errs.E(errs.NotFound, "suggestion %q not found", id)
@@ -148,7 +147,7 @@ func (s *Service) Suggestions(ctx context.Context, a Actor, doc string, status S
 	}
 	limit = min(limit, 200)
 	p := suggDocPrefix(doc)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -267,6 +266,9 @@ type AcceptOptions struct {
 type Accepted struct {
 	Suggestion Suggestion       `json:"suggestion"`
 	Version    repo.VersionInfo `json:"version"`
+	// Repeat is true when the suggestion was accepted before: the answer
+	// is the first accept's, and no version was made now.
+	Repeat bool `json:"-"`
 }
 
 // acceptKey is the idempotency key of accepting a suggestion: a repeated
@@ -346,7 +348,7 @@ func (s *Service) acceptedResult(ctx context.Context, sg Suggestion) (Accepted, 
 	if err != nil {
 		return Accepted{}, repoErr(err)
 	}
-	return Accepted{Suggestion: sg, Version: v}, nil
+	return Accepted{Suggestion: sg, Version: v, Repeat: true}, nil
 }
 
 func conflictedErr(sg Suggestion, cause ...error) error {
@@ -381,7 +383,7 @@ func (s *Service) markConflicted(ctx context.Context, doc, id string, c Conflict
 }
 
 // conflictIn adds sg's move to conflicted to b.
-func (s *Service) conflictIn(b *pebble.Batch, sg *Suggestion, c Conflict, emit func(string, any) error) error {
+func (s *Service) conflictIn(b *kv.Batch, sg *Suggestion, c Conflict, emit func(string, any) error) error {
 	sg.Status, sg.Conflict = StatusConflicted, &c
 	if err := kv.SetRecord(b, suggestionKey(sg.ID), sg); err != nil {
 		return err
@@ -456,7 +458,7 @@ var _ repo.ChangeHook = changeHook{}
 // produced block the author changed. Finding the suggestions costs one
 // index read per changed block (see carry.go), and none for a document
 // known to have no pending suggestion.
-func (h changeHook) DocChanged(b *pebble.Batch, c *repo.Change) error {
+func (h changeHook) DocChanged(b *kv.Batch, c *repo.Change) error {
 	s := h.s
 	emit := c.Emit
 	if c.SuggestionID != "" {
@@ -548,7 +550,7 @@ func byWhat(c *repo.Change) string {
 
 // acceptIn marks the suggestion a CommitChange applies accepted, in its
 // batch. A suggestion that is no longer pending aborts the commit.
-func (s *Service) acceptIn(b *pebble.Batch, c *repo.Change, emit func(string, any) error) error {
+func (s *Service) acceptIn(b *kv.Batch, c *repo.Change, emit func(string, any) error) error {
 	sg, err := s.loadSuggestion(s.db, c.SuggestionID)
 	if err != nil {
 		return err

@@ -235,13 +235,14 @@ func newWorld(tb testing.TB, mods ...func(*worldOptions)) *world {
 		m(&o)
 	}
 	w := &world{tb: tb, dir: o.dir, model: &fakeModel{}, logs: &syncBuffer{}}
+	ko := kv.Options{CacheSize: 4 << 20}
 	if w.dir == "" {
+		// A world of its own runs on the in-memory engine; one given a
+		// data directory (restarts, crashes) on the disk.
 		w.dir = tb.TempDir()
-		if err := repo.Init(w.dir); err != nil {
-			tb.Fatal(err)
-		}
+		ko.Engine = kv.EngineMemory
 	}
-	r, err := repo.Open(w.dir, repo.Options{KV: kv.Options{CacheSize: 4 << 20}})
+	r, err := repo.Open(w.dir, repo.Options{KV: ko})
 	if err != nil {
 		tb.Fatal(err)
 	}

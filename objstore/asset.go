@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/mediatype"
@@ -73,7 +72,7 @@ func CheckAsset(data []byte) error {
 }
 
 // PutAsset adds a to b unless the store has it, and returns its id.
-func (s *Store) PutAsset(b *pebble.Batch, a *Asset) (ID, error) {
+func (s *Store) PutAsset(b *kv.Batch, a *Asset) (ID, error) {
 	if len(a.Data) > MaxAsset {
 		return ID{}, fmt.Errorf("objstore: asset of %d bytes, more than %d", len(a.Data), MaxAsset)
 	}

@@ -151,11 +151,11 @@ func simulateCheckpointsDir(tb testing.TB, n int, dir string) simResult {
 				break
 			}
 			key := kv.Uint64(kv.TableKey("blk", doc, body.Blocks[i].ID), uint64(seq))
-			if err := b.Set(key, entries[i].Content[:8], nil); err != nil {
+			if err := b.Set(key, entries[i].Content[:8]); err != nil {
 				tb.Fatal(err)
 			}
 		}
-		if err := b.Set(kv.TableKey("lbl", doc, v.Label), kv.Uint64(nil, uint64(seq)), nil); err != nil {
+		if err := b.Set(kv.TableKey("lbl", doc, v.Label), kv.Uint64(nil, uint64(seq))); err != nil {
 			tb.Fatal(err)
 		}
 		if err := rs.Update(b, []refs.Update{{Name: "docs/" + doc + "/head", Old: head, New: vid}}, "checkpoint"); err != nil {
@@ -167,10 +167,7 @@ func simulateCheckpointsDir(tb testing.TB, n int, dir string) simResult {
 	if err := db.CompactAll(); err != nil {
 		tb.Fatal(err)
 	}
-	m := db.Metrics()
-	for _, l := range m.Levels {
-		res.TableBytes += l.Size
-	}
+	res.TableBytes = db.TableBytes()
 	res.DiskBytes = db.DiskUsage()
 	if testing.Verbose() {
 		type agg struct{ n, k, v int }

@@ -3,9 +3,7 @@ package objstore
 import (
 	"bytes"
 	"errors"
-	"fmt"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 )
 
@@ -28,13 +26,13 @@ const maxCandidates = 16
 // (a delta chain makes one per link); close releases it.
 type source struct {
 	s  *Store
-	b  *pebble.Batch
+	b  *kv.Batch
 	it *iterHolder
 }
 
-type iterHolder struct{ it *pebble.Iterator }
+type iterHolder struct{ it *kv.Iter }
 
-func newSource(s *Store, b *pebble.Batch) source { return source{s: s, b: b, it: &iterHolder{}} }
+func newSource(s *Store, b *kv.Batch) source { return source{s: s, b: b, it: &iterHolder{}} }
 
 func (src source) close() {
 	if src.it != nil && src.it.it != nil {
@@ -52,11 +50,11 @@ func (src source) get(key []byte) ([]byte, error) {
 		return v, err
 	}
 	var found []byte
-	err = src.scanBatch(func(kind pebble.InternalKeyKind, k, val []byte) {
+	err = src.b.Each(func(op kv.Op, k, val []byte) {
 		if bytes.Equal(k, key) {
 			found = nil
-			if kind == pebble.InternalKeyKindSet {
-				found = val
+			if op == kv.OpSet {
+				found = bytes.Clone(val)
 			}
 		}
 	})
@@ -66,7 +64,7 @@ func (src source) get(key []byte) ([]byte, error) {
 	if found == nil {
 		return nil, kv.ErrNotFound
 	}
-	return bytes.Clone(found), nil
+	return found, nil
 }
 
 // withPrefix returns the ids of stored objects whose id starts with p:
@@ -77,7 +75,7 @@ func (src source) withPrefix(p []byte) ([]ID, error) {
 	if it == nil {
 		all := []byte(kv.PrefixObject)
 		var err error
-		if it, err = src.s.db.NewIter(&pebble.IterOptions{LowerBound: all, UpperBound: kv.PrefixEnd(all)}); err != nil {
+		if it, err = src.s.db.NewIter(&kv.IterOptions{LowerBound: all, UpperBound: kv.PrefixEnd(all)}); err != nil {
 			return nil, err
 		}
 		src.it.it = it
@@ -95,9 +93,9 @@ func (src source) withPrefix(p []byte) ([]ID, error) {
 		return out, nil
 	}
 	inBatch := map[ID]bool{}
-	err := src.scanBatch(func(kind pebble.InternalKeyKind, k, _ []byte) {
+	err := src.b.Each(func(op kv.Op, k, _ []byte) {
 		if len(k) == len(kv.PrefixObject)+len(ID{}) && bytes.HasPrefix(k, lo) {
-			inBatch[ID(k[len(kv.PrefixObject):])] = kind == pebble.InternalKeyKindSet
+			inBatch[ID(k[len(kv.PrefixObject):])] = op == kv.OpSet
 		}
 	})
 	if err != nil {
@@ -109,20 +107,6 @@ func (src source) withPrefix(p []byte) ([]ID, error) {
 		}
 	}
 	return out, nil
-}
-
-func (src source) scanBatch(fn func(kind pebble.InternalKeyKind, k, v []byte)) error {
-	r := src.b.Reader()
-	for {
-		kind, k, v, ok, err := r.Next()
-		if err != nil {
-			return fmt.Errorf("objstore: read batch: %w", err)
-		}
-		if !ok {
-			return nil
-		}
-		fn(kind, k, v)
-	}
 }
 
 func containsID(ids []ID, id ID) bool {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/klauspost/compress/zstd"
@@ -118,7 +117,7 @@ func Key(id ID) []byte {
 // delta interval, and whole otherwise; a transaction put earlier in b is
 // re-stored by reference to the version that names it, when that version
 // is put. Content and anything else is stored whole, zstd when it pays.
-func (s *Store) Put(b *pebble.Batch, k Kind, data []byte) (ID, error) {
+func (s *Store) Put(b *kv.Batch, k Kind, data []byte) (ID, error) {
 	return s.put(b, k, data, nil)
 }
 
@@ -140,7 +139,7 @@ func Encode(k Kind, data []byte) Encoded {
 
 // PutEncoded is Put of an object made by Encode: it adds the object to b
 // unless the store already has it.
-func (s *Store) PutEncoded(b *pebble.Batch, e Encoded) error {
+func (s *Store) PutEncoded(b *kv.Batch, e Encoded) error {
 	if e.kind == KindVersion || e.kind == KindTxn || e.stored == nil {
 		return fmt.Errorf("objstore: PutEncoded of a %s object", e.kind)
 	}
@@ -149,13 +148,13 @@ func (s *Store) PutEncoded(b *pebble.Batch, e Encoded) error {
 	if err != nil || has {
 		return err
 	}
-	return b.Set(Key(e.ID), e.stored, nil)
+	return b.Set(Key(e.ID), e.stored)
 }
 
 // PutVersion encodes v and adds it to b; it returns the version's id. See
 // Put for how it is stored; put v's transaction first, in the same batch,
 // so that it can be stored compactly.
-func (s *Store) PutVersion(b *pebble.Batch, v *Version) (ID, error) {
+func (s *Store) PutVersion(b *kv.Batch, v *Version) (ID, error) {
 	data, _, err := v.Encode()
 	if err != nil {
 		return ID{}, err
@@ -165,7 +164,7 @@ func (s *Store) PutVersion(b *pebble.Batch, v *Version) (ID, error) {
 
 // put is Put; v is the decoded version when k is KindVersion and the
 // caller has it.
-func (s *Store) put(b *pebble.Batch, k Kind, data []byte, v *Version) (ID, error) {
+func (s *Store) put(b *kv.Batch, k Kind, data []byte, v *Version) (ID, error) {
 	id := Sum(k, data)
 	if len(data) > MaxObject {
 		return id, fmt.Errorf("%w: %s %s is %d bytes", ErrTooLarge, k, id.Short(), len(data))
@@ -179,14 +178,14 @@ func (s *Store) put(b *pebble.Batch, k Kind, data []byte, v *Version) (ID, error
 		return id, nil
 	}
 	if k != KindVersion {
-		return id, b.Set(Key(id), EncodeStored(k, data), nil)
+		return id, b.Set(Key(id), EncodeStored(k, data))
 	}
 	s.cache.add(id, bytes.Clone(data))
 	stored, ok := s.encodeDelta(b, data, v)
 	if !ok {
 		stored = EncodeStored(k, data)
 	}
-	if err := b.Set(Key(id), stored, nil); err != nil {
+	if err := b.Set(Key(id), stored); err != nil {
 		return id, err
 	}
 	if v == nil {
@@ -202,7 +201,7 @@ func (s *Store) put(b *pebble.Batch, k Kind, data []byte, v *Version) (ID, error
 }
 
 // PutTxn encodes t and adds it to b; it returns the transaction's id.
-func (s *Store) PutTxn(b *pebble.Batch, t *Txn) (ID, error) {
+func (s *Store) PutTxn(b *kv.Batch, t *Txn) (ID, error) {
 	data, _, err := t.Encode()
 	if err != nil {
 		return ID{}, err
@@ -214,7 +213,7 @@ func (s *Store) PutTxn(b *pebble.Batch, t *Txn) (ID, error) {
 // not nil, is data decoded), or
 // false when it must be stored whole (no parent, parent unavailable, chain
 // at its bound, or a delta that would not be smaller).
-func (s *Store) encodeDelta(b *pebble.Batch, data []byte, v *Version) ([]byte, bool) {
+func (s *Store) encodeDelta(b *kv.Batch, data []byte, v *Version) ([]byte, bool) {
 	if s.interval <= 1 {
 		return nil, false
 	}

@@ -7,7 +7,6 @@ import (
 	"math/rand"
 	"testing"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
@@ -23,7 +22,7 @@ func openDB(tb testing.TB) *kv.DB {
 	return db
 }
 
-func commit(tb testing.TB, db *kv.DB, b *pebble.Batch) {
+func commit(tb testing.TB, db *kv.DB, b *kv.Batch) {
 	tb.Helper()
 	if err := db.Apply(b, kv.NoSync); err != nil {
 		tb.Fatal(err)

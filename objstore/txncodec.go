@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 )
@@ -289,7 +288,7 @@ func (c *compactTxn) expand(v, p *Version) (*Txn, error) {
 // compactTxnInBatch re-stores transaction v.Txn, when b holds it whole, as
 // a reference to version vid (just added to b). Anything unusual (the txn
 // committed earlier, not decodable, not reproducible) leaves it whole.
-func (s *Store) compactTxnInBatch(b *pebble.Batch, vid ID, v *Version) {
+func (s *Store) compactTxnInBatch(b *kv.Batch, vid ID, v *Version) {
 	if v.Txn.IsZero() || b == nil || b.Count() > maxBatchScan {
 		return
 	}
@@ -337,7 +336,7 @@ func (s *Store) compactTxnInBatch(b *pebble.Batch, vid ID, v *Version) {
 	if again, err := kv.Marshal(back); err != nil || !bytes.Equal(again, data) {
 		return
 	}
-	_ = b.Set(key, out, nil)
+	_ = b.Set(key, out)
 }
 
 // rebuildTxn returns the canonical bytes of transaction id stored with

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 )
 
@@ -217,7 +216,7 @@ type StoredInfo struct {
 // may or may not be seen.
 func (s *Store) ForEach(fn func(id ID, info StoredInfo) error) error {
 	p := []byte(kv.PrefixObject)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return err
 	}
@@ -331,7 +330,7 @@ func (s *Store) resolveRef(id ID, codec byte, ref [refLen]byte) (ID, error) {
 // out until b commits (kv.DB.Exclusive): a key written meanwhile inside
 // such a run would be deleted with it, and writers that may add versions
 // on top of ids must not run either.
-func (s *Store) Delete(b *pebble.Batch, ids []ID) error {
+func (s *Store) Delete(b *kv.Batch, ids []ID) error {
 	del := make(map[ID]bool, len(ids))
 	for _, id := range ids {
 		del[id] = true
@@ -393,12 +392,12 @@ func (s *Store) Delete(b *pebble.Batch, ids []ID) error {
 			if j < len(order) {
 				end = Key(order[j])
 			}
-			if err := b.DeleteRange(Key(order[i]), end, nil); err != nil {
+			if err := b.DeleteRange(Key(order[i]), end); err != nil {
 				return err
 			}
 		} else {
 			for k := i; k < j; k++ {
-				if err := b.Delete(Key(order[k]), nil); err != nil {
+				if err := b.Delete(Key(order[k])); err != nil {
 					return err
 				}
 			}

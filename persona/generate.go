@@ -237,7 +237,7 @@ func (s *Service) Generate(ctx context.Context, req GenerateRequest, src Sources
 		return Version{}, err
 	}
 	if req.Key != "" {
-		if err := b.Set(genKey(p.ID, req.Key), []byte(strconv.Itoa(v.Seq)), nil); err != nil {
+		if err := b.Set(genKey(p.ID, req.Key), []byte(strconv.Itoa(v.Seq))); err != nil {
 			return Version{}, err
 		}
 	}

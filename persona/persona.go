@@ -262,7 +262,7 @@ func (s *Service) Create(ctx context.Context, user, name string, sources []strin
 	if err := kv.SetRecord(b, personaKey(p.ID), p); err != nil {
 		return Persona{}, err
 	}
-	if err := b.Set(personaUserKey(user, p.ID), nil, nil); err != nil {
+	if err := b.Set(personaUserKey(user, p.ID), nil); err != nil {
 		return Persona{}, err
 	}
 	if err := s.db.Apply(b, kv.Sync); err != nil {

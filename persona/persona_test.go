@@ -96,19 +96,27 @@ type world struct {
 	svc *Service
 	src *fakeSources
 	dir string
+	fs  kv.FS // the store's in-memory filesystem, kept across reopens
 }
 
 func newWorld(t *testing.T, sw Switches) *world {
 	t.Helper()
 	dir := t.TempDir()
-	w := &world{dir: dir, src: newSources()}
+	w := &world{dir: dir, src: newSources(), fs: kv.NewMemFS()}
 	w.open(t, sw)
 	return w
 }
 
 func (w *world) open(t *testing.T, sw Switches) {
 	t.Helper()
-	db, err := kv.Open(w.dir, kv.Options{Create: true})
+	// A world made by newWorld runs on the in-memory engine (a reopen
+	// finds the store on the world's memory filesystem); one made around a
+	// directory (the crash tests' processes) on the disk.
+	o := kv.Options{Create: true}
+	if w.fs != nil {
+		o = kv.Options{Engine: kv.EngineMemory, FS: w.fs}
+	}
+	db, err := kv.Open(w.dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}

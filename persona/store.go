@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"unicode/utf8"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/persona/index"
@@ -64,7 +63,7 @@ func contentID(prefix, kind string, v any) (string, error) {
 }
 
 // putStyle stages profile p (content-addressed) and returns its id.
-func putStyle(b *pebble.Batch, p style.Profile) (string, error) {
+func putStyle(b *kv.Batch, p style.Profile) (string, error) {
 	id, err := contentID("sp", "style-profile", p)
 	if err != nil {
 		return "", err
@@ -73,7 +72,7 @@ func putStyle(b *pebble.Batch, p style.Profile) (string, error) {
 }
 
 // putLearning stages learning snapshot l; it refuses one without persona.
-func putLearning(b *pebble.Batch, l learning.Snapshot) (string, error) {
+func putLearning(b *kv.Batch, l learning.Snapshot) (string, error) {
 	if l.Persona == "" || l.User == "" {
 		return "", ErrNoPersona
 	}
@@ -97,7 +96,7 @@ type MemoryHead struct {
 // putMemory stages memory snapshot m (head, items, the persona's index
 // of its snapshots and the outbox entry for the search index) and
 // returns its id. It refuses a snapshot without persona.
-func putMemory(db *kv.DB, b *pebble.Batch, m memory.Snapshot) (string, error) {
+func putMemory(db *kv.DB, b *kv.Batch, m memory.Snapshot) (string, error) {
 	if m.Persona == "" || m.User == "" {
 		return "", ErrNoPersona
 	}
@@ -114,7 +113,7 @@ func putMemory(db *kv.DB, b *pebble.Batch, m memory.Snapshot) (string, error) {
 			return "", err
 		}
 	}
-	if err := b.Set(memByPersonaKey(m.Persona, id), nil, nil); err != nil {
+	if err := b.Set(memByPersonaKey(m.Persona, id), nil); err != nil {
 		return "", err
 	}
 	return id, index.Enqueue(db, b, id)
@@ -123,14 +122,14 @@ func putMemory(db *kv.DB, b *pebble.Batch, m memory.Snapshot) (string, error) {
 // memorySource is the index.Source over the memory tables.
 type memorySource struct{}
 
-func (memorySource) Snapshot(r pebble.Reader, id string, fn func(index.Doc) error) (bool, error) {
+func (memorySource) Snapshot(r kv.Reader, id string, fn func(index.Doc) error) (bool, error) {
 	var head MemoryHead
 	ok, err := kv.GetRecord(r, memoryKey(id), &head)
 	if err != nil || !ok {
 		return false, err
 	}
 	p := memItemPrefix(id)
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return false, err
 	}
@@ -156,9 +155,9 @@ func indexDoc(head MemoryHead, it memory.Item) index.Doc {
 	return d
 }
 
-func (memorySource) Snapshots(r pebble.Reader, fn func(string) error) error {
+func (memorySource) Snapshots(r kv.Reader, fn func(string) error) error {
 	p := kv.TableKey(tableMemory)
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/task"
@@ -141,7 +140,7 @@ func (s *Service) StartGenerate(ctx context.Context, user, id string) (Job, erro
 
 // onTransition keeps a job in step with its task, in the transition's
 // batch.
-func (s *Service) onTransition(b *pebble.Batch, tr *task.Transition) error {
+func (s *Service) onTransition(b *kv.Batch, tr *task.Transition) error {
 	id := tr.New.ID.String()
 	var j Job
 	ok, err := kv.GetRecord(s.db, jobKey(id), &j)

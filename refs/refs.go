@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
@@ -61,7 +60,7 @@ func reflogPrefix(name string) []byte {
 
 // Get returns the value of ref name, or ErrNotFound.
 func (s *Store) Get(name string) (objstore.ID, error) {
-	v, err := kv.Get(s.db.DB, Key(name))
+	v, err := kv.Get(s.db, Key(name))
 	if errors.Is(err, kv.ErrNotFound) {
 		return objstore.ID{}, fmt.Errorf("%w: %s", ErrNotFound, name)
 	}
@@ -79,7 +78,7 @@ func (s *Store) Get(name string) (objstore.ID, error) {
 // Update checks every update's Old value, then adds the ref moves and their
 // reflog entries to b and commits b with Sync. On ErrConflict nothing is
 // committed. The caller must not use b afterwards; Update closes it.
-func (s *Store) Update(b *pebble.Batch, ups []Update, msg string) error {
+func (s *Store) Update(b *kv.Batch, ups []Update, msg string) error {
 	defer b.Close()
 	names := make(map[string]bool, len(ups))
 	for _, u := range ups {
@@ -103,10 +102,10 @@ func (s *Store) Update(b *pebble.Batch, ups []Update, msg string) error {
 			return fmt.Errorf("%w: %s is %s, expected %s", ErrConflict, u.Name, cur.Short(), u.Old.Short())
 		}
 		if u.New.IsZero() {
-			if err := b.Delete(Key(u.Name), nil); err != nil {
+			if err := b.Delete(Key(u.Name)); err != nil {
 				return err
 			}
-		} else if err := b.Set(Key(u.Name), u.New[:], nil); err != nil {
+		} else if err := b.Set(Key(u.Name), u.New[:]); err != nil {
 			return err
 		}
 		seq, prevNew, err := s.lastReflog(u.Name)
@@ -121,7 +120,7 @@ func (s *Store) Update(b *pebble.Batch, ups []Update, msg string) error {
 		if err != nil {
 			return err
 		}
-		if err := b.Set(kv.Uint64(reflogPrefix(u.Name), seq+1), e, nil); err != nil {
+		if err := b.Set(kv.Uint64(reflogPrefix(u.Name), seq+1), e); err != nil {
 			return err
 		}
 	}
@@ -156,7 +155,7 @@ func (s *Store) lock(ups []Update) func() {
 // reflog entry (0 and zero when it has none).
 func (s *Store) lastReflog(name string) (uint64, objstore.ID, error) {
 	p := reflogPrefix(name)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return 0, objstore.ID{}, err
 	}
@@ -174,7 +173,7 @@ func (s *Store) lastReflog(name string) (uint64, objstore.ID, error) {
 // Reflog returns ref name's entries, oldest first.
 func (s *Store) Reflog(name string) ([]Entry, error) {
 	p := reflogPrefix(name)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +198,7 @@ func (s *Store) Reflog(name string) ([]Entry, error) {
 // List returns every ref whose name starts with prefix, in name order.
 func (s *Store) List(prefix string) (map[string]objstore.ID, []string, error) {
 	p := Key(prefix)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -223,7 +222,7 @@ func (s *Store) List(prefix string) (map[string]objstore.ID, []string, error) {
 // included, in name order.
 func (s *Store) Names() ([]string, error) {
 	p := []byte(kv.PrefixReflog)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}

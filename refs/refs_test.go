@@ -38,7 +38,7 @@ func TestConcurrentCASOneWinnerPerRound(t *testing.T) {
 				defer wg.Done()
 				b := db.NewBatch()
 				key := kv.TableKey("test", fmt.Sprint(round), fmt.Sprint(w))
-				b.Set(key, []byte("x"), nil) // rides along: must be durable only for the winner
+				b.Set(key, []byte("x")) // rides along: must be durable only for the winner
 				<-start
 				results[w] = rs.Update(b, []refs.Update{{Name: name, Old: head, New: id(fmt.Sprint(round, "/", w))}}, "race")
 			}(w)
@@ -95,7 +95,7 @@ func TestMultiRefBatchIsAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 	batch := db.NewBatch()
-	batch.Set([]byte("t/side/effect"), []byte("1"), nil)
+	batch.Set([]byte("t/side/effect"), []byte("1"))
 	err := rs.Update(batch, []refs.Update{{Name: a, Old: id("a1"), New: id("a2")}, {Name: b, Old: id("stale"), New: id("b2")}}, "move")
 	if !errors.Is(err, refs.ErrConflict) {
 		t.Fatalf("update with one stale ref: %v, want ErrConflict", err)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/vfs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/kv/faultfs"
 	"github.com/foliodev/folio/internal/repo"
@@ -21,7 +20,7 @@ import (
 // save caught in it storage_failed, and FailStop closes every session
 // with 4006, which is not resumable.
 func TestStorageErrorsOnTheWire(t *testing.T) {
-	fs := faultfs.New(vfs.Default)
+	fs := faultfs.NewOS()
 	e, err := synctest.Start(synctest.Options{Repo: repo.Options{KV: kv.Options{FS: fs, MinFree: 64 << 20}}})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/assistant"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
@@ -81,7 +80,7 @@ func article() Input {
 // keys lists every key of the store.
 func keys(t testing.TB, db *kv.DB) []string {
 	t.Helper()
-	it, err := db.NewIter(&pebble.IterOptions{})
+	it, err := db.NewIter(&kv.IterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/server"
@@ -337,7 +336,7 @@ func packImport(c *cli.Context) error {
 // versions record never decide.
 func indexWith(ctx context.Context, r *repo.Repo) pack.Indexer {
 	owner, ownerErr := userID(ctx, r, actor())
-	return func(ctx context.Context, b *pebble.Batch, doc string, head objstore.ID) error {
+	return func(ctx context.Context, b *kv.Batch, doc string, head objstore.ID) error {
 		if ownerErr != nil {
 			return ownerErr
 		}

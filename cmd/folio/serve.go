@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cockroachdb/pebble/vfs"
 	"github.com/foliodev/folio/assistant"
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/config"
@@ -54,7 +53,7 @@ const runnerGrace = time.Second
 
 // storeFS is the filesystem the daemon's store lives on; nil means the
 // operating system's. The daemon tests set it to inject disk faults.
-var storeFS vfs.FS
+var storeFS kv.FS
 
 // storeOptions are the store options of [storage] (docs/config.md).
 func storeOptions(fc *config.Config, log *slog.Logger) kv.Options {

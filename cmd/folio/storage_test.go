@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/vfs"
+	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/kv/faultfs"
 	"github.com/foliodev/folio/internal/server"
 	"github.com/foliodev/folio/syncproto"
@@ -27,8 +27,8 @@ import (
 // syncFailsOnTrigger is the store filesystem of a daemon under test: once
 // the file trigger exists, every write-ahead log sync fails with EIO, as
 // on a disk that died.
-func syncFailsOnTrigger(trigger string) vfs.FS {
-	fs := faultfs.New(vfs.Default)
+func syncFailsOnTrigger(trigger string) kv.FS {
+	fs := faultfs.NewOS()
 	fs.SetRule(func(op faultfs.Op, path string) error {
 		if op == faultfs.OpSync && strings.HasSuffix(path, ".log") {
 			if _, err := os.Stat(trigger); err == nil {

@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 )
@@ -359,7 +358,7 @@ func NewUserID() (string, error) {
 // returns the id of every user by name. Users that have an id keep it, so
 // running it again changes nothing: it is the user half of the owner
 // migration (repo.Repo.MigrateOwners).
-func (s *Store) AssignIDs(ctx context.Context, b *pebble.Batch) (map[string]string, error) {
+func (s *Store) AssignIDs(ctx context.Context, b *kv.Batch) (map[string]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	us, err := s.ListUsers(ctx)
@@ -516,14 +515,14 @@ func (s *Store) DeleteUser(ctx context.Context, name string) ([]Token, error) {
 	}
 	b := s.db.NewBatch()
 	defer b.Close()
-	if err := b.Delete(userKey(name), nil); err != nil {
+	if err := b.Delete(userKey(name)); err != nil {
 		s.mu.Unlock()
 		return nil, err
 	}
 	ids := make([]string, len(toks))
 	for i, t := range toks {
 		ids[i] = t.ID
-		if err := b.Delete(tokenKey(t.ID), nil); err != nil {
+		if err := b.Delete(tokenKey(t.ID)); err != nil {
 			s.mu.Unlock()
 			return nil, err
 		}
@@ -616,7 +615,7 @@ func (s *Store) RevokeToken(ctx context.Context, ref string) (Token, error) {
 	b := s.db.NewBatch()
 	defer b.Close()
 	t.Revoked = s.now().UnixMilli()
-	err = b.Delete(tokenKey(t.ID), nil)
+	err = b.Delete(tokenKey(t.ID))
 	if err == nil {
 		err = put(b, revokedKey(t.ID), t)
 	}
@@ -632,15 +631,15 @@ func (s *Store) RevokeToken(ctx context.Context, ref string) (Token, error) {
 	return t, nil
 }
 
-func put(b *pebble.Batch, key []byte, v any) error {
+func put(b *kv.Batch, key []byte, v any) error {
 	data, err := kv.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return b.Set(key, data, nil)
+	return b.Set(key, data)
 }
 
-func get(r pebble.Reader, key []byte, v any) (bool, error) {
+func get(r kv.Reader, key []byte, v any) (bool, error) {
 	data, err := kv.Get(r, key)
 	if errors.Is(err, kv.ErrNotFound) {
 		return false, nil
@@ -655,7 +654,7 @@ func get(r pebble.Reader, key []byte, v any) (bool, error) {
 }
 
 func scan(ctx context.Context, db *kv.DB, prefix []byte, fn func(v []byte) error) error {
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: kv.PrefixEnd(prefix)})
+	it, err := db.NewIter(&kv.IterOptions{LowerBound: prefix, UpperBound: kv.PrefixEnd(prefix)})
 	if err != nil {
 		return err
 	}

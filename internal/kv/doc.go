@@ -1,4 +1,5 @@
-// Package kv owns Folio's Pebble keyspace and the canonical msgpack codec.
+// Package kv is Folio's storage seam: the engine (Pebble), the keyspace
+// and the canonical msgpack codec.
 //
 // One Pebble database per data directory holds everything. Keys start with
 // a one-letter prefix that says which part of Folio owns them:
@@ -10,11 +11,39 @@
 //	t/<table>/<key>                    tables of mutable records
 //	x/<8-byte seq>                     outbox for the search index
 //
-// Invariants: a multi-key change is one Pebble batch; a change that must
-// survive a crash is applied with DB.Apply(b, Sync) before it is
-// acknowledged (the tests kill a writer with SIGKILL and find every
-// acknowledged batch). Every write goes through DB.Apply (or Set, Delete,
-// Flush, Compact): never commit a pebble.Batch directly. Only one process
+// The storage seam. Nothing outside this package names the engine: the
+// rest of Folio reads and writes through kv types, and this package holds
+// the engine behind them (Options.Engine: EnginePebble on disk, the
+// default; EngineMemory, the same Pebble on an in-memory filesystem, for
+// tests).
+//
+//	DB        the open store; a Reader of the latest committed state
+//	Batch     writes committed atomically: Set, Delete, DeleteRange, then
+//	          Commit(Sync|NoSync) or DB.Apply / DB.ApplyReserved; made by
+//	          NewBatch (write-only) or NewIndexedBatch (also a Reader that
+//	          reads its own writes over the committed state); Lock(names...)
+//	          holds named locks until the batch commits or closes
+//	Snapshot  one frozen state, a Reader, closed by its user
+//	Reader    Get (a copy, or ErrNotFound) and NewIter
+//	Iter      byte-order iteration both ways within [LowerBound, UpperBound)
+//
+// The engine contract, which package kvtest checks on every engine: a
+// batch is all or nothing to every reader; a synced commit that returned
+// nil survives a crash, and no batch is torn by one; scans are in
+// bytes.Compare order; a DeleteRange applies in order with the batch's
+// other writes; Batch.Lock serializes check-then-write sequences, so a
+// compare-and-swap has one winner per expected value. It is what a second
+// engine must keep: on PostgreSQL a batch is one transaction, an indexed
+// batch a transaction that reads its own writes, Batch.Lock a
+// transaction-scoped advisory lock (held across processes), and the event
+// hub's notifications stay wake-ups only (readers read the store).
+//
+// Invariants: a multi-key change is one batch; a change that must
+// survive a crash is committed with Sync before it is acknowledged (the
+// tests kill a writer with SIGKILL and find every acknowledged batch).
+// Every write goes through DB.Apply (Batch.Commit calls it, as do Set,
+// Delete, DeleteRange, Flush and Compact): the engine's own batch is not
+// reachable from outside, so no write bypasses the health gate below. Only one process
 // opens a data directory at a time (Pebble's file lock); Open reports
 // ErrLocked when another process holds it and ErrNotInitialized when the
 // directory has no store (`folio init` makes one).

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/vfs"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -129,7 +128,7 @@ func within[T any](t *testing.T, what string, f func() T) T {
 func put(db *kv.DB, key, value string) error {
 	b := db.NewBatch()
 	defer b.Close()
-	b.Set([]byte(key), []byte(value), nil)
+	b.Set([]byte(key), []byte(value))
 	return db.Apply(b, kv.Sync)
 }
 
@@ -289,7 +288,7 @@ func TestFlushOutOfSpaceRefusesWritesUntilItSucceeds(t *testing.T) {
 		}
 	}
 	fs.SetRule(faultfs.Fail(faultfs.OpWrite, ".sst", syscall.ENOSPC))
-	if _, err := db.DB.AsyncFlush(); err != nil {
+	if err := kv.AsyncFlush(db); err != nil {
 		t.Fatal(err)
 	}
 	book.wait(t, "pebble background error", "no space left on device")
@@ -354,9 +353,9 @@ func TestApplyReservedIsBounded(t *testing.T) {
 	db, fs, _, _ := openFaulty(t, kv.Options{MinFree: 64 << 20})
 	defer db.Close()
 	fs.SetFree(32 << 20)
-	batch := func(key string, n int) *pebble.Batch {
+	batch := func(key string, n int) *kv.Batch {
 		b := db.NewBatch()
-		b.Set([]byte(key), make([]byte, n), nil)
+		b.Set([]byte(key), make([]byte, n))
 		return b
 	}
 	small := batch("t/small", 100)
@@ -395,7 +394,7 @@ func TestApplyReservedIsBounded(t *testing.T) {
 	fs2.SetFree(kv.ReservedFloor)
 	b := db2.NewBatch()
 	defer b.Close()
-	b.Set([]byte("t/floor"), []byte("v"), nil)
+	b.Set([]byte("t/floor"), []byte("v"))
 	if errs.KindOf(db2.ApplyReserved(b, kv.Sync)) != errs.StorageFull {
 		t.Fatal("a reserved write below the floor was committed")
 	}

@@ -47,8 +47,30 @@ const (
 	marker   = "FOLIO"
 )
 
+// The engines Options.Engine selects.
+const (
+	// EnginePebble is Pebble on the data directory's disk: the default,
+	// and the reference every other engine is measured against.
+	EnginePebble = "pebble"
+	// EngineMemory is Pebble on an in-memory filesystem (Options.FS, or a
+	// new one when that is nil): the same engine, code paths and
+	// semantics, without a disk. Nothing survives the process; a store
+	// reopened on the same Options.FS finds what was written before
+	// (synced or not: a memory filesystem loses nothing on Close). The
+	// data directory still names the store in messages and holds the
+	// files kept beside the store (indexes), but no marker is written
+	// and Create is implied. For tests.
+	EngineMemory = "memory"
+)
+
+// NewMemFS returns an empty in-memory filesystem for EngineMemory, to be
+// shared by the opens of one store.
+func NewMemFS() FS { return vfs.NewMem() }
+
 // Options tune Open.
 type Options struct {
+	// Engine is EnginePebble ("" means it) or EngineMemory.
+	Engine string
 	// Create makes the store when the directory has none (folio init).
 	Create bool
 	// ReadOnly opens without taking the write path (still takes the lock).
@@ -71,7 +93,7 @@ type Options struct {
 	MaxStall time.Duration
 	// FS is the filesystem the store lives on; nil means the operating
 	// system's. Tests wrap it to inject faults (package faultfs).
-	FS vfs.FS
+	FS FS
 	// Levels sets the sstable format of each level, L0 first; a shorter
 	// list repeats its last entry for the levels below it, and nil means
 	// DefaultLevels. Benchmarks vary it. The format only decides how new
@@ -83,9 +105,38 @@ type Options struct {
 
 // LevelFormat is how the sstables of one level are written.
 type LevelFormat struct {
-	Compression pebble.Compression
+	Compression Compression
 	BlockSize   int // data block size, bytes
 }
+
+// Compression is the codec of an sstable's blocks.
+type Compression int
+
+// The compressions. DefaultCompression means SnappyCompression.
+const (
+	DefaultCompression Compression = iota
+	NoCompression
+	SnappyCompression
+	ZstdCompression
+)
+
+func (c Compression) pebble() pebble.Compression {
+	switch c {
+	case NoCompression:
+		return pebble.NoCompression
+	case ZstdCompression:
+		return pebble.ZstdCompression
+	}
+	return pebble.SnappyCompression
+}
+
+// String is the compression's name as Pebble records it in a table's
+// properties ("Snappy", "ZSTD", "NoCompression").
+func (c Compression) String() string { return c.pebble().String() }
+
+// FS is the filesystem interface the store is written through (Pebble's
+// vfs.FS): package faultfs wraps it to inject disk faults.
+type FS = vfs.FS
 
 // Defaults of Options.
 const (
@@ -121,7 +172,7 @@ const (
 // Snappy keeps most of zstd's saving in space at about the CPU of no
 // compression; 32 KiB blocks are smaller than 16 KiB ones for the same
 // CPU.
-var DefaultLevels = []LevelFormat{{pebble.SnappyCompression, FastBlockSize}}
+var DefaultLevels = []LevelFormat{{SnappyCompression, FastBlockSize}}
 
 // RestingLevels keeps Snappy on 32 KiB blocks where data is written and
 // rewritten (L0-L5) and puts zstd on 512 KiB blocks where it rests (L6,
@@ -147,13 +198,13 @@ var DefaultLevels = []LevelFormat{{pebble.SnappyCompression, FastBlockSize}}
 // costs 30-55% more CPU per save than DefaultLevels, run side by side on
 // a shared machine, and 128 or 256 KiB blocks at L6 cost about as much.
 var RestingLevels = []LevelFormat{
-	{pebble.SnappyCompression, FastBlockSize},  // L0
-	{pebble.SnappyCompression, FastBlockSize},  // L1
-	{pebble.SnappyCompression, FastBlockSize},  // L2
-	{pebble.SnappyCompression, FastBlockSize},  // L3
-	{pebble.SnappyCompression, FastBlockSize},  // L4
-	{pebble.SnappyCompression, FastBlockSize},  // L5
-	{pebble.ZstdCompression, RestingBlockSize}, // L6
+	{SnappyCompression, FastBlockSize},  // L0
+	{SnappyCompression, FastBlockSize},  // L1
+	{SnappyCompression, FastBlockSize},  // L2
+	{SnappyCompression, FastBlockSize},  // L3
+	{SnappyCompression, FastBlockSize},  // L4
+	{SnappyCompression, FastBlockSize},  // L5
+	{ZstdCompression, RestingBlockSize}, // L6
 }
 
 // levelFormat is the format of level i under levels (nil: DefaultLevels).
@@ -162,8 +213,8 @@ func levelFormat(levels []LevelFormat, i int) LevelFormat {
 		levels = DefaultLevels
 	}
 	f := levels[min(i, len(levels)-1)]
-	if f.Compression == pebble.DefaultCompression {
-		f.Compression = pebble.SnappyCompression
+	if f.Compression == DefaultCompression {
+		f.Compression = SnappyCompression
 	}
 	if f.BlockSize <= 0 {
 		f.BlockSize = FastBlockSize
@@ -177,16 +228,18 @@ func levelFormat(levels []LevelFormat, i int) LevelFormat {
 // they refuse at once when the store has failed (errs.Storage) or the
 // disk is below the reserve (errs.StorageFull), and a write caught in a
 // failure is answered as soon as the store is marked failed instead of
-// waiting on Pebble forever. The embedded *pebble.DB is for reads;
-// writing through it (pebble.Batch.Commit, db.DB.Apply) bypasses all of
-// this and is a bug.
+// waiting on Pebble forever. Batches are kv.Batch values, whose only way
+// to the engine is DB.Apply (Batch.Commit calls it), so no write can
+// bypass the gate. Reads (Get, NewIter, NewSnapshot, an indexed batch)
+// never wait on the gate.
 type DB struct {
-	*pebble.DB
+	p      *pebble.DB
 	dir    string
 	gc     collector
 	h      *health
 	closer io.Closer // stops the disk health checker
 	outbox outboxSeq
+	locks  lockTable
 }
 
 // WriteMode says whether Apply waits for the write-ahead log to be synced.
@@ -215,6 +268,16 @@ func (m WriteMode) options() *pebble.WriteOptions {
 // removes what a failed attempt created as long as the attempt did not
 // install a new manifest.
 func Open(dir string, o Options) (*DB, error) {
+	switch o.Engine {
+	case "", EnginePebble:
+	case EngineMemory:
+		if o.FS == nil {
+			o.FS = vfs.NewMem()
+		}
+		return open(dir, storeDir, o)
+	default:
+		return nil, fmt.Errorf("kv: unknown storage engine %q (the engines are %q and %q)", o.Engine, EnginePebble, EngineMemory)
+	}
 	if _, err := os.Stat(filepath.Join(dir, marker)); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("kv: open %s: %w", dir, err)
@@ -226,11 +289,27 @@ func Open(dir string, o Options) (*DB, error) {
 			return nil, fmt.Errorf("kv: create %s: %w", dir, err)
 		}
 	}
+	db, err := open(dir, filepath.Join(dir, storeDir), o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Create {
+		if err := writeMarker(dir); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	return db, nil
+}
+
+// open opens the Pebble store at path on o.FS; dir is the data directory
+// it belongs to.
+func open(dir, path string, o Options) (*DB, error) {
 	fsys := o.FS
 	if fsys == nil {
 		fsys = vfs.Default
 	}
-	path := filepath.Join(dir, storeDir)
+	mem := o.Engine == EngineMemory
 	h := newHealth(dir, path, fsys, o)
 	if !o.ReadOnly {
 		if err := h.roomToOpen(); err != nil {
@@ -253,7 +332,7 @@ func Open(dir string, o Options) (*DB, error) {
 		L0StopWritesThreshold:       24,
 		LBaseMaxBytes:               64 << 20,
 		Levels:                      make([]pebble.LevelOptions, 7),
-		ErrorIfNotExists:            !o.Create,
+		ErrorIfNotExists:            !o.Create && !mem,
 		ReadOnly:                    o.ReadOnly,
 		Logger:                      pebbleLogger{h},
 		EventListener:               h.listener(),
@@ -265,7 +344,7 @@ func Open(dir string, o Options) (*DB, error) {
 		l.BlockSize = f.BlockSize
 		l.IndexBlockSize = 256 << 10
 		l.FilterPolicy = bloom.FilterPolicy(10)
-		l.Compression = f.Compression
+		l.Compression = f.Compression.pebble()
 		if i > 0 {
 			l.TargetFileSize = 8 << 20
 		}
@@ -290,14 +369,7 @@ func Open(dir string, o Options) (*DB, error) {
 		}
 		return nil, h.openError(err)
 	}
-	kdb := &DB{DB: db, dir: dir, h: h, closer: closer}
-	if o.Create {
-		if err := writeMarker(dir); err != nil {
-			kdb.Close()
-			return nil, err
-		}
-	}
-	return kdb, nil
+	return &DB{p: db, dir: dir, h: h, closer: closer}, nil
 }
 
 func isLockErr(err error) bool {
@@ -357,23 +429,20 @@ func SyncDir(dir string) error {
 // Dir is the data directory.
 func (db *DB) Dir() string { return db.dir }
 
+// Get implements Reader: the latest committed value at key.
+func (db *DB) Get(key []byte) ([]byte, error) { return get(db.p, key) }
+
+// NewIter implements Reader over the latest committed state.
+func (db *DB) NewIter(o *IterOptions) (*Iter, error) { return newIter(db.p, o) }
+
+func (db *DB) pebble() pebble.Reader { return db.p }
+
 // Get returns a copy of the value at key in r, or ErrNotFound.
-func Get(r pebble.Reader, key []byte) ([]byte, error) {
-	v, c, err := r.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := bytes.Clone(v)
-	c.Close()
-	return out, nil
-}
+func Get(r Reader, key []byte) ([]byte, error) { return get(r.pebble(), key) }
 
 // GetRecord decodes the msgpack record at key in r into v; ok is false
 // when there is none. A record that does not decode is corrupt.
-func GetRecord(r pebble.Reader, key []byte, v any) (ok bool, err error) {
+func GetRecord(r Reader, key []byte, v any) (ok bool, err error) {
 	data, err := Get(r, key)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
@@ -388,18 +457,18 @@ func GetRecord(r pebble.Reader, key []byte, v any) (ok bool, err error) {
 }
 
 // SetRecord encodes v as msgpack into b at key.
-func SetRecord(b *pebble.Batch, key []byte, v any) error {
+func SetRecord(b *Batch, key []byte, v any) error {
 	data, err := Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode %q: %w", key, err)
 	}
-	return b.Set(key, data, nil)
+	return b.Set(key, data)
 }
 
 // Keys returns copies of the keys under prefix in r, in order, at most
 // limit of them (0: all).
-func Keys(r pebble.Reader, prefix []byte, limit int) ([][]byte, error) {
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: PrefixEnd(prefix)})
+func Keys(r Reader, prefix []byte, limit int) ([][]byte, error) {
+	it, err := r.NewIter(&IterOptions{LowerBound: prefix, UpperBound: PrefixEnd(prefix)})
 	if err != nil {
 		return nil, err
 	}
@@ -412,8 +481,8 @@ func Keys(r pebble.Reader, prefix []byte, limit int) ([][]byte, error) {
 }
 
 // Has reports whether key exists in r.
-func Has(r pebble.Reader, key []byte) (bool, error) {
-	_, c, err := r.Get(key)
+func Has(r Reader, key []byte) (bool, error) {
+	_, c, err := r.pebble().Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return false, nil
 	}
@@ -517,12 +586,25 @@ func (db *DB) CompactAll() error {
 	return nil
 }
 
+// DiskSpaceUsage is the engine's own estimate of the bytes the store
+// takes on disk, all files included (Pebble's Metrics.DiskSpaceUsage).
+func (db *DB) DiskSpaceUsage() uint64 { return db.p.Metrics().DiskSpaceUsage() }
+
+// TableBytes is the size of the store's sstables, every level's.
+func (db *DB) TableBytes() int64 {
+	var n int64
+	for _, l := range db.p.Metrics().Levels {
+		n += l.Size
+	}
+	return n
+}
+
 // DiskUsage reports the bytes of the store's live files: sstables, the
 // current write-ahead log and the manifest. Pebble also keeps up to three
 // used write-ahead logs for reuse while it runs (bounded by the memtable
 // size); the next Open deletes them.
 func (db *DB) DiskUsage() int64 {
-	m := db.Metrics()
+	m := db.p.Metrics()
 	n := int64(m.WAL.PhysicalSize)
 	for _, l := range m.Levels {
 		n += l.Size

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 )
 
@@ -58,8 +57,8 @@ func childWrite(dir string) {
 	}
 	for i := start; ; i++ {
 		b := db.NewBatch()
-		b.Set(kv.Uint64([]byte("t/crash/n/"), uint64(i)), []byte(strings.Repeat("v", 100+i%500)), nil)
-		b.Set([]byte("t/crash/last"), kv.Uint64(nil, uint64(i)), nil)
+		b.Set(kv.Uint64([]byte("t/crash/n/"), uint64(i)), []byte(strings.Repeat("v", 100+i%500)))
+		b.Set([]byte("t/crash/last"), kv.Uint64(nil, uint64(i)))
 		if err := db.Apply(b, kv.Sync); err != nil {
 			fmt.Println("error:", err)
 			os.Exit(1)
@@ -267,7 +266,7 @@ func TestTableFormatsOpenAndRead(t *testing.T) {
 		levels []kv.LevelFormat
 		bottom string // the written store's bottom-level compression
 	}{
-		{"zstd-64k before", []kv.LevelFormat{{Compression: pebble.ZstdCompression, BlockSize: 64 << 10}}, "ZSTD"},
+		{"zstd-64k before", []kv.LevelFormat{{Compression: kv.ZstdCompression, BlockSize: 64 << 10}}, "ZSTD"},
 		{"resting", kv.RestingLevels, "ZSTD"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -294,13 +293,9 @@ func TestTableFormatsOpenAndRead(t *testing.T) {
 			}
 			compressions := func(level int) map[string]bool {
 				t.Helper()
-				tables, err := db.SSTables(pebble.WithProperties())
+				out, err := kv.TableCompressions(db, level)
 				if err != nil {
 					t.Fatal(err)
-				}
-				out := map[string]bool{}
-				for _, ti := range tables[level] {
-					out[ti.Properties.CompressionName] = true
 				}
 				return out
 			}

@@ -3,8 +3,6 @@ package kv
 import (
 	"fmt"
 	"sync"
-
-	"github.com/cockroachdb/pebble"
 )
 
 // outboxSeq allocates outbox sequence numbers: one per process, shared by
@@ -26,7 +24,7 @@ func (db *DB) OutboxKey() ([]byte, error) {
 	defer s.mu.Unlock()
 	if !s.loaded {
 		p := []byte(PrefixOutbox)
-		it, err := db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: PrefixEnd(p)})
+		it, err := db.NewIter(&IterOptions{LowerBound: p, UpperBound: PrefixEnd(p)})
 		if err != nil {
 			return nil, fmt.Errorf("kv: outbox: %w", err)
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/errs"
 )
 
@@ -18,20 +17,21 @@ import (
 // space is freed); an errs.Storage error when the store has failed, or
 // fails while b is being committed (b is not acknowledged, though it may
 // turn out to be durable after the restart).
-func (db *DB) Apply(b *pebble.Batch, m WriteMode) error {
+func (db *DB) Apply(b *Batch, m WriteMode) error {
+	defer b.release()
 	if err := db.h.writable(); err != nil {
 		return err
 	}
 	// Pebble commits a copy: a commit caught in a failure may still be
 	// running inside Pebble after Apply has answered, and must not share
 	// a batch the caller is about to close and Pebble to recycle.
-	c := db.DB.NewBatch()
-	if err := c.SetRepr(bytes.Clone(b.Repr())); err != nil {
+	c := db.p.NewBatch()
+	if err := c.SetRepr(bytes.Clone(b.b.Repr())); err != nil {
 		c.Close()
 		return fmt.Errorf("kv: apply: %w", err)
 	}
 	err := db.h.do(func() error {
-		err := db.DB.Apply(c, m.options())
+		err := db.p.Apply(c, m.options())
 		c.Close()
 		return err
 	})
@@ -56,7 +56,8 @@ func (db *DB) Apply(b *pebble.Batch, m WriteMode) error {
 // Errors: those of Apply; an errs.StorageFull error (nothing written) when
 // b is over the bounds or the disk is below the floor — the caller then
 // waits until Writable is nil, and says so.
-func (db *DB) ApplyReserved(b *pebble.Batch, m WriteMode) error {
+func (db *DB) ApplyReserved(b *Batch, m WriteMode) error {
+	defer b.release()
 	err := db.h.writable()
 	if err == nil {
 		return db.Apply(b, m)
@@ -64,7 +65,7 @@ func (db *DB) ApplyReserved(b *pebble.Batch, m WriteMode) error {
 	if !errors.Is(err, errs.StorageFull) || db.h.noSpace.Load() != nil {
 		return err // failed, or a flush already ran out of space
 	}
-	n := int64(len(b.Repr()))
+	n := int64(len(b.b.Repr()))
 	if n > MaxReservedWrite {
 		return err
 	}
@@ -76,14 +77,14 @@ func (db *DB) ApplyReserved(b *pebble.Batch, m WriteMode) error {
 		db.h.reserved.Add(-n)
 		return err
 	}
-	c := db.DB.NewBatch()
-	if err := c.SetRepr(bytes.Clone(b.Repr())); err != nil {
+	c := db.p.NewBatch()
+	if err := c.SetRepr(bytes.Clone(b.b.Repr())); err != nil {
 		c.Close()
 		db.h.reserved.Add(-n)
 		return fmt.Errorf("kv: apply: %w", err)
 	}
 	return db.h.do(func() error {
-		err := db.DB.Apply(c, m.options())
+		err := db.p.Apply(c, m.options())
 		c.Close()
 		return err
 	})
@@ -108,9 +109,9 @@ func BelowReserve(err error) bool { return errors.Is(err, errs.StorageFull) }
 
 // Set writes one key (see Apply).
 func (db *DB) Set(key, value []byte, m WriteMode) error {
-	b := db.DB.NewBatch()
+	b := db.NewBatch()
 	defer b.Close()
-	if err := b.Set(key, value, nil); err != nil {
+	if err := b.Set(key, value); err != nil {
 		return err
 	}
 	return db.Apply(b, m)
@@ -118,9 +119,9 @@ func (db *DB) Set(key, value []byte, m WriteMode) error {
 
 // Delete removes one key (see Apply).
 func (db *DB) Delete(key []byte, m WriteMode) error {
-	b := db.DB.NewBatch()
+	b := db.NewBatch()
 	defer b.Close()
-	if err := b.Delete(key, nil); err != nil {
+	if err := b.Delete(key); err != nil {
 		return err
 	}
 	return db.Apply(b, m)
@@ -128,9 +129,9 @@ func (db *DB) Delete(key []byte, m WriteMode) error {
 
 // DeleteRange removes the keys in [start, end) (see Apply).
 func (db *DB) DeleteRange(start, end []byte, m WriteMode) error {
-	b := db.DB.NewBatch()
+	b := db.NewBatch()
 	defer b.Close()
-	if err := b.DeleteRange(start, end, nil); err != nil {
+	if err := b.DeleteRange(start, end); err != nil {
 		return err
 	}
 	return db.Apply(b, m)
@@ -143,7 +144,7 @@ func (db *DB) Flush() error {
 	if err := db.h.writable(); err != nil {
 		return err
 	}
-	return db.h.do(db.DB.Flush)
+	return db.h.do(db.p.Flush)
 }
 
 // Compact compacts the keys in [start, end) (see pebble.DB.Compact); it
@@ -152,7 +153,7 @@ func (db *DB) Compact(start, end []byte, parallelize bool) error {
 	if err := db.h.writable(); err != nil {
 		return err
 	}
-	return db.h.do(func() error { return db.DB.Compact(start, end, parallelize) })
+	return db.h.do(func() error { return db.p.Compact(start, end, parallelize) })
 }
 
 // Close closes the store. After a failure it returns the failure and
@@ -163,7 +164,7 @@ func (db *DB) Close() error {
 	if err := db.h.failure(); err != nil {
 		return err
 	}
-	err := db.h.do(db.DB.Close)
+	err := db.h.do(db.p.Close)
 	if db.closer != nil {
 		db.closer.Close()
 	}

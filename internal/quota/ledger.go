@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 )
 
@@ -66,7 +65,7 @@ type Ledger struct {
 	now func() time.Time
 
 	// commit commits a batch BookSafe built; a seam for fault tests.
-	commit func(*pebble.Batch) error
+	commit func(*kv.Batch) error
 
 	failures atomic.Int64
 	mu       sync.Mutex       // guards failed, and the read-modify-write of cache-hit counts
@@ -90,7 +89,7 @@ func NewLedger(db *kv.DB, o LedgerOptions) *Ledger {
 	if l.now == nil {
 		l.now = time.Now
 	}
-	l.commit = func(b *pebble.Batch) error { return l.db.Apply(b, kv.Sync) }
+	l.commit = func(b *kv.Batch) error { return l.db.Apply(b, kv.Sync) }
 	return l
 }
 
@@ -98,7 +97,7 @@ func NewLedger(db *kv.DB, o LedgerOptions) *Ledger {
 // An event whose id is already booked (in the committed store) is skipped
 // and nil returned, so a retried task that books again books once. It
 // returns an error wrapping ErrBadEvent for an incomplete event.
-func (l *Ledger) BookInBatch(b *pebble.Batch, ev Event) error {
+func (l *Ledger) BookInBatch(b *kv.Batch, ev Event) error {
 	if err := ev.check(); err != nil {
 		return err
 	}
@@ -118,10 +117,10 @@ func (l *Ledger) BookInBatch(b *pebble.Batch, ev Event) error {
 		return err
 	}
 	day := dayOf(ev.Time)
-	if err := b.Set(eventKey(day, ev.ID), v, nil); err != nil {
+	if err := b.Set(eventKey(day, ev.ID), v); err != nil {
 		return err
 	}
-	return b.Set(idKey(ev.ID), []byte(day), nil)
+	return b.Set(idKey(ev.ID), []byte(day))
 }
 
 // Book books ev in a batch of its own, committed with Sync. A duplicate id
@@ -280,7 +279,7 @@ func (l *Ledger) Report(days int) (*Report, error) {
 			d.Categories[c] = Totals{}
 		}
 		p := kv.TableKey("usage", date, "")
-		it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+		it, err := l.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 		if err != nil {
 			return nil, err
 		}

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 )
 
@@ -203,7 +202,7 @@ func TestBookingDedup(t *testing.T) {
 
 	for i := 0; i < 2; i++ { // the retried task books again in its own batch
 		b := db.NewBatch()
-		b.Set([]byte("t/test/business"), []byte{byte(i)}, nil)
+		b.Set([]byte("t/test/business"), []byte{byte(i)})
 		if err := led.BookInBatch(b, ev); err != nil {
 			t.Fatal(err)
 		}
@@ -242,7 +241,7 @@ func TestSafeBookingFailure(t *testing.T) {
 	if !led.BookSafe(ok) {
 		t.Fatal("healthy booking failed")
 	}
-	led.commit = func(*pebble.Batch) error { return errors.New("injected: disk full") }
+	led.commit = func(*kv.Batch) error { return errors.New("injected: disk full") }
 	bad := ok
 	bad.ID = "b"
 	if led.BookSafe(bad) {

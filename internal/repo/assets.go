@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -84,7 +83,7 @@ func (r *Repo) PutAsset(ctx context.Context, data []byte, name, user string) (As
 		return AssetInfo{}, err
 	}
 	if user != "" {
-		if err := b.Set(assetAccessKey(id, user), nil, nil); err != nil {
+		if err := b.Set(assetAccessKey(id, user), nil); err != nil {
 			return AssetInfo{}, err
 		}
 	}
@@ -208,7 +207,7 @@ func (r *Repo) noteAssets(owner string, blk *flowdoc.Block) error {
 // asset the given content objects reference (a document's history came
 // in through a pack import or changed owner: its owner reads what it
 // shows).
-func (r *Repo) grantAssets(b *pebble.Batch, owner string, contents map[objstore.ID]bool) error {
+func (r *Repo) grantAssets(b *kv.Batch, owner string, contents map[objstore.ID]bool) error {
 	if owner == "" {
 		return nil
 	}
@@ -222,7 +221,7 @@ func (r *Repo) grantAssets(b *pebble.Batch, owner string, contents map[objstore.
 			return err
 		}
 		for _, id := range ids {
-			if err := b.Set(assetAccessKey(id, owner), nil, nil); err != nil {
+			if err := b.Set(assetAccessKey(id, owner), nil); err != nil {
 				return err
 			}
 		}
@@ -232,10 +231,10 @@ func (r *Repo) grantAssets(b *pebble.Batch, owner string, contents map[objstore.
 
 // grantDocAssets is grantAssets for every content document doc's
 // history (its block-revision index) and draft name.
-func (r *Repo) grantDocAssets(b *pebble.Batch, doc, owner string) error {
+func (r *Repo) grantDocAssets(b *kv.Batch, doc, owner string) error {
 	contents := map[objstore.ID]bool{}
 	p := append(kv.TableKey("bidx", doc), 0)
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return err
 	}
@@ -249,7 +248,7 @@ func (r *Repo) grantDocAssets(b *pebble.Batch, doc, owner string) error {
 	if err := it.Close(); err != nil {
 		return err
 	}
-	dr, err := readDraft(r.db.DB, doc) // not loadDraft, which takes it from the writers' cache
+	dr, err := readDraft(r.db, doc) // not loadDraft, which takes it from the writers' cache
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
@@ -264,7 +263,7 @@ func (r *Repo) grantDocAssets(b *pebble.Batch, doc, owner string) error {
 // recentAssets lists the assets uploaded after cutoff (gc keeps them).
 func (r *Repo) recentAssets(ctx context.Context, cutoff time.Time) ([]objstore.ID, error) {
 	p := kv.TableKey("asset")
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -291,12 +290,12 @@ func (r *Repo) recentAssets(ctx context.Context, cutoff time.Time) ([]objstore.I
 
 // deleteAssetRecords adds to b the deletion of the records of assets gc
 // removes.
-func deleteAssetRecords(b *pebble.Batch, id objstore.ID) error {
-	if err := b.Delete(assetKey(id), nil); err != nil {
+func deleteAssetRecords(b *kv.Batch, id objstore.ID) error {
+	if err := b.Delete(assetKey(id)); err != nil {
 		return err
 	}
 	p := kv.TableKey("assetacc", id.String(), "")
-	return b.DeleteRange(p, kv.PrefixEnd(p), nil)
+	return b.DeleteRange(p, kv.PrefixEnd(p))
 }
 
 // ListAssets returns the ids of every asset the store holds, whatever
@@ -304,7 +303,7 @@ func deleteAssetRecords(b *pebble.Batch, id objstore.ID) error {
 // a pull sends no asset it holds. It reads every object's kind byte.
 func (r *Repo) ListAssets(ctx context.Context) ([]objstore.ID, error) {
 	p := []byte(kv.PrefixObject)
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}

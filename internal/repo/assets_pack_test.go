@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
 	"github.com/foliodev/folio/objstore/pack"
 )
@@ -28,7 +28,7 @@ func docWithAsset(t *testing.T, r *Repo, seed uint8) (string, AssetInfo) {
 }
 
 func indexer(r *Repo, owner string) pack.Indexer {
-	return func(ctx context.Context, b *pebble.Batch, doc string, head objstore.ID) error {
+	return func(ctx context.Context, b *kv.Batch, doc string, head objstore.ID) error {
 		return r.IndexInto(ctx, b, doc, head, owner)
 	}
 }

@@ -211,7 +211,7 @@ func TestFsckFindsDamagedAsset(t *testing.T) {
 	v = bytes.Clone(v)
 	v[len(v)-20] ^= 0xff
 	b := r.db.NewBatch()
-	b.Set(objstore.Key(info.Hash), v, nil)
+	b.Set(objstore.Key(info.Hash), v)
 	if err := r.db.Apply(b, kv.Sync); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestFsckFindsDamagedAsset(t *testing.T) {
 	}
 	// Removed entirely: the content naming it dangles.
 	b = r.db.NewBatch()
-	b.Delete(objstore.Key(info.Hash), nil)
+	b.Delete(objstore.Key(info.Hash))
 	if err := r.db.Apply(b, kv.Sync); err != nil {
 		t.Fatal(err)
 	}

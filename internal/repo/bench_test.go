@@ -6,10 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble"
+	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/stream"
-
 	"github.com/foliodev/folio/objstore"
 )
 
@@ -199,7 +198,7 @@ func BenchmarkSaveBlock1000(b *testing.B) { benchSaveBlock(b, 1000) }
 //
 //	go test ./internal/repo -run '^$' -bench TableOptions -benchtime 3000x
 func BenchmarkTableOptions(b *testing.B) {
-	every := func(c pebble.Compression, block int) []kv.LevelFormat {
+	every := func(c kv.Compression, block int) []kv.LevelFormat {
 		return []kv.LevelFormat{{Compression: c, BlockSize: block}}
 	}
 	for _, tc := range []struct {
@@ -208,12 +207,12 @@ func BenchmarkTableOptions(b *testing.B) {
 	}{
 		{"default", nil},              // kv.DefaultLevels: snappy 32 KiB at every level
 		{"resting", kv.RestingLevels}, // snappy 32 KiB above, zstd 512 KiB at the bottom
-		{"zstd-64k", every(pebble.ZstdCompression, 64<<10)},
-		{"zstd-16k", every(pebble.ZstdCompression, 16<<10)},
-		{"snappy-32k", every(pebble.SnappyCompression, 32<<10)},
-		{"snappy-16k", every(pebble.SnappyCompression, 16<<10)},
-		{"snappy-4k", every(pebble.SnappyCompression, 4<<10)},
-		{"none-16k", every(pebble.NoCompression, 16<<10)},
+		{"zstd-64k", every(kv.ZstdCompression, 64<<10)},
+		{"zstd-16k", every(kv.ZstdCompression, 16<<10)},
+		{"snappy-32k", every(kv.SnappyCompression, 32<<10)},
+		{"snappy-16k", every(kv.SnappyCompression, 16<<10)},
+		{"snappy-4k", every(kv.SnappyCompression, 4<<10)},
+		{"none-16k", every(kv.NoCompression, 16<<10)},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			dir := b.TempDir()
@@ -252,8 +251,8 @@ func BenchmarkTableOptions(b *testing.B) {
 					}
 				}
 				other := ids[(i*7)%docs]
-				last, _ := stream.Last(r.db.DB, Stream(other))
-				if _, err := stream.Read(r.db.DB, Stream(other), max(last, 16)-16, 16); err != nil {
+				last, _ := stream.Last(r.db, Stream(other))
+				if _, err := stream.Read(r.db, Stream(other), max(last, 16)-16, 16); err != nil {
 					b.Fatal(err)
 				}
 				if i%10 == 0 {
@@ -272,7 +271,43 @@ func BenchmarkTableOptions(b *testing.B) {
 			if err := r.db.Flush(); err != nil {
 				b.Fatal(err)
 			}
-			b.ReportMetric(float64(r.db.Metrics().DiskSpaceUsage())/(1<<20), "store-MiB")
+			b.ReportMetric(float64(r.db.DiskSpaceUsage())/(1<<20), "store-MiB")
 		})
 	}
 }
+
+// benchAccept accepts a one-block suggestion (replace_block, carried by
+// CommitChange like the assistant's accept) on an article of n blocks:
+// an accept should cost what its change costs, not what the article does,
+// so 1000 should be close to 50.
+//
+//	go test ./internal/repo -run '^$' -bench 'AcceptBlock' -count 6
+func benchAccept(b *testing.B, n int) {
+	r := newRepo(b)
+	doc := create(b, r, n)
+	d, err := r.Draft(ctx, doc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	base, fp := d.HeadID, d.Fingerprint
+	hashes := map[string]objstore.ID{}
+	for _, blk := range d.Body.Blocks {
+		hashes[blk.ID] = objstore.ID(flowdoc.ContentHash(blk))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id := fmt.Sprintf("b%d", (i*37)%n)
+		blk := para(id, fmt.Sprintf("the suggestion's rewording %d of a paragraph of about the usual length", i))
+		v, err := r.CommitChange(ctx, ChangeParams{Doc: doc, Actor: "ana", Kind: objstore.KindAcceptSuggestion,
+			BaseVersion: base, BaseFingerprint: fp, TargetBlocks: map[string]objstore.ID{id: hashes[id]},
+			Ops: []flowdoc.Op{{Op: flowdoc.ReplaceBlock, BlockID: id, Block: &blk}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		base, fp, hashes[id] = v.Hash, v.Fingerprint, objstore.ID(flowdoc.ContentHash(blk))
+	}
+}
+
+func BenchmarkAcceptBlock50(b *testing.B)   { benchAccept(b, 50) }
+func BenchmarkAcceptBlock1000(b *testing.B) { benchAccept(b, 1000) }

@@ -14,11 +14,8 @@ func newClockRepo(t testing.TB, o Options) (*Repo, *FakeClock) {
 	t.Helper()
 	clock := NewFakeClock(epoch)
 	o.Clock = clock
-	dir := t.TempDir()
-	if err := Init(dir); err != nil {
-		t.Fatal(err)
-	}
-	r, err := Open(dir, o)
+	o.KV = memoryKV
+	r, err := Open(t.TempDir(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -61,14 +60,14 @@ type events struct {
 // lock. The stream's head comes from the hub's tail when it has one (the
 // lock's previous holder published it), else from the store.
 func (r *Repo) events(doc string) (*events, error) {
-	last, err := r.hub.Last(r.db.DB, Stream(doc))
+	last, err := r.hub.Last(r.db, Stream(doc))
 	if err != nil {
 		return nil, err
 	}
 	return &events{doc: doc, next: last + 1, keep: r.keep}, nil
 }
 
-func (e *events) add(b *pebble.Batch, typ string, timeMs int64, data any) error {
+func (e *events) add(b *kv.Batch, typ string, timeMs int64, data any) error {
 	ev, err := stream.AppendEvent(b, Stream(e.doc), e.next, typ, timeMs, data)
 	if err != nil {
 		return err
@@ -116,7 +115,7 @@ type versionSpec struct {
 // version.created event to b, then commits b (synced) through a
 // compare-and-swap of the head ref. dr is the draft after the change; it
 // is marked sealed and written. b is closed on return.
-func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebble.Batch, ev *events) (VersionInfo, error) {
+func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *kv.Batch, ev *events) (VersionInfo, error) {
 	d := *dr0
 	now := r.now().UnixMilli()
 	if spec.fp.IsZero() {
@@ -170,9 +169,9 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 	for _, e := range txnEvents {
 		switch e.Op {
 		case objstore.EventAdd, objstore.EventModify, objstore.EventRestore:
-			err = b.Set(bidxKey(d.ID, e.BlockID, v.Seq), e.After[:], nil)
+			err = b.Set(bidxKey(d.ID, e.BlockID, v.Seq), e.After[:])
 		case objstore.EventDelete:
-			err = b.Set(bidxKey(d.ID, e.BlockID, v.Seq), nil, nil)
+			err = b.Set(bidxKey(d.ID, e.BlockID, v.Seq), nil)
 		}
 		if err != nil {
 			b.Close()
@@ -186,12 +185,12 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 		b.Close()
 		return VersionInfo{}, err
 	}
-	if err := b.Set(vlabelKey(d.ID, label), kv.Uint64(nil, v.Seq), nil); err != nil {
+	if err := b.Set(vlabelKey(d.ID, label), kv.Uint64(nil, v.Seq)); err != nil {
 		b.Close()
 		return VersionInfo{}, err
 	}
 	if spec.idemKey != "" {
-		if err := b.Set(idemKey(d.ID, spec.idemKey), vid[:], nil); err != nil {
+		if err := b.Set(idemKey(d.ID, spec.idemKey), vid[:]); err != nil {
 			b.Close()
 			return VersionInfo{}, err
 		}
@@ -398,7 +397,7 @@ func (r *Repo) CreateDoc(ctx context.Context, p CreateParams) (VersionInfo, erro
 		return VersionInfo{}, err
 	}
 	defer release()
-	if ok, err := kv.Has(r.db.DB, docKey(p.ID)); err != nil {
+	if ok, err := kv.Has(r.db, docKey(p.ID)); err != nil {
 		return VersionInfo{}, err
 	} else if ok {
 		return VersionInfo{}, errs.E(errs.Conflict, "document %s already exists; choose another id, or none for a generated one", p.ID)
@@ -530,7 +529,7 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 		return VersionInfo{}, err
 	}
 	if p.IdempotencyKey != "" {
-		if v, err := kv.Get(r.db.DB, idemKey(p.Doc, p.IdempotencyKey)); err == nil {
+		if v, err := kv.Get(r.db, idemKey(p.Doc, p.IdempotencyKey)); err == nil {
 			var id objstore.ID
 			copy(id[:], v)
 			return r.infoByHash(p.Doc, id)
@@ -607,9 +606,71 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	if p.Kind == objstore.KindImport {
 		major = true
 	}
-	return r.commitBody(p.Doc, d, dr, next, dr.Attrs, versionSpec{kind: p.Kind, actor: p.Actor,
+	spec := versionSpec{kind: p.Kind, actor: p.Actor,
 		message: p.Message, major: major, idemKey: p.IdempotencyKey, suggestionID: p.SuggestionID,
-		baseFP: p.BaseFingerprint, origBase: origBase, origBaseFP: origFP})
+		baseFP: p.BaseFingerprint, origBase: origBase, origBaseFP: origFP}
+	if major {
+		return r.commitBody(p.Doc, d, dr, next, dr.Attrs, spec)
+	}
+	return r.commitSlots(p.Doc, d, dr, slotsOfChange(dr, next, touchedBy(p.Ops)), dr.Attrs, spec)
+}
+
+// touchedBy returns the ids of the blocks ops name (targets, anchors, the
+// blocks they bring); with a replace_document it returns nil: every
+// block may change.
+func touchedBy(ops []flowdoc.Op) map[string]bool {
+	t := map[string]bool{}
+	for _, op := range ops {
+		if op.Op == flowdoc.ReplaceDocument {
+			return nil
+		}
+		t[op.BlockID] = true
+		if op.Block != nil {
+			t[op.Block.ID] = true
+		}
+		for _, b := range op.Blocks {
+			t[b.ID] = true
+		}
+	}
+	return t
+}
+
+// slotsOfChange makes slots for the body a change produced, encoding
+// only the blocks it may have changed: a top-level block of the draft
+// that no operation names, by its id or the id of a block nested in it,
+// is the same block (an operation changes only what it names), so it
+// keeps its draft state and content id without being encoded or hashed
+// again; an accept costs what it changes, not the article's size. With
+// touched nil every block is encoded, as slotsAgainst does.
+func slotsOfChange(dr *draftRec, body flowdoc.Document, touched map[string]bool) []slot {
+	old := make(map[string]int, len(dr.Blocks))
+	for i, b := range dr.Blocks {
+		old[b.ID] = i
+	}
+	out := make([]slot, len(body.Blocks))
+	for i, blk := range body.Blocks {
+		out[i].ID = blk.ID
+		j, ok := old[blk.ID]
+		var ob draftBlock
+		if ok {
+			ob = dr.Blocks[j]
+			out[i].draftBlock, out[i].prev = ob, ob.Content
+		}
+		if ok && touched != nil && !touched[blk.ID] && !anyTouched(ob.Nested, touched) {
+			continue // unchanged: Block stays nil, the draft entry as it is
+		}
+		out[i].give(encodeBlock(blk))
+	}
+	return out
+}
+
+func anyTouched(ids []string, touched map[string]bool) bool {
+	for _, id := range ids {
+		if touched[id] {
+			return true
+		}
+	}
+	return false
 }
 
 func draftEntries(dr *draftRec) []objstore.BlockEntry {
@@ -624,8 +685,12 @@ func draftEntries(dr *draftRec) []objstore.BlockEntry {
 // the draft advances one seq (changed blocks take it), a draft.updated
 // event tells editors, and writeVersion seals.
 func (r *Repo) commitBody(doc string, d *docRec, dr *draftRec, body flowdoc.Document, attrs flowdoc.Attributes, spec versionSpec) (VersionInfo, error) {
+	return r.commitSlots(doc, d, dr, slotsAgainst(dr, encodeBody(body)), attrs, spec)
+}
+
+// commitSlots is commitBody of a body already made into slots.
+func (r *Repo) commitSlots(doc string, d *docRec, dr *draftRec, slots []slot, attrs flowdoc.Attributes, spec versionSpec) (VersionInfo, error) {
 	b := r.db.NewBatch()
-	slots := slotsAgainst(dr, encodeBody(body))
 	entries, err := r.putSlots(b, d.Owner, slots)
 	if err != nil {
 		b.Close()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/refs"
@@ -79,7 +77,9 @@ func (r *Repo) setDeleted(ctx context.Context, doc, actor string, deleted bool) 
 	if err != nil {
 		return DeletedDoc{}, err
 	}
-	out.DocInfo = docInfo(d, dr)
+	if out.DocInfo, err = r.docInfo(d, dr); err != nil {
+		return DeletedDoc{}, err
+	}
 	return out, nil
 }
 
@@ -95,7 +95,11 @@ func (r *Repo) ListDeleted(ctx context.Context, owner string) ([]DeletedDoc, err
 		if err != nil {
 			return err
 		}
-		out = append(out, DeletedDoc{DocInfo: docInfo(d, dr), Deleted: time.UnixMilli(d.Deleted).UTC(), DeletedBy: d.DeletedBy})
+		info, err := r.docInfo(d, dr)
+		if err != nil {
+			return err
+		}
+		out = append(out, DeletedDoc{DocInfo: info, Deleted: time.UnixMilli(d.Deleted).UTC(), DeletedBy: d.DeletedBy})
 		return nil
 	})
 	return out, err
@@ -105,7 +109,7 @@ func (r *Repo) ListDeleted(ctx context.Context, owner string) ([]DeletedDoc, err
 // id order.
 func (r *Repo) eachDoc(ctx context.Context, fn func(*docRec) error) error {
 	p := kv.TableKey("doc")
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return err
 	}
@@ -174,22 +178,22 @@ func (r *Repo) purgeDoc(ctx context.Context, doc string, cutoff int64, dryRun bo
 	b := r.db.NewBatch()
 	defer b.Close()
 	for _, k := range [][]byte{docKey(doc), draftKey(doc)} {
-		if err := b.Delete(k, nil); err != nil {
+		if err := b.Delete(k); err != nil {
 			return nil, err
 		}
 	}
 	for _, table := range []string{"dblk", "dtomb", "vlog", "vlabel", "bidx", "idem"} {
 		p := append(kv.TableKey(table, doc), 0)
-		if err := b.DeleteRange(p, kv.PrefixEnd(p), nil); err != nil {
+		if err := b.DeleteRange(p, kv.PrefixEnd(p)); err != nil {
 			return nil, err
 		}
 	}
 	for _, n := range names {
-		if err := b.Delete(refs.Key(n), nil); err != nil {
+		if err := b.Delete(refs.Key(n)); err != nil {
 			return nil, err
 		}
 		p := append(append([]byte(kv.PrefixReflog), n...), 0)
-		if err := b.DeleteRange(p, kv.PrefixEnd(p), nil); err != nil {
+		if err := b.DeleteRange(p, kv.PrefixEnd(p)); err != nil {
 			return nil, err
 		}
 	}

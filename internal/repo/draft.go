@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -738,7 +737,7 @@ func changesContent(dr *draftRec, changes []preparedChange) bool {
 // changes to dr as one new draft seq, adds the new content objects and
 // the changed block entries to b, and returns the event. The block list
 // and the tombstones stay as they are.
-func (r *Repo) advanceInPlace(b *pebble.Batch, doc, owner string, dr *draftRec, changes []preparedChange, attrs flowdoc.Attributes, now int64, actor, session string) (DraftEvent, error) {
+func (r *Repo) advanceInPlace(b *kv.Batch, doc, owner string, dr *draftRec, changes []preparedChange, attrs flowdoc.Attributes, now int64, actor, session string) (DraftEvent, error) {
 	seq := dr.Seq + 1
 	x := dr.idx
 	de := DraftEvent{Seq: seq, Actor: actor, Session: session}
@@ -768,7 +767,7 @@ func (r *Repo) advanceInPlace(b *pebble.Batch, doc, owner string, dr *draftRec, 
 		x.size += nb.size - blk.Size
 		blk.Content, blk.Size, blk.Count, blk.Nested, blk.Seq = nb.content.ID, nb.size, nb.count, nil, seq
 		buf = appendDraftBlock(buf[:0], blk)
-		if err := b.Set(dblkKey(doc, blk.key), buf, nil); err != nil {
+		if err := b.Set(dblkKey(doc, blk.key), buf); err != nil {
 			return DraftEvent{}, err
 		}
 		// nb is this save's own copy, encoded into the event in this

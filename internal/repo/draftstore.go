@@ -7,7 +7,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 )
 
@@ -188,17 +187,17 @@ func (dr *draftRec) header() *draftRec {
 // putDraftAll adds to b every key of draft dr: the header, each block
 // (with a fresh order key) and each tombstone. Keys of a draft stored
 // before (layout 2) must have been deleted in b.
-func putDraftAll(b *pebble.Batch, doc string, dr *draftRec) error {
+func putDraftAll(b *kv.Batch, doc string, dr *draftRec) error {
 	renumber(dr.Blocks)
 	var buf []byte
 	for i := range dr.Blocks {
 		buf = appendDraftBlock(buf[:0], &dr.Blocks[i])
-		if err := b.Set(dblkKey(doc, dr.Blocks[i].key), buf, nil); err != nil {
+		if err := b.Set(dblkKey(doc, dr.Blocks[i].key), buf); err != nil {
 			return err
 		}
 	}
 	for _, t := range dr.Tombs {
-		if err := b.Set(dtombKey(doc, t.ID), appendTomb(nil, t.Seq), nil); err != nil {
+		if err := b.Set(dtombKey(doc, t.ID), appendTomb(nil, t.Seq)); err != nil {
 			return err
 		}
 	}
@@ -208,7 +207,7 @@ func putDraftAll(b *pebble.Batch, doc string, dr *draftRec) error {
 
 // putDraftHeader adds dr's header to b; a draft whose blocks are not yet
 // stored as keys (new, or layout 1) is written whole.
-func putDraftHeader(b *pebble.Batch, doc string, dr *draftRec) error {
+func putDraftHeader(b *kv.Batch, doc string, dr *draftRec) error {
 	if dr.unstored {
 		return putDraftAll(b, doc, dr)
 	}
@@ -220,7 +219,7 @@ func putDraftHeader(b *pebble.Batch, doc string, dr *draftRec) error {
 // changed, moved or came, the deletes of the keys that went, and the
 // tombstones that changed. Its work is one pass over both block lists;
 // the keys it writes are those of the change.
-func putDraftDiff(b *pebble.Batch, doc string, old []draftBlock, oldTombs []tomb, dr *draftRec) error {
+func putDraftDiff(b *kv.Batch, doc string, old []draftBlock, oldTombs []tomb, dr *draftRec) error {
 	if dr.unstored {
 		return putDraftAll(b, doc, dr)
 	}
@@ -238,7 +237,7 @@ func putDraftDiff(b *pebble.Batch, doc string, old []draftBlock, oldTombs []tomb
 			continue
 		}
 		buf = appendDraftBlock(buf[:0], nb)
-		if err := b.Set(dblkKey(doc, nb.key), buf, nil); err != nil {
+		if err := b.Set(dblkKey(doc, nb.key), buf); err != nil {
 			return err
 		}
 	}
@@ -251,7 +250,7 @@ func putDraftDiff(b *pebble.Batch, doc string, old []draftBlock, oldTombs []tomb
 		if keyTaken(dr.Blocks, old[i].key) {
 			continue
 		}
-		if err := b.Delete(dblkKey(doc, old[i].key), nil); err != nil {
+		if err := b.Delete(dblkKey(doc, old[i].key)); err != nil {
 			return err
 		}
 	}
@@ -265,13 +264,13 @@ func putDraftDiff(b *pebble.Batch, doc string, old []draftBlock, oldTombs []tomb
 		if s, ok := was[t.ID]; ok && s == t.Seq {
 			continue
 		}
-		if err := b.Set(dtombKey(doc, t.ID), appendTomb(nil, t.Seq), nil); err != nil {
+		if err := b.Set(dtombKey(doc, t.ID), appendTomb(nil, t.Seq)); err != nil {
 			return err
 		}
 	}
 	for _, t := range oldTombs {
 		if !is[t.ID] {
-			if err := b.Delete(dtombKey(doc, t.ID), nil); err != nil {
+			if err := b.Delete(dtombKey(doc, t.ID)); err != nil {
 				return err
 			}
 		}
@@ -301,7 +300,7 @@ func sameEntry(a, b *draftBlock) bool {
 
 // readDraft reads document doc's draft from rd (the store under the
 // document lock, or a snapshot).
-func readDraft(rd pebble.Reader, doc string) (*draftRec, error) {
+func readDraft(rd kv.Reader, doc string) (*draftRec, error) {
 	var dr draftRec
 	ok, err := getRec(rd, draftKey(doc), &dr)
 	if err != nil {
@@ -322,7 +321,7 @@ func readDraft(rd pebble.Reader, doc string) (*draftRec, error) {
 		return nil, fmt.Errorf("draft of %s: a layout %d record holds blocks: run folio fsck", doc, draftLayout)
 	}
 	p := dblkPrefix(doc)
-	it, err := rd.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := rd.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +344,7 @@ func readDraft(rd pebble.Reader, doc string) (*draftRec, error) {
 		return nil, fmt.Errorf("draft of %s has %d block entries, its header says %d: run folio fsck", doc, len(dr.Blocks), dr.N)
 	}
 	p = dtombPrefix(doc)
-	if it, err = rd.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)}); err != nil {
+	if it, err = rd.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)}); err != nil {
 		return nil, err
 	}
 	for it.First(); it.Valid(); it.Next() {

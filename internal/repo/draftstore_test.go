@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 )
@@ -102,7 +101,7 @@ func TestOrderKeys(t *testing.T) {
 // cache, and checks it against what Draft says.
 func storedDraft(t *testing.T, r *Repo, doc string) *draftRec {
 	t.Helper()
-	dr, err := readDraft(r.db.DB, doc)
+	dr, err := readDraft(r.db, doc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +138,7 @@ func TestDraftStorage(t *testing.T) {
 	}
 	doc := create(t, r, 1000)
 	var counts []uint32
-	r.beforeSave = func(b *pebble.Batch) { counts = append(counts, b.Count()) }
+	r.beforeSave = func(b *kv.Batch) { counts = append(counts, b.Count()) }
 	str := func(s string) *string { return &s }
 	rng := rand.New(rand.NewPCG(3, 4))
 	seq := uint64(1)
@@ -238,7 +237,7 @@ func TestDraftLayout1(t *testing.T) {
 	old.Layout, old.N = 0, 0
 	b := r.db.NewBatch()
 	for _, p := range [][]byte{dblkPrefix(doc), dtombPrefix(doc)} {
-		b.DeleteRange(p, kv.PrefixEnd(p), nil)
+		b.DeleteRange(p, kv.PrefixEnd(p))
 	}
 	if err := setRec(b, draftKey(doc), &old); err != nil {
 		t.Fatal(err)

@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	cerrors "github.com/cockroachdb/errors"
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
 	"github.com/foliodev/folio/refs"
@@ -174,10 +172,10 @@ func (r *Repo) Fsck(ctx context.Context, o FsckOptions) (FsckReport, error) {
 
 // fsckObjects checks the objects from key lower on; it returns the last
 // key it read and the iterator's error (a damaged table stops it there).
-func (r *Repo) fsckObjects(ctx context.Context, snap *pebble.Snapshot, lower []byte, rep *FsckReport,
+func (r *Repo) fsckObjects(ctx context.Context, snap *kv.Snapshot, lower []byte, rep *FsckReport,
 	add func(obj, doc, format string, args ...any), f *fsckState, progress Progress) ([]byte, error) {
 	p := []byte(kv.PrefixObject)
-	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: kv.PrefixEnd(p)})
+	it, err := snap.NewIter(&kv.IterOptions{LowerBound: lower, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -210,12 +208,8 @@ func (r *Repo) fsckObjects(ctx context.Context, snap *pebble.Snapshot, lower []b
 }
 
 // isCorruption reports whether err is the storage engine's report of a
-// damaged file (a checksum mismatch, a truncated table). Pebble marks
-// those with cockroachdb/errors, which the standard errors.Is does not
-// see through.
-func isCorruption(err error) bool {
-	return cerrors.Is(err, pebble.ErrCorruption)
-}
+// damaged file (a checksum mismatch, a truncated table).
+func isCorruption(err error) bool { return kv.IsCorruption(err) }
 
 // skipPast is the first key to try after a damaged block that holds the
 // keys after last (nil: from the first key of prefix p): last with its
@@ -300,7 +294,7 @@ func (r *Repo) fsckDoc(ctx context.Context, doc string, rep *FsckReport, add fun
 		if v.Label != e.Label || v.Seq != e.Seq || v.Doc != doc {
 			add(e.Hash.String(), doc, "version %s: object says %s seq %d of %s", e.Label, v.Label, v.Seq, v.Doc)
 		}
-		if v, err := kv.Get(r.db.DB, vlabelKey(doc, e.Label)); err != nil || kv.ParseUint64(v) != e.Seq {
+		if v, err := kv.Get(r.db, vlabelKey(doc, e.Label)); err != nil || kv.ParseUint64(v) != e.Seq {
 			add(e.Hash.String(), doc, "label index of %s is wrong", e.Label)
 		}
 		if prev != nil && (len(v.Parents) == 0 || v.Parents[0] != prevID) {
@@ -338,7 +332,7 @@ func (r *Repo) fsckDoc(ctx context.Context, doc string, rep *FsckReport, add fun
 	}
 	// The block index must hold exactly the expected entries.
 	p := append(kv.TableKey("bidx", doc), 0)
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		add("", doc, "block index: %v", err)
 		return

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
 )
@@ -22,7 +21,7 @@ func TestFsckFindsDamagedDeltasAndTxns(t *testing.T) {
 	// reference, and damage the last byte of each.
 	var delta, txn []byte
 	p := []byte(kv.PrefixObject)
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +38,7 @@ func TestFsckFindsDamagedDeltasAndTxns(t *testing.T) {
 		t.Fatal("no delta-coded version or compact txn in the store")
 	}
 	for _, k := range [][]byte{delta, txn} {
-		v, err := kv.Get(r.db.DB, k)
+		v, err := kv.Get(r.db, k)
 		if err != nil {
 			t.Fatal(err)
 		}

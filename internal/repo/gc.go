@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
@@ -248,7 +247,7 @@ func (r *Repo) gcRoots(ctx context.Context, prune time.Duration, extra []objstor
 		}
 	}
 	p := kv.TableKey("draft")
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +269,7 @@ func (r *Repo) gcRoots(ctx context.Context, prune time.Duration, extra []objstor
 	}
 	// Layout 2: one key per draft block (draftstore.go).
 	p = kv.TableKey("dblk")
-	bit, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	bit, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}

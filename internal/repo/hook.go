@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
 )
 
@@ -68,7 +68,7 @@ type ChangeHook interface {
 	// it adds to b commits with the change. An error aborts the change:
 	// nothing is written and the caller of the change gets the error
 	// (wrapped). It must not call the Repo's write methods or Locked.
-	DocChanged(b *pebble.Batch, c *Change) error
+	DocChanged(b *kv.Batch, c *Change) error
 }
 
 type hookBox struct{ h ChangeHook }
@@ -85,7 +85,7 @@ func (r *Repo) changeHook() ChangeHook {
 }
 
 // callHook runs the installed hook, if any, for c inside b.
-func (r *Repo) callHook(b *pebble.Batch, ev *events, c *Change) error {
+func (r *Repo) callHook(b *kv.Batch, ev *events, c *Change) error {
 	h := r.changeHook()
 	if h == nil {
 		return nil
@@ -136,7 +136,7 @@ func (tx *DocTx) Blocks(ids []string) (map[string]objstore.ID, error) {
 // Emit appends an event to the document's stream in b. Use one batch per
 // Locked call (the events are published as that batch's); subscribers are
 // woken when Locked returns.
-func (tx *DocTx) Emit(b *pebble.Batch, typ string, timeMs int64, data any) error {
+func (tx *DocTx) Emit(b *kv.Batch, typ string, timeMs int64, data any) error {
 	tx.emitted = true
 	return tx.ev.add(b, typ, timeMs, data)
 }

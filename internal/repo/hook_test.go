@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/stream"
@@ -22,7 +21,7 @@ type recordingHook struct {
 	count int
 }
 
-func (h *recordingHook) DocChanged(b *pebble.Batch, c *Change) error {
+func (h *recordingHook) DocChanged(b *kv.Batch, c *Change) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.fail != nil {
@@ -34,7 +33,7 @@ func (h *recordingHook) DocChanged(b *pebble.Batch, c *Change) error {
 	}
 	h.seen = append(h.seen, fmt.Sprintf("%s %s %v body=%v sugg=%q", c.Kind, label, c.Changed, c.BodyChanged, c.SuggestionID))
 	h.count++
-	if err := b.Set(kv.TableKey("hooktest", c.Doc, fmt.Sprint(h.count)), []byte(c.Kind), nil); err != nil {
+	if err := b.Set(kv.TableKey("hooktest", c.Doc, fmt.Sprint(h.count)), []byte(c.Kind)); err != nil {
 		return err
 	}
 	return c.Emit("hook.seen", map[string]any{"n": h.count})
@@ -91,7 +90,7 @@ func TestChangeHookSeesEveryChange(t *testing.T) {
 	_ = v
 	// Each hook write and event is in the store: 5 changes.
 	p := kv.TableKey("hooktest", doc, "")
-	it, _ := r.DB().NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, _ := r.DB().NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	n := 0
 	for it.First(); it.Valid(); it.Next() {
 		n++

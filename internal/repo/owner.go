@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 )
@@ -96,7 +95,7 @@ func (r *Repo) Chown(ctx context.Context, p ChownParams) (prev string, err error
 type UserIDs interface {
 	// AssignIDs adds to b an id for every user that has none and returns
 	// the id of every user by name; users with an id keep it.
-	AssignIDs(ctx context.Context, b *pebble.Batch) (map[string]string, error)
+	AssignIDs(ctx context.Context, b *kv.Batch) (map[string]string, error)
 }
 
 // MigrateReport says what MigrateOwners did.
@@ -121,7 +120,7 @@ func ownersKey() []byte { return kv.TableKey("meta", "owner-ids") }
 // (kv.DB.ApplyReserved); otherwise the error is errs.StorageFull and
 // nothing is written.
 func (r *Repo) MigrateOwners(ctx context.Context, users UserIDs) (MigrateReport, error) {
-	if ok, err := kv.Has(r.db.DB, ownersKey()); err != nil || ok {
+	if ok, err := kv.Has(r.db, ownersKey()); err != nil || ok {
 		return MigrateReport{Done: ok}, err
 	}
 	release := r.db.Exclusive() // no writer rewrites a record meanwhile
@@ -134,7 +133,7 @@ func (r *Repo) MigrateOwners(ctx context.Context, users UserIDs) (MigrateReport,
 	}
 	var rep MigrateReport
 	p := kv.TableKey("doc")
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return MigrateReport{}, err
 	}
@@ -167,7 +166,7 @@ func (r *Repo) MigrateOwners(ctx context.Context, users UserIDs) (MigrateReport,
 	if err := errors.Join(it.Error(), it.Close()); err != nil {
 		return MigrateReport{}, err
 	}
-	if err := b.Set(ownersKey(), []byte{1}, nil); err != nil {
+	if err := b.Set(ownersKey(), []byte{1}); err != nil {
 		return MigrateReport{}, err
 	}
 	// On a fresh store (and on most old ones) this is the marker alone, a

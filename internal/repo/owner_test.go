@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/kv"
@@ -116,7 +115,7 @@ func TestMigrateOwners(t *testing.T) {
 // the middle would.
 type failingUsers struct{ inner UserIDs }
 
-func (f failingUsers) AssignIDs(ctx context.Context, b *pebble.Batch) (map[string]string, error) {
+func (f failingUsers) AssignIDs(ctx context.Context, b *kv.Batch) (map[string]string, error) {
 	if _, err := f.inner.AssignIDs(ctx, b); err != nil {
 		return nil, err
 	}
@@ -135,11 +134,11 @@ func TestMigrateOwnersAllOrNothing(t *testing.T) {
 	if u, _ := as.GetUser(ctx, "author-a"); u.ID != "" {
 		t.Fatalf("a failed migration gave author-a an id: %+v", u)
 	}
-	if ok, _ := kv.Has(r.db.DB, ownersKey()); ok {
+	if ok, _ := kv.Has(r.db, ownersKey()); ok {
 		t.Fatal("a failed migration set the marker")
 	}
 	var d docRec
-	if _, err := getRec(r.db.DB, docKey("d-a"), &d); err != nil || d.LegacyOwner != "author-a" || d.Owner != "" {
+	if _, err := getRec(r.db, docKey("d-a"), &d); err != nil || d.LegacyOwner != "author-a" || d.Owner != "" {
 		t.Fatalf("a failed migration changed d-a: %+v %v", d, err)
 	}
 	if rep, err := r.MigrateOwners(ctx, as); err != nil || rep.Docs != 1 {

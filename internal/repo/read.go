@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -46,7 +45,7 @@ func (r *Repo) docInfo(d *docRec, dr *draftRec) (DocInfo, error) {
 // user whose id is owner, in id order.
 func (r *Repo) ListDocs(ctx context.Context, owner string) ([]DocInfo, error) {
 	p := kv.TableKey("doc")
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +87,7 @@ func (r *Repo) DocOwner(doc string) (string, error) {
 
 func (r *Repo) logEntry(doc string, seq uint64) (logRec, error) {
 	var lr logRec
-	ok, err := getRec(r.db.DB, vlogKey(doc, seq), &lr)
+	ok, err := getRec(r.db, vlogKey(doc, seq), &lr)
 	if err != nil {
 		return lr, err
 	}
@@ -144,7 +143,7 @@ func (r *Repo) resolve(doc, label string) (uint64, *docRec, error) {
 	if strings.EqualFold(label, DraftName) {
 		return 0, d, errs.E(errs.Invalid, "%s@%s is the draft, not a version: `folio checkpoint %s` seals it into one", doc, label, doc)
 	}
-	v, err := kv.Get(r.db.DB, vlabelKey(doc, label))
+	v, err := kv.Get(r.db, vlabelKey(doc, label))
 	if errors.Is(err, kv.ErrNotFound) {
 		return 0, d, &NotFoundError{What: "version", Doc: doc, Name: doc + "@" + label, Latest: d.Label}
 	}
@@ -200,7 +199,7 @@ func (r *Repo) Log(ctx context.Context, doc string, limit int, before uint64) ([
 	if before > 0 {
 		upper = vlogKey(doc, before)
 	}
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: upper})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: upper})
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +294,7 @@ func (r *Repo) BlockHistory(ctx context.Context, doc, blockID string) ([]BlockRe
 		return nil, err
 	}
 	p := bidxPrefix(doc, blockID)
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +331,7 @@ func (r *Repo) BlockHistory(ctx context.Context, doc, blockID string) ([]BlockRe
 // the block is not in the head.
 func (r *Repo) BlockAt(doc, blockID string) (objstore.ID, bool, error) {
 	p := bidxPrefix(doc, blockID)
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return objstore.ID{}, false, err
 	}

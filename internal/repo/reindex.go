@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
 	"github.com/foliodev/folio/refs"
@@ -52,11 +51,11 @@ func (r *Repo) ReindexWith(ctx context.Context, doc, owner string, progress Prog
 // refs.Update, whose compare-and-swap refuses the batch if another writer
 // moved it meanwhile), so that a document's head and its projections
 // never disagree, even across a crash. Pack imports use it.
-func (r *Repo) IndexInto(ctx context.Context, b *pebble.Batch, doc string, head objstore.ID, owner string) error {
+func (r *Repo) IndexInto(ctx context.Context, b *kv.Batch, doc string, head objstore.ID, owner string) error {
 	return r.indexInto(ctx, b, doc, head, owner, Progress(nil).orNop())
 }
 
-func (r *Repo) indexInto(ctx context.Context, b *pebble.Batch, doc string, head objstore.ID, owner string, progress Progress) error {
+func (r *Repo) indexInto(ctx context.Context, b *kv.Batch, doc string, head objstore.ID, owner string, progress Progress) error {
 	// Walk first parents back to the first version.
 	var chain []*objstore.Version
 	var ids []objstore.ID
@@ -77,12 +76,12 @@ func (r *Repo) indexInto(ctx context.Context, b *pebble.Batch, doc string, head 
 		id = v.Parents[0]
 	}
 	var old docRec
-	hadRec, err := getRec(r.db.DB, docKey(doc), &old)
+	hadRec, err := getRec(r.db, docKey(doc), &old)
 	if err != nil {
 		return err
 	}
 	for _, p := range [][]byte{vlogPrefix(doc), append(kv.TableKey("vlabel", doc), 0), append(kv.TableKey("bidx", doc), 0)} {
-		if err := b.DeleteRange(p, kv.PrefixEnd(p), nil); err != nil {
+		if err := b.DeleteRange(p, kv.PrefixEnd(p)); err != nil {
 			return err
 		}
 	}
@@ -105,16 +104,16 @@ func (r *Repo) indexInto(ctx context.Context, b *pebble.Batch, doc string, head 
 		if err := setRec(b, vlogKey(doc, v.Seq), lr); err != nil {
 			return err
 		}
-		if err := b.Set(vlabelKey(doc, v.Label), kv.Uint64(nil, v.Seq), nil); err != nil {
+		if err := b.Set(vlabelKey(doc, v.Label), kv.Uint64(nil, v.Seq)); err != nil {
 			return err
 		}
 		for _, e := range blockEvents(prev, v.Blocks, "") {
 			switch e.Op {
 			case objstore.EventAdd, objstore.EventModify:
 				contents[e.After] = true
-				err = b.Set(bidxKey(doc, e.BlockID, v.Seq), e.After[:], nil)
+				err = b.Set(bidxKey(doc, e.BlockID, v.Seq), e.After[:])
 			case objstore.EventDelete:
-				err = b.Set(bidxKey(doc, e.BlockID, v.Seq), nil, nil)
+				err = b.Set(bidxKey(doc, e.BlockID, v.Seq), nil)
 			}
 			if err != nil {
 				return err
@@ -132,7 +131,7 @@ func (r *Repo) indexInto(ctx context.Context, b *pebble.Batch, doc string, head 
 	}
 	hv := chain[0]
 	var prevDraft draftRec // its header is enough: the seq
-	hadDraft, err := getRec(r.db.DB, draftKey(doc), &prevDraft)
+	hadDraft, err := getRec(r.db, draftKey(doc), &prevDraft)
 	if err != nil {
 		return err
 	}
@@ -155,7 +154,7 @@ func (r *Repo) indexInto(ctx context.Context, b *pebble.Batch, doc string, head 
 	}
 	// The draft is written whole: first the keys of the one it replaces go.
 	for _, p := range [][]byte{dblkPrefix(doc), dtombPrefix(doc)} {
-		if err := b.DeleteRange(p, kv.PrefixEnd(p), nil); err != nil {
+		if err := b.DeleteRange(p, kv.PrefixEnd(p)); err != nil {
 			return err
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -87,7 +86,7 @@ type Repo struct {
 	drafts draftCache // drafts between changes (loadDraft, keepDraft)
 	docs   docCache   // document records (loadDoc, lockedDoc)
 
-	beforeSave func(*pebble.Batch) // tests: sees a draft save's batch before it commits
+	beforeSave func(*kv.Batch) // tests: sees a draft save's batch before it commits
 }
 
 // headVersion is a decoded version and its id.
@@ -252,12 +251,12 @@ func (r *Repo) Writable() error { return r.db.Writable() }
 // after seq after, in order (stream.Read; recent ones from the hub's
 // tail): stream.ErrTrimmed when some of them were trimmed.
 func (r *Repo) ReadEvents(_ context.Context, name string, after uint64, limit int) ([]stream.Event, error) {
-	return r.hub.Read(r.db.DB, name, after, limit)
+	return r.hub.Read(r.db, name, after, limit)
 }
 
 // LastEvent returns the last seq of stream name (0 when never written).
 func (r *Repo) LastEvent(_ context.Context, name string) (uint64, error) {
-	return r.hub.Last(r.db.DB, name)
+	return r.hub.Last(r.db, name)
 }
 
 // FirstRetained returns the first seq of stream name that retention kept
@@ -528,7 +527,7 @@ func bidxPrefix(doc, block string) []byte {
 func bidxKey(doc, block string, seq uint64) []byte { return kv.Uint64(bidxPrefix(doc, block), seq) }
 func idemKey(doc, key string) []byte               { return kv.TableKey("idem", doc, key) }
 
-func getRec(r pebble.Reader, key []byte, v any) (bool, error) {
+func getRec(r kv.Reader, key []byte, v any) (bool, error) {
 	data, err := kv.Get(r, key)
 	if errors.Is(err, kv.ErrNotFound) {
 		return false, nil
@@ -542,12 +541,12 @@ func getRec(r pebble.Reader, key []byte, v any) (bool, error) {
 	return true, nil
 }
 
-func setRec(b *pebble.Batch, key []byte, v any) error {
+func setRec(b *kv.Batch, key []byte, v any) error {
 	data, err := kv.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return b.Set(key, data, nil)
+	return b.Set(key, data)
 }
 
 func (r *Repo) loadDoc(doc string) (*docRec, error) {
@@ -586,7 +585,7 @@ func (r *Repo) lockedDoc(doc string) (*docRec, error) {
 
 func (r *Repo) readDoc(doc string) (*docRec, error) {
 	var d docRec
-	ok, err := getRec(r.db.DB, docKey(doc), &d)
+	ok, err := getRec(r.db, docKey(doc), &d)
 	if err != nil {
 		return nil, err
 	}
@@ -647,7 +646,7 @@ func (r *Repo) loadDraft(doc string) (*draftRec, error) {
 	if dr := r.drafts.take(doc); dr != nil {
 		return dr, nil
 	}
-	return readDraft(r.db.DB, doc)
+	return readDraft(r.db, doc)
 }
 
 // keepDraft keeps dr, the draft a committed change left, for the next.
@@ -665,7 +664,7 @@ func (r *Repo) readDraftSnapshot(doc string) (*draftRec, error) {
 // about itself (seq, fingerprint, base, unsealed), not its blocks.
 func (r *Repo) readDraftHeader(doc string) (*draftRec, error) {
 	var dr draftRec
-	ok, err := getRec(r.db.DB, draftKey(doc), &dr)
+	ok, err := getRec(r.db, draftKey(doc), &dr)
 	if err != nil {
 		return nil, err
 	}
@@ -718,7 +717,7 @@ func (r *Repo) materialize(entries []objstore.BlockEntry) (flowdoc.Document, err
 // putSlots gives every slot with a new Block its content id and meta
 // (unless encodeSlots did), writes the content objects that are new into
 // b, and returns the entries.
-func (r *Repo) putSlots(b *pebble.Batch, owner string, slots []slot) ([]objstore.BlockEntry, error) {
+func (r *Repo) putSlots(b *kv.Batch, owner string, slots []slot) ([]objstore.BlockEntry, error) {
 	out := make([]objstore.BlockEntry, len(slots))
 	for i := range slots {
 		s := &slots[i]

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
 )
@@ -15,17 +16,32 @@ var ctx = context.Background()
 
 func newRepo(t testing.TB) *Repo {
 	t.Helper()
-	dir := t.TempDir()
-	if err := Init(dir); err != nil {
-		t.Fatal(err)
+	o := Options{KV: memoryKV}
+	if _, ok := t.(*testing.B); ok {
+		// Benchmarks measure the disk, as the daemon runs.
+		dir := t.TempDir()
+		if err := Init(dir); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		return r
 	}
-	r, err := Open(dir, Options{})
+	r, err := Open(t.TempDir(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
 	return r
 }
+
+// memoryKV opens a unit test's store on the in-memory engine: the same
+// Pebble code without the disk's syncs. Tests of what a disk does (crash,
+// reopen, processes) open a data directory instead.
+var memoryKV = kv.Options{Engine: kv.EngineMemory}
 
 func para(id, text string) flowdoc.Block {
 	return flowdoc.Block{ID: id, Type: flowdoc.Paragraph, RichText: []flowdoc.Run{{Text: text}}}
@@ -318,15 +334,15 @@ func TestEventStreamRetention(t *testing.T) {
 		res := save(t, r, doc, seq, para("b0", fmt.Sprintf("edit %d", i)))
 		seq = res.Seq
 	}
-	last, _ := stream.Last(r.db.DB, Stream(doc))
-	first, _ := stream.FirstRetained(r.db.DB, Stream(doc))
+	last, _ := stream.Last(r.db, Stream(doc))
+	first, _ := stream.FirstRetained(r.db, Stream(doc))
 	if last != 301 || last-first+1 < 100 || last-first+1 > 100+trimEvery {
 		t.Fatalf("stream keeps %d..%d, want about the last 100 of 301", first, last)
 	}
-	if _, err := stream.Read(r.db.DB, Stream(doc), 0, 10); !errors.Is(err, stream.ErrTrimmed) {
+	if _, err := stream.Read(r.db, Stream(doc), 0, 10); !errors.Is(err, stream.ErrTrimmed) {
 		t.Fatalf("read from 0 after trim = %v, want ErrTrimmed", err)
 	}
-	evs, err := stream.Read(r.db.DB, Stream(doc), first-1, 0)
+	evs, err := stream.Read(r.db, Stream(doc), first-1, 0)
 	if err != nil || len(evs) != int(last-first+1) || evs[0].Seq != first {
 		t.Fatalf("read retained = %d events, %v", len(evs), err)
 	}

@@ -610,7 +610,7 @@ func (s *Server) acceptSuggestion(w http.ResponseWriter, r *http.Request, svc *a
 		s.fail(w, r, err)
 		return
 	}
-	if sg.Status != assistant.StatusAccepted { // not a repeat: a new version
+	if !acc.Repeat { // a new version
 		s.m.checkpoints.WithLabelValues("accept_suggestion").Inc()
 	}
 	writeJSON(w, http.StatusOK, acc)

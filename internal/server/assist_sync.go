@@ -105,12 +105,11 @@ func (a syncAssist) AcceptSuggestion(ctx context.Context, p syncproto.Principal,
 	if err := a.suggestion(ctx, svc, p, id); err != nil {
 		return syncproto.SuggestionAcceptDone{}, err
 	}
-	before, _ := svc.Suggestion(ctx, actorOf(authPrincipal(p)), id)
 	acc, err := svc.Accept(ctx, actorOf(authPrincipal(p)), id, assistant.AcceptOptions{ConfirmDelete: confirmDelete})
 	if err != nil {
 		return syncproto.SuggestionAcceptDone{}, err
 	}
-	if before.Status != assistant.StatusAccepted { // not a repeat: a new version
+	if !acc.Repeat { // a new version
 		a.s.m.checkpoints.WithLabelValues("accept_suggestion").Inc()
 	}
 	return syncproto.SuggestionAcceptDone{Suggestion: suggestionInfo(acc.Suggestion), Version: acc.Version.Label,

@@ -8,7 +8,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/cockroachdb/pebble/vfs"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/kv/faultfs"
@@ -18,7 +17,7 @@ import (
 // newFaultEnv is a server over a store on a fault-injecting filesystem,
 // with a 64 MiB reserve.
 func newFaultEnv(t *testing.T) (*env, *faultfs.FS) {
-	fs := faultfs.New(vfs.Default)
+	fs := faultfs.NewOS()
 	e := newEnvRepo(t, repo.Options{KV: kv.Options{FS: fs, MinFree: 64 << 20}}, nil)
 	e.ok("POST", "/v1/docs", e.admin, CreateRequest{ID: "d1", Owner: "ann", Attrs: flowdoc.Attributes{Title: "One"}, Body: doc(para("p1", "one"))}, nil)
 	return e, fs

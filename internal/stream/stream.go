@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -38,9 +37,9 @@ func Key(stream string, seq uint64) []byte { return kv.Uint64(prefix(stream), se
 func metaKey(stream string) []byte { return kv.TableKey("streammeta", stream) }
 
 // Last returns the last sequence number of stream (0 when empty or never written).
-func Last(r pebble.Reader, stream string) (uint64, error) {
+func Last(r kv.Reader, stream string) (uint64, error) {
 	p := prefix(stream)
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return 0, err
 	}
@@ -63,14 +62,14 @@ func Last(r pebble.Reader, stream string) (uint64, error) {
 }
 
 // Append adds event seq of stream to b. data is encoded with kv.Marshal.
-func Append(b *pebble.Batch, stream string, seq uint64, typ string, timeMs int64, data any) error {
+func Append(b *kv.Batch, stream string, seq uint64, typ string, timeMs int64, data any) error {
 	_, err := AppendEvent(b, stream, seq, typ, timeMs, data)
 	return err
 }
 
 // AppendEvent is Append; it returns the event as Read will return it, for
 // Hub.Publish.
-func AppendEvent(b *pebble.Batch, stream string, seq uint64, typ string, timeMs int64, data any) (Event, error) {
+func AppendEvent(b *kv.Batch, stream string, seq uint64, typ string, timeMs int64, data any) (Event, error) {
 	var raw []byte
 	if data != nil {
 		var err error
@@ -83,12 +82,12 @@ func AppendEvent(b *pebble.Batch, stream string, seq uint64, typ string, timeMs 
 	if err != nil {
 		return Event{}, err
 	}
-	return e, b.Set(Key(stream, seq), v, nil)
+	return e, b.Set(Key(stream, seq), v)
 }
 
 // Read returns up to limit events of stream with seq > after, in order.
 // It returns ErrTrimmed when the event after the cursor no longer exists.
-func Read(r pebble.Reader, stream string, after uint64, limit int) ([]Event, error) {
+func Read(r kv.Reader, stream string, after uint64, limit int) ([]Event, error) {
 	first, err := FirstRetained(r, stream)
 	if err != nil {
 		return nil, err
@@ -97,7 +96,7 @@ func Read(r pebble.Reader, stream string, after uint64, limit int) ([]Event, err
 		return nil, fmt.Errorf("%w: %s after %d, first retained %d", ErrTrimmed, stream, after, first)
 	}
 	p := prefix(stream)
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: Key(stream, after+1), UpperBound: kv.PrefixEnd(p)})
+	it, err := r.NewIter(&kv.IterOptions{LowerBound: Key(stream, after+1), UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +114,7 @@ func Read(r pebble.Reader, stream string, after uint64, limit int) ([]Event, err
 }
 
 // FirstRetained returns the first seq that Trim kept (1 when never trimmed).
-func FirstRetained(r pebble.Reader, stream string) (uint64, error) {
+func FirstRetained(r kv.Reader, stream string) (uint64, error) {
 	v, err := kv.Get(r, metaKey(stream))
 	if errors.Is(err, kv.ErrNotFound) {
 		return 1, nil
@@ -128,14 +127,14 @@ func FirstRetained(r pebble.Reader, stream string) (uint64, error) {
 
 // Trim adds to b the deletion of every event of stream before seq keep and
 // records keep as the first retained seq.
-func Trim(b *pebble.Batch, stream string, keep uint64) error {
+func Trim(b *kv.Batch, stream string, keep uint64) error {
 	if keep <= 1 {
 		return nil
 	}
-	if err := b.DeleteRange(Key(stream, 0), Key(stream, keep), nil); err != nil {
+	if err := b.DeleteRange(Key(stream, 0), Key(stream, keep)); err != nil {
 		return err
 	}
-	return b.Set(metaKey(stream), kv.Uint64(nil, keep), nil)
+	return b.Set(metaKey(stream), kv.Uint64(nil, keep))
 }
 
 // Hub wakes readers waiting for new events, and keeps the most recent
@@ -323,7 +322,7 @@ func (h *Hub) wakeLocked(stream string) {
 // Read is stream.Read, answered from the stream's tail when the tail holds
 // the event after the cursor (or the cursor is at its end), and from r
 // otherwise.
-func (h *Hub) Read(r pebble.Reader, stream string, after uint64, limit int) ([]Event, error) {
+func (h *Hub) Read(r kv.Reader, stream string, after uint64, limit int) ([]Event, error) {
 	h.mu.Lock()
 	if t := h.tails[stream]; t != nil {
 		first, last := t.evs[0].Seq, t.evs[len(t.evs)-1].Seq
@@ -344,7 +343,7 @@ func (h *Hub) Read(r pebble.Reader, stream string, after uint64, limit int) ([]E
 }
 
 // Last is stream.Last, answered from the stream's tail when it has one.
-func (h *Hub) Last(r pebble.Reader, stream string) (uint64, error) {
+func (h *Hub) Last(r kv.Reader, stream string) (uint64, error) {
 	h.mu.Lock()
 	if t := h.tails[stream]; t != nil {
 		last := t.evs[len(t.evs)-1].Seq

@@ -36,7 +36,7 @@ func TestAppendReadTrim(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	evs, err := Read(db.DB, s, 4, 3)
+	evs, err := Read(db, s, 4, 3)
 	if err != nil || len(evs) != 3 || evs[0].Seq != 5 || evs[2].Seq != 7 {
 		t.Fatalf("read after 4 = %+v %v", evs, err)
 	}
@@ -48,7 +48,7 @@ func TestAppendReadTrim(t *testing.T) {
 	b := db.NewBatch()
 	Append(b, "doc:xy", 1, "t", 0, nil)
 	db.Apply(b, kv.Sync)
-	if evs, _ := Read(db.DB, s, 0, 0); len(evs) != 10 {
+	if evs, _ := Read(db, s, 0, 0); len(evs) != 10 {
 		t.Fatalf("read all = %d events, want 10", len(evs))
 	}
 	b = db.NewBatch()
@@ -56,16 +56,16 @@ func TestAppendReadTrim(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Apply(b, kv.Sync)
-	if _, err := Read(db.DB, s, 3, 0); !errors.Is(err, ErrTrimmed) {
+	if _, err := Read(db, s, 3, 0); !errors.Is(err, ErrTrimmed) {
 		t.Fatalf("read from a trimmed cursor = %v, want ErrTrimmed", err)
 	}
-	if evs, err := Read(db.DB, s, 7, 0); err != nil || len(evs) != 3 || evs[0].Seq != 8 {
+	if evs, err := Read(db, s, 7, 0); err != nil || len(evs) != 3 || evs[0].Seq != 8 {
 		t.Fatalf("read from the first retained = %+v %v", evs, err)
 	}
 	b = db.NewBatch()
 	Trim(b, s, 11)
 	db.Apply(b, kv.Sync)
-	if last, _ := Last(db.DB, s); last != 10 {
+	if last, _ := Last(db, s); last != 10 {
 		t.Fatalf("Last after trimming everything = %d, want 10", last)
 	}
 }

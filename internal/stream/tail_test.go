@@ -49,14 +49,14 @@ func TestHubReadMatchesStore(t *testing.T) {
 		n := 1 + round%3
 		h.Publish(s, 0, commit(t, db, s, seq, n, 0)...)
 		seq += uint64(n)
-		last, err := h.Last(db.DB, s)
+		last, err := h.Last(db, s)
 		if err != nil || last != seq-1 {
 			t.Fatalf("round %d: Last = %d %v, want %d", round, last, err, seq-1)
 		}
 		for after := uint64(0); after < seq; after++ {
 			for _, limit := range []int{0, 1, 2, 256} {
-				got, err := h.Read(db.DB, s, after, limit)
-				want, werr := Read(db.DB, s, after, limit)
+				got, err := h.Read(db, s, after, limit)
+				want, werr := Read(db, s, after, limit)
 				if err != nil || werr != nil || !reflect.DeepEqual(got, want) {
 					t.Fatalf("round %d, after %d, limit %d: hub %+v %v, store %+v %v", round, after, limit, got, err, want, werr)
 				}
@@ -76,19 +76,19 @@ func TestHubTailBounds(t *testing.T) {
 		evs = append(evs, Event{Stream: s, Seq: i, Type: "t", Time: int64(i)})
 	}
 	h.Publish(s, 0, evs...)
-	got, err := h.Read(db.DB, s, 15, 0)
+	got, err := h.Read(db, s, 15, 0)
 	if err != nil || len(got) != 5 || got[0].Seq != 16 {
 		t.Fatalf("read after 15 = %+v %v, want 16..20 from the tail", got, err)
 	}
-	if got, _ := h.Read(db.DB, s, 20-tailEvents-1, 0); len(got) != 0 {
+	if got, _ := h.Read(db, s, 20-tailEvents-1, 0); len(got) != 0 {
 		t.Fatalf("a cursor older than the tail was answered from memory: %+v", got)
 	}
-	if last, _ := h.Last(db.DB, s); last != 20 {
+	if last, _ := h.Last(db, s); last != 20 {
 		t.Fatalf("Last = %d, want 20 from the tail", last)
 	}
 	// An event too big to keep drops the stream's tail.
 	h.Publish(s, 0, Event{Stream: s, Seq: 21, Type: "t", Data: make([]byte, tailEventBytes)})
-	if last, _ := h.Last(db.DB, s); last != 0 {
+	if last, _ := h.Last(db, s); last != 0 {
 		t.Fatalf("Last after an oversized event = %d, want the store's 0", last)
 	}
 	// Many streams stay within the byte budget.
@@ -111,13 +111,13 @@ func TestHubForgets(t *testing.T) {
 	// A writer that does not publish (here: event 4) must Notify.
 	commit(t, db, s, 4, 1, 0)
 	h.Notify(s)
-	if last, _ := h.Last(db.DB, s); last != 4 {
+	if last, _ := h.Last(db, s); last != 4 {
 		t.Fatalf("Last after Notify = %d, want 4 from the store", last)
 	}
 	// A gap starts a new tail; the events before it come from the store.
 	commit(t, db, s, 5, 1, 0)
 	h.Publish(s, 0, commit(t, db, s, 6, 1, 0)...)
-	got, err := h.Read(db.DB, s, 4, 0)
+	got, err := h.Read(db, s, 4, 0)
 	if err != nil || len(got) != 2 || got[0].Seq != 5 || got[1].Seq != 6 {
 		t.Fatalf("read across a gap = %+v %v, want 5, 6", got, err)
 	}
@@ -130,10 +130,10 @@ func TestHubForgets(t *testing.T) {
 	// tail: a reader behind it resyncs.
 	h.Publish(s, 0, commit(t, db, s, 7, 2, 0)...)
 	h.Publish(s, 10, commit(t, db, s, 9, 2, 10)...)
-	if _, err := h.Read(db.DB, s, 7, 0); !errors.Is(err, ErrTrimmed) {
+	if _, err := h.Read(db, s, 7, 0); !errors.Is(err, ErrTrimmed) {
 		t.Fatalf("read behind the trim = %v, want ErrTrimmed", err)
 	}
-	if got, err := h.Read(db.DB, s, 9, 0); err != nil || len(got) != 1 || got[0].Seq != 10 {
+	if got, err := h.Read(db, s, 9, 0); err != nil || len(got) != 1 || got[0].Seq != 10 {
 		t.Fatalf("read after 9 = %+v %v", got, err)
 	}
 }
@@ -156,7 +156,7 @@ func TestHubConcurrentWritersReaders(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(w), 9))
 			for i := 0; i < perWriter; i++ {
 				lock.Lock()
-				last, err := h.Last(db.DB, s)
+				last, err := h.Last(db, s)
 				if err != nil {
 					t.Error(err)
 					lock.Unlock()
@@ -180,7 +180,7 @@ func TestHubConcurrentWritersReaders(t *testing.T) {
 			finishing := false
 			for {
 				wait := h.Wait(s)
-				evs, err := h.Read(db.DB, s, cursor, 5)
+				evs, err := h.Read(db, s, cursor, 5)
 				if err != nil {
 					errc <- err
 					return
@@ -203,7 +203,7 @@ func TestHubConcurrentWritersReaders(t *testing.T) {
 				if finishing {
 					// Every writer is done and a read after that found
 					// nothing new: the reader must be at the end.
-					last, err := Last(db.DB, s)
+					last, err := Last(db, s)
 					if err == nil && cursor != last {
 						err = fmt.Errorf("the reader stopped at %d of %d", cursor, last)
 					}

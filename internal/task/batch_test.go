@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 )
 
@@ -29,7 +28,7 @@ func TestEnqueueInCommitsWithTheCallersRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Set(businessKey("lost"), []byte("x"), nil)
+	b.Set(businessKey("lost"), []byte("x"))
 	b.Close()
 	if _, err := h.r.Get(ctx, lost.ID); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a task of an uncommitted batch exists: %v", err)
@@ -41,7 +40,7 @@ func TestEnqueueInCommitsWithTheCallersRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Set(businessKey("kept"), []byte(tk.ID.String()), nil)
+	b.Set(businessKey("kept"), []byte(tk.ID.String()))
 	if err := h.db.Apply(b, kv.Sync); err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +114,7 @@ func TestOnTransitionFollowsEveryTransition(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	failStart := 1 // the first start transition is refused by the hook
-	hook := func(b *pebble.Batch, tr *Transition) error {
+	hook := func(b *kv.Batch, tr *Transition) error {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, e := range tr.Events {
@@ -130,7 +129,7 @@ func TestOnTransitionFollowsEveryTransition(t *testing.T) {
 				s += " err=" + tr.Err.Error()
 			}
 			seen = append(seen, s)
-			if err := b.Set(businessKey(fmt.Sprintf("%s-%d", tr.New.ID, e.Seq)), []byte(e.Type), nil); err != nil {
+			if err := b.Set(businessKey(fmt.Sprintf("%s-%d", tr.New.ID, e.Seq)), []byte(e.Type)); err != nil {
 				return err
 			}
 		}
@@ -193,8 +192,8 @@ func TestCompleteIsAtomicWithTheEffect(t *testing.T) {
 			close(cancelFirst)
 			<-release
 		}
-		completeErrs <- h.r.Complete(ctx, tk, func(b *pebble.Batch) error {
-			return b.Set(businessKey(tk.ID.String()), tk.Payload, nil)
+		completeErrs <- h.r.Complete(ctx, tk, func(b *kv.Batch) error {
+			return b.Set(businessKey(tk.ID.String()), tk.Payload)
 		})
 		// Whatever the handler returns after a successful Complete is ignored.
 		return errors.New("ignored after Complete")

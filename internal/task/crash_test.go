@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/stream"
 )
@@ -70,8 +69,8 @@ func crashHandler(r *Runner, db *kv.DB, mu *sync.Mutex, point func(string)) Hand
 		done, err := kv.Has(db, effectKey(t.ID))
 		if err == nil && !done {
 			b := db.NewBatch()
-			b.Set(effectKey(t.ID), []byte("1"), nil)
-			b.Set(kv.Uint64(effectLogPrefix(t.ID), uint64(time.Now().UnixNano())), nil, nil)
+			b.Set(effectKey(t.ID), []byte("1"))
+			b.Set(kv.Uint64(effectLogPrefix(t.ID), uint64(time.Now().UnixNano())), nil)
 			err = db.Apply(b, kv.Sync)
 			b.Close()
 		} else if done {
@@ -272,7 +271,7 @@ func verifyCrashStore(t *testing.T, db *kv.DB, enqs []crashEnq) {
 	// The state index names every task exactly once, in its record's state.
 	inIndex := map[ID]State{}
 	p := kv.TableKey(tableState, "")
-	it, _ := db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, _ := db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	for it.First(); it.Valid(); it.Next() {
 		k := string(it.Key()[len(p):])
 		st, ids, _ := strings.Cut(k, "\x00")
@@ -287,7 +286,7 @@ func verifyCrashStore(t *testing.T, db *kv.DB, enqs []crashEnq) {
 	}
 	it.Close()
 	due := kv.TableKey(tableDue, "")
-	it, _ = db.NewIter(&pebble.IterOptions{LowerBound: due, UpperBound: kv.PrefixEnd(due)})
+	it, _ = db.NewIter(&kv.IterOptions{LowerBound: due, UpperBound: kv.PrefixEnd(due)})
 	if it.First() {
 		t.Errorf("due index still holds %q after the queue drained", it.Key())
 	}
@@ -341,7 +340,7 @@ func verifyCrashStore(t *testing.T, db *kv.DB, enqs []crashEnq) {
 			t.Errorf("task %s: %d started events, attempt %d", e.id, started, tk.Attempt)
 		}
 		lp := effectLogPrefix(e.id)
-		it, _ := db.NewIter(&pebble.IterOptions{LowerBound: lp, UpperBound: kv.PrefixEnd(lp)})
+		it, _ := db.NewIter(&kv.IterOptions{LowerBound: lp, UpperBound: kv.PrefixEnd(lp)})
 		effects := 0
 		for it.First(); it.Valid(); it.Next() {
 			effects++

@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/stream"
 )
@@ -140,7 +139,7 @@ func Open(db *kv.DB, opts Options) (*Runner, error) {
 
 func lastTaskID(db *kv.DB) (ID, error) {
 	p := kv.TableKey(tableTask, "")
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return 0, err
 	}
@@ -321,7 +320,7 @@ func (r *Runner) create(s Spec, k *kind) (Task, error) {
 	b := r.db.NewBatch()
 	defer b.Close()
 	if s.UniqueKey != "" {
-		if err := b.Set(uniqKey(s.UniqueKey), []byte(t.ID.String()), nil); err != nil {
+		if err := b.Set(uniqKey(s.UniqueKey), []byte(t.ID.String())); err != nil {
 			return Task{}, err
 		}
 	}
@@ -364,7 +363,7 @@ func (r *Runner) List(ctx context.Context, s State, after ID, limit int) ([]Task
 	if after != 0 {
 		lower = append(stateKey(s, after), 0)
 	}
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: lower, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -432,7 +431,7 @@ var errNoChange = errors.New("task: no change")
 
 // hook calls the kind's OnTransition, if any, for the transition old -> t
 // being built in b.
-func (r *Runner) hook(b *pebble.Batch, old, t *Task, x *txn) error {
+func (r *Runner) hook(b *kv.Batch, old, t *Task, x *txn) error {
 	r.mu.Lock()
 	k := r.kinds[t.Kind]
 	r.mu.Unlock()
@@ -459,7 +458,7 @@ func (r *Runner) hook(b *pebble.Batch, old, t *Task, x *txn) error {
 // owns idempotency and keys its own records. The kind's OnTransition is
 // not called: the caller writes its records in b itself. It returns
 // ErrUnknownKind for a kind with no handler and ErrClosed after Close.
-func (r *Runner) EnqueueIn(ctx context.Context, b *pebble.Batch, s Spec) (Task, error) {
+func (r *Runner) EnqueueIn(ctx context.Context, b *kv.Batch, s Spec) (Task, error) {
 	if err := ctx.Err(); err != nil {
 		return Task{}, err
 	}
@@ -524,7 +523,7 @@ func (r *Runner) Enqueued(t Task) {
 // ctx is not consulted: the handler's context is cancelled by a cancel,
 // a timeout or Close, and only a cancel (read from the record under the
 // lock) keeps the finished work from counting.
-func (r *Runner) Complete(_ context.Context, t *Task, write func(b *pebble.Batch) error) error {
+func (r *Runner) Complete(_ context.Context, t *Task, write func(b *kv.Batch) error) error {
 	nt, err := r.update(t.ID, func(cur *Task, x *txn) error {
 		if err := expect(cur, Running, t.Attempt); err != nil {
 			return err

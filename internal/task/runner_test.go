@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/stream"
 )
@@ -151,7 +150,7 @@ func detail(tb testing.TB, e stream.Event) EventDetail {
 // rawEvents counts the event keys of a task's stream in the store.
 func rawEvents(tb testing.TB, db *kv.DB, id ID) int {
 	tb.Helper()
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: stream.Key(id.Stream(), 0), UpperBound: stream.Key(id.Stream(), 1<<63)})
+	it, err := db.NewIter(&kv.IterOptions{LowerBound: stream.Key(id.Stream(), 0), UpperBound: stream.Key(id.Stream(), 1<<63)})
 	if err != nil {
 		tb.Fatal(err)
 	}

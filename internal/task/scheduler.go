@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/stream"
 )
@@ -219,7 +218,7 @@ func (r *Runner) recoverLater() {
 }
 
 func (r *Runner) indexIDs(p []byte) ([]ID, error) {
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +237,7 @@ func (r *Runner) indexIDs(p []byte) ([]ID, error) {
 // loadQueue reads the due index (queued tasks only) into memory.
 func (r *Runner) loadQueue(ctx context.Context) error {
 	p := kv.TableKey(tableDue, "")
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return err
 	}
@@ -582,7 +581,7 @@ func (r *Runner) TrimLogs(ctx context.Context) (int, error) {
 // trimSome trims up to limit logs of tasks finished before cutoff.
 func (r *Runner) trimSome(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	p := kv.TableKey(tableDone, "")
-	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: doneKey(cutoff, 0)})
+	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: doneKey(cutoff, 0)})
 	if err != nil {
 		return 0, err
 	}
@@ -625,7 +624,7 @@ func (r *Runner) trimOne(id ID, key []byte) error {
 			return err
 		}
 	}
-	if err := b.Delete(key, nil); err != nil {
+	if err := b.Delete(key); err != nil {
 		return err
 	}
 	if err := r.db.Apply(b, kv.Sync); err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/stream"
 )
@@ -91,7 +90,7 @@ type EventDetail struct {
 	RunAt int64 `msgpack:"run_at,omitempty" json:"run_at,omitempty"`
 }
 
-func loadTask(r pebble.Reader, id ID) (Task, error) {
+func loadTask(r kv.Reader, id ID) (Task, error) {
 	v, err := kv.Get(r, recKey(id))
 	if errors.Is(err, kv.ErrNotFound) {
 		return Task{}, fmt.Errorf("%w: %s", ErrNotFound, id)
@@ -113,7 +112,7 @@ type txn struct {
 	// err is the handler's error of an outcome transition (for OnTransition).
 	err error
 	// extra adds the caller's writes to the batch (Complete).
-	extra func(b *pebble.Batch) error
+	extra func(b *kv.Batch) error
 	// appended are the events written, with their seqs (set by writeTransition).
 	appended []Appended
 	// wake are streams to notify after the commit (OnTransition's).
@@ -143,22 +142,22 @@ func expect(t *Task, s State, attempt int) error {
 // writeTransition adds to b everything that moves old to t: record, state
 // index, due index, done index and the events, numbering them after
 // old.LastSeq. It updates t.LastSeq.
-func writeTransition(b *pebble.Batch, old, t *Task, x *txn, isNew bool) error {
+func writeTransition(b *kv.Batch, old, t *Task, x *txn, isNew bool) error {
 	id := t.ID
 	if isNew || old.State != t.State {
 		if !isNew {
-			if err := b.Delete(stateKey(old.State, id), nil); err != nil {
+			if err := b.Delete(stateKey(old.State, id)); err != nil {
 				return err
 			}
 		}
-		if err := b.Set(stateKey(t.State, id), nil, nil); err != nil {
+		if err := b.Set(stateKey(t.State, id), nil); err != nil {
 			return err
 		}
 	}
 	wasQueued := !isNew && old.State == Queued
 	isQueued := t.State == Queued
 	if wasQueued && (!isQueued || !old.RunAt.Equal(t.RunAt)) {
-		if err := b.Delete(dueKey(old.RunAt, id), nil); err != nil {
+		if err := b.Delete(dueKey(old.RunAt, id)); err != nil {
 			return err
 		}
 	}
@@ -167,12 +166,12 @@ func writeTransition(b *pebble.Batch, old, t *Task, x *txn, isNew bool) error {
 		if err != nil {
 			return err
 		}
-		if err := b.Set(dueKey(t.RunAt, id), v, nil); err != nil {
+		if err := b.Set(dueKey(t.RunAt, id), v); err != nil {
 			return err
 		}
 	}
 	if t.State.Terminal() && (isNew || !old.State.Terminal()) {
-		if err := b.Set(doneKey(t.FinishedAt, id), nil, nil); err != nil {
+		if err := b.Set(doneKey(t.FinishedAt, id), nil); err != nil {
 			return err
 		}
 	}
@@ -189,5 +188,5 @@ func writeTransition(b *pebble.Batch, old, t *Task, x *txn, isNew bool) error {
 	if err != nil {
 		return fmt.Errorf("task: encode %s: %w", id, err)
 	}
-	return b.Set(recKey(id), v, nil)
+	return b.Set(recKey(id), v)
 }

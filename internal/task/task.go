@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/kv"
 )
 
 var (
@@ -174,7 +174,7 @@ type KindOptions struct {
 	// (nothing is written). It must not call the Runner. Creations by
 	// EnqueueIn do not call it: their caller writes its records in the
 	// same batch itself.
-	OnTransition func(b *pebble.Batch, tr *Transition) error
+	OnTransition func(b *kv.Batch, tr *Transition) error
 }
 
 // Transition is what OnTransition learns about one transition.

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
 	"github.com/foliodev/folio/refs"
@@ -26,7 +25,7 @@ var backupName = regexp.MustCompile(`^backup/[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 type Reindexer func(ctx context.Context, doc string) error
 
 // Indexer adds to b the projections of document doc at head.
-type Indexer func(ctx context.Context, b *pebble.Batch, doc string, head objstore.ID) error
+type Indexer func(ctx context.Context, b *kv.Batch, doc string, head objstore.ID) error
 
 // ImportOptions tune Import.
 type ImportOptions struct {

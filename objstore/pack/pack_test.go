@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
@@ -40,7 +39,7 @@ func dump(tb testing.TB, s pack.Stores, prefixes ...string) map[string]string {
 	tb.Helper()
 	out := map[string]string{}
 	for _, p := range prefixes {
-		it, err := s.DB.NewIter(&pebble.IterOptions{LowerBound: []byte(p), UpperBound: kv.PrefixEnd([]byte(p))})
+		it, err := s.DB.NewIter(&kv.IterOptions{LowerBound: []byte(p), UpperBound: kv.PrefixEnd([]byte(p))})
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -19,7 +19,6 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 )
@@ -76,9 +75,9 @@ type Doc struct {
 type Source interface {
 	// Snapshot calls fn for each item of snapshot id as stored in r, and
 	// reports whether the snapshot exists.
-	Snapshot(r pebble.Reader, id string, fn func(Doc) error) (bool, error)
+	Snapshot(r kv.Reader, id string, fn func(Doc) error) (bool, error)
 	// Snapshots calls fn with the id of every stored snapshot.
-	Snapshots(r pebble.Reader, fn func(id string) error) error
+	Snapshots(r kv.Reader, fn func(id string) error) error
 }
 
 // Entry is an outbox entry: "reconcile the index with the stored state
@@ -90,7 +89,7 @@ type Entry struct {
 
 // Enqueue adds to b an outbox entry for snapshot id; b must also hold the
 // snapshot's facts (or their deletion), so both commit together.
-func Enqueue(db *kv.DB, b *pebble.Batch, snapshot string) error {
+func Enqueue(db *kv.DB, b *kv.Batch, snapshot string) error {
 	k, err := db.OutboxKey()
 	if err != nil {
 		return err
@@ -99,7 +98,7 @@ func Enqueue(db *kv.DB, b *pebble.Batch, snapshot string) error {
 	if err != nil {
 		return err
 	}
-	return b.Set(k, v, nil)
+	return b.Set(k, v)
 }
 
 // Options tune Open.
@@ -364,7 +363,7 @@ func (x *Index) Rebuild(ctx context.Context, reason string) error {
 }
 
 // fill indexes every snapshot of r into idx.
-func (x *Index) fill(ctx context.Context, r pebble.Reader, idx bleve.Index) error {
+func (x *Index) fill(ctx context.Context, r kv.Reader, idx bleve.Index) error {
 	return x.src.Snapshots(r, func(id string) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -375,7 +374,7 @@ func (x *Index) fill(ctx context.Context, r pebble.Reader, idx bleve.Index) erro
 }
 
 // indexSnapshot adds the items of snapshot id to idx, in batches.
-func (x *Index) indexSnapshot(idx bleve.Index, r pebble.Reader, id string) (bool, error) {
+func (x *Index) indexSnapshot(idx bleve.Index, r kv.Reader, id string) (bool, error) {
 	b := idx.NewBatch()
 	ok, err := x.src.Snapshot(r, id, func(d Doc) error {
 		if err := b.Index(docID(id, d.Key), fields(d)); err != nil {
@@ -468,7 +467,7 @@ func (x *Index) Drain(ctx context.Context) error {
 		return ErrUnavailable
 	}
 	p := []byte(kv.PrefixOutbox)
-	it, err := x.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := x.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return err
 	}
@@ -554,7 +553,7 @@ func (x *Index) Status(ctx context.Context) (Status, error) {
 		st.Docs = n
 	}
 	p := []byte(kv.PrefixOutbox)
-	it, err := x.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := x.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return st, err
 	}

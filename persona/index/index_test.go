@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/kv"
 )
 
@@ -26,13 +25,13 @@ type tableSource struct{}
 func snapKey(id string) []byte      { return kv.TableKey("itestsnap", id) }
 func itemPrefix(id string) []byte   { return append(kv.TableKey("itest", id), 0) }
 func itemKey(id, key string) []byte { return kv.TableKey("itest", id, key) }
-func (tableSource) Snapshot(r pebble.Reader, id string, fn func(Doc) error) (bool, error) {
+func (tableSource) Snapshot(r kv.Reader, id string, fn func(Doc) error) (bool, error) {
 	ok, err := kv.Has(r, snapKey(id))
 	if err != nil || !ok {
 		return false, err
 	}
 	p := itemPrefix(id)
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return false, err
 	}
@@ -49,9 +48,9 @@ func (tableSource) Snapshot(r pebble.Reader, id string, fn func(Doc) error) (boo
 	return true, it.Error()
 }
 
-func (tableSource) Snapshots(r pebble.Reader, fn func(string) error) error {
+func (tableSource) Snapshots(r kv.Reader, fn func(string) error) error {
 	p := kv.TableKey("itestsnap")
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := r.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return err
 	}
@@ -70,14 +69,14 @@ func writeSnapshot(tb testing.TB, db *kv.DB, id string, docs []Doc) {
 	tb.Helper()
 	b := db.NewBatch()
 	defer b.Close()
-	b.Set(snapKey(id), nil, nil)
+	b.Set(snapKey(id), nil)
 	for _, d := range docs {
 		d.Snapshot = id
 		v, err := kv.Marshal(d)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		b.Set(itemKey(id, d.Key), v, nil)
+		b.Set(itemKey(id, d.Key), v)
 	}
 	if err := Enqueue(db, b, id); err != nil {
 		tb.Fatal(err)
@@ -90,8 +89,8 @@ func writeSnapshot(tb testing.TB, db *kv.DB, id string, docs []Doc) {
 func dropSnapshotRecords(tb testing.TB, db *kv.DB, id string) {
 	b := db.NewBatch()
 	defer b.Close()
-	b.Delete(snapKey(id), nil)
-	b.DeleteRange(itemPrefix(id), kv.PrefixEnd(itemPrefix(id)), nil)
+	b.Delete(snapKey(id))
+	b.DeleteRange(itemPrefix(id), kv.PrefixEnd(itemPrefix(id)))
 	if err := Enqueue(db, b, id); err != nil {
 		tb.Fatal(err)
 	}

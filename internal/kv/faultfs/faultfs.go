@@ -45,6 +45,10 @@ func New(fs vfs.FS) *FS {
 	return f
 }
 
+// NewOS wraps the operating system's filesystem, the one a store opened
+// without Options.FS uses.
+func NewOS() *FS { return New(vfs.Default) }
+
 // SetRule replaces the rule (nil: let everything through).
 func (fs *FS) SetRule(r Rule) {
 	if r == nil {

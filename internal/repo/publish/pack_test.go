@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/objstore"
 	"github.com/foliodev/folio/objstore/pack"
@@ -45,7 +45,7 @@ func TestPackCarriesPublishedRef(t *testing.T) {
 
 	rb, sb := newStore(t)
 	_, err = pack.Import(ctx, pack.Stores{DB: rb.DB(), Objects: rb.Objects(), Refs: rb.Refs()}, bytes.NewReader(buf.Bytes()), pack.ImportOptions{
-		Index: func(_ context.Context, b *pebble.Batch, doc string, head objstore.ID) error {
+		Index: func(_ context.Context, b *kv.Batch, doc string, head objstore.ID) error {
 			return rb.IndexInto(ctx, b, doc, head, "author-a")
 		}})
 	if err != nil {

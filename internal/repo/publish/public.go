@@ -6,7 +6,6 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -134,7 +133,7 @@ func (s *Store) resolve(slug string) (Publication, visRec, error) {
 		return Publication{}, visRec{}, err
 	}
 	var pub Publication
-	ok, err := kv.GetRecord(s.db.DB, pubKey(v.Doc), &pub)
+	ok, err := kv.GetRecord(s.db, pubKey(v.Doc), &pub)
 	if err != nil {
 		return Publication{}, visRec{}, err
 	}
@@ -197,7 +196,7 @@ func (s *Store) PasswordProtected(ctx context.Context, slug string) (bool, error
 		return false, err
 	}
 	var pub Publication
-	ok, err := kv.GetRecord(s.db.DB, pubKey(v.Doc), &pub)
+	ok, err := kv.GetRecord(s.db, pubKey(v.Doc), &pub)
 	if err != nil || !ok || pub.Version != id || pub.Slug != slug {
 		return false, err
 	}
@@ -226,7 +225,7 @@ func (s *Store) ProtectedAsset(ctx context.Context, slug string, id objstore.ID)
 		return Publication{}, false, err
 	}
 	var pub Publication
-	ok, err := kv.GetRecord(s.db.DB, pubKey(v.Doc), &pub)
+	ok, err := kv.GetRecord(s.db, pubKey(v.Doc), &pub)
 	if err != nil || !ok || pub.Version != vid || pub.Slug != slug || !slices.Contains(pub.Assets, id) {
 		return Publication{}, false, err
 	}
@@ -248,7 +247,7 @@ func (s *Store) PublicAsset(ctx context.Context, id objstore.ID) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	keys, err := kv.Keys(s.db.DB, kv.TableKey("assetpub", id.String(), ""), maxAssetPubs)
+	keys, err := kv.Keys(s.db, kv.TableKey("assetpub", id.String(), ""), maxAssetPubs)
 	if err != nil {
 		return false, err
 	}
@@ -263,7 +262,7 @@ func (s *Store) PublicAsset(ctx context.Context, id objstore.ID) (bool, error) {
 			continue
 		}
 		var pub Publication
-		ok, err := kv.GetRecord(s.db.DB, pubKey(doc), &pub)
+		ok, err := kv.GetRecord(s.db, pubKey(doc), &pub)
 		if err != nil {
 			return false, err
 		}
@@ -352,7 +351,7 @@ func (s *Store) PublicList(ctx context.Context, q ListQuery) (Page, error) {
 		lower = append(append([]byte{}, prefix...), c...)
 		lower = append(lower, 0) // strictly after it
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: kv.PrefixEnd(prefix)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: lower, UpperBound: kv.PrefixEnd(prefix)})
 	if err != nil {
 		return Page{}, err
 	}
@@ -376,7 +375,7 @@ func (s *Store) PublicList(ctx context.Context, q ListQuery) (Page, error) {
 		}
 		doc := string(rest[9:])
 		var pub Publication
-		ok, err := kv.GetRecord(s.db.DB, pubKey(doc), &pub)
+		ok, err := kv.GetRecord(s.db, pubKey(doc), &pub)
 		if err != nil {
 			return Page{}, err
 		}

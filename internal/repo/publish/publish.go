@@ -11,7 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -288,7 +287,7 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 			return err
 		}
 		var prev Publication
-		published, err := kv.GetRecord(s.db.DB, pubKey(p.Doc), &prev)
+		published, err := kv.GetRecord(s.db, pubKey(p.Doc), &prev)
 		if err != nil {
 			return err
 		}
@@ -488,7 +487,7 @@ func (s *Store) checkTags(actor string, ts []string, now int64) ([]string, error
 		return nil, nil
 	}
 	var made int
-	if _, err := kv.GetRecord(s.db.DB, newTagsKey(actor, now), &made); err != nil {
+	if _, err := kv.GetRecord(s.db, newTagsKey(actor, now), &made); err != nil {
 		return nil, err
 	}
 	if made+len(fresh) > NewTagsPerDay {
@@ -502,12 +501,12 @@ func (s *Store) checkTags(actor string, ts []string, now int64) ([]string, error
 }
 
 // countNewTags adds n to the tags actor created today, in b.
-func (s *Store) countNewTags(b *pebble.Batch, actor string, now int64, n int) error {
+func (s *Store) countNewTags(b *kv.Batch, actor string, now int64, n int) error {
 	if n == 0 {
 		return nil
 	}
 	var made int
-	if _, err := kv.GetRecord(s.db.DB, newTagsKey(actor, now), &made); err != nil {
+	if _, err := kv.GetRecord(s.db, newTagsKey(actor, now), &made); err != nil {
 		return err
 	}
 	return kv.SetRecord(b, newTagsKey(actor, now), made+n)
@@ -572,51 +571,51 @@ func (s *Store) passwordHash(vis, pw string) (string, error) {
 
 func (s *Store) loadVis(doc string) (visRec, bool, error) {
 	var v visRec
-	ok, err := kv.GetRecord(s.db.DB, visKey(doc), &v)
+	ok, err := kv.GetRecord(s.db, visKey(doc), &v)
 	if v.Visibility == "" {
 		v.Visibility = Public
 	}
 	return v, ok, err
 }
 
-func addIndexes(b *pebble.Batch, p Publication) error {
-	if err := b.Set(listKey(p.Published, p.Doc), nil, nil); err != nil {
+func addIndexes(b *kv.Batch, p Publication) error {
+	if err := b.Set(listKey(p.Published, p.Doc), nil); err != nil {
 		return err
 	}
 	for _, a := range p.Assets {
-		if err := b.Set(assetPubKey(a, p.Doc), nil, nil); err != nil {
+		if err := b.Set(assetPubKey(a, p.Doc), nil); err != nil {
 			return err
 		}
 	}
 	if p.Category != "" {
-		if err := b.Set(catListKey(p.Category, p.Published, p.Doc), nil, nil); err != nil {
+		if err := b.Set(catListKey(p.Category, p.Published, p.Doc), nil); err != nil {
 			return err
 		}
 	}
 	for _, t := range p.Tags {
-		if err := b.Set(tagListKey(t, p.Published, p.Doc), nil, nil); err != nil {
+		if err := b.Set(tagListKey(t, p.Published, p.Doc), nil); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func deleteIndexes(b *pebble.Batch, p Publication) error {
-	if err := b.Delete(listKey(p.Published, p.Doc), nil); err != nil {
+func deleteIndexes(b *kv.Batch, p Publication) error {
+	if err := b.Delete(listKey(p.Published, p.Doc)); err != nil {
 		return err
 	}
 	for _, a := range p.Assets {
-		if err := b.Delete(assetPubKey(a, p.Doc), nil); err != nil {
+		if err := b.Delete(assetPubKey(a, p.Doc)); err != nil {
 			return err
 		}
 	}
 	if p.Category != "" {
-		if err := b.Delete(catListKey(p.Category, p.Published, p.Doc), nil); err != nil {
+		if err := b.Delete(catListKey(p.Category, p.Published, p.Doc)); err != nil {
 			return err
 		}
 	}
 	for _, t := range p.Tags {
-		if err := b.Delete(tagListKey(t, p.Published, p.Doc), nil); err != nil {
+		if err := b.Delete(tagListKey(t, p.Published, p.Doc)); err != nil {
 			return err
 		}
 	}
@@ -653,7 +652,7 @@ func (s *Store) Unpublish(ctx context.Context, doc, actor string) (Publication, 
 	var out Publication
 	err := s.repo.Locked(ctx, doc, func(tx *repo.DocTx) error {
 		var prev Publication
-		ok, err := kv.GetRecord(s.db.DB, pubKey(doc), &prev)
+		ok, err := kv.GetRecord(s.db, pubKey(doc), &prev)
 		if err != nil {
 			return err
 		}
@@ -661,7 +660,7 @@ func (s *Store) Unpublish(ctx context.Context, doc, actor string) (Publication, 
 			return errs.C(errs.NotFound, CodeNotPublished, "document %s is not published", doc)
 		}
 		b := s.db.NewBatch()
-		if err := b.Delete(pubKey(doc), nil); err != nil {
+		if err := b.Delete(pubKey(doc)); err != nil {
 			b.Close()
 			return err
 		}
@@ -721,7 +720,7 @@ func (s *Store) SetVisibility(ctx context.Context, doc, actor, visibility, passw
 			return err
 		}
 		var pub Publication
-		if _, err := kv.GetRecord(s.db.DB, pubKey(doc), &pub); err != nil {
+		if _, err := kv.GetRecord(s.db, pubKey(doc), &pub); err != nil {
 			return err
 		}
 		out = Visibility{Doc: doc, Visibility: next.Visibility, HasPassword: next.Hash != "", Published: pub.Label}
@@ -757,7 +756,7 @@ func (s *Store) Status(ctx context.Context, doc string) (Visibility, *Publicatio
 	}
 	out := Visibility{Doc: doc, Visibility: vis.Visibility, HasPassword: vis.Hash != ""}
 	var pub Publication
-	ok, err := kv.GetRecord(s.db.DB, pubKey(doc), &pub)
+	ok, err := kv.GetRecord(s.db, pubKey(doc), &pub)
 	if err != nil || !ok {
 		return out, nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/foliodev/folio/internal/kv"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
@@ -297,7 +297,7 @@ func TestVisibilityAndPassword(t *testing.T) {
 	}
 	// The hash is stored, never the password.
 	var vr visRec
-	if _, err := kv.GetRecord(r.DB().DB, visKey("note"), &vr); err != nil || strings.Contains(vr.Hash, "open sesame") || !strings.Contains(vr.Hash, "$argon2id$") {
+	if _, err := kv.GetRecord(r.DB(), visKey("note"), &vr); err != nil || strings.Contains(vr.Hash, "open sesame") || !strings.Contains(vr.Hash, "$argon2id$") {
 		t.Fatalf("stored visibility record %+v, %v", vr, err)
 	}
 	// Private at once, without publishing anything new.

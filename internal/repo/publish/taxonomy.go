@@ -5,7 +5,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 )
@@ -37,7 +36,7 @@ func foldName(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 func catKey(name string) []byte { return kv.TableKey("cat", foldName(name)) }
 func tagKey(name string) []byte { return kv.TableKey("tag", foldName(name)) }
 
-func (s *Store) hasName(key []byte) (bool, error) { return kv.Has(s.db.DB, key) }
+func (s *Store) hasName(key []byte) (bool, error) { return kv.Has(s.db, key) }
 
 func checkTermName(what, name string) error {
 	n := strings.TrimSpace(name)
@@ -117,7 +116,7 @@ func (s *Store) addTerm(ctx context.Context, k termKind, name, desc string) (Ter
 	s.termMu.Lock()
 	defer s.termMu.Unlock()
 	var cur Term
-	ok, err := kv.GetRecord(s.db.DB, k.key(name), &cur)
+	ok, err := kv.GetRecord(s.db, k.key(name), &cur)
 	if err != nil {
 		return Term{}, err
 	}
@@ -145,7 +144,7 @@ func (s *Store) describeTerm(ctx context.Context, k termKind, name, desc string)
 	s.termMu.Lock()
 	defer s.termMu.Unlock()
 	var t Term
-	ok, err := kv.GetRecord(s.db.DB, k.key(name), &t)
+	ok, err := kv.GetRecord(s.db, k.key(name), &t)
 	if err != nil {
 		return Term{}, err
 	}
@@ -167,7 +166,7 @@ func (s *Store) describeTerm(ctx context.Context, k termKind, name, desc string)
 
 func (s *Store) listTerms(ctx context.Context, k termKind) ([]Term, error) {
 	p := k.key("")
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +192,7 @@ func (s *Store) listTerms(ctx context.Context, k termKind) ([]Term, error) {
 
 func (s *Store) countUses(k termKind, name string) (int, error) {
 	p := k.list(name)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return 0, err
 	}
@@ -212,7 +211,7 @@ func (s *Store) deleteTerm(ctx context.Context, k termKind, name string) (Term, 
 	s.termMu.Lock()
 	defer s.termMu.Unlock()
 	var t Term
-	ok, err := kv.GetRecord(s.db.DB, k.key(name), &t)
+	ok, err := kv.GetRecord(s.db, k.key(name), &t)
 	if err != nil {
 		return Term{}, err
 	}
@@ -237,7 +236,7 @@ func (s *Store) deleteTerm(ctx context.Context, k termKind, name string) (Term, 
 func (s *Store) Names(ctx context.Context) (cats, tagNames []string, err error) {
 	for _, k := range []termKind{categories, tags} {
 		p := k.key("")
-		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+		it, err := s.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 		if err != nil {
 			return nil, nil, err
 		}

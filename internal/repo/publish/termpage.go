@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 )
@@ -62,7 +61,7 @@ func (s *Store) termPage(ctx context.Context, k termKind, q TermQuery) (TermPage
 	if q.After != "" {
 		lower = append(k.key(q.After), 0)
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: lower, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return TermPage{}, err
 	}
@@ -103,7 +102,7 @@ func (s *Store) termPage(ctx context.Context, k termKind, q TermQuery) (TermPage
 // them, and those a caller may see (public ones, and those maySee allows).
 func (s *Store) countVisible(k termKind, name string, maySee func(string) bool) (all, seen int, err error) {
 	p := k.list(name)
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
+	it, err := s.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return 0, 0, err
 	}

@@ -5,7 +5,6 @@ import (
 	"math/rand"
 	"strings"
 
-	"github.com/cockroachdb/pebble"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
@@ -21,7 +20,7 @@ type Builder struct {
 	refs *refs.Store
 	rng  *rand.Rand
 
-	batch *pebble.Batch
+	batch *kv.Batch
 	ups   map[string]*refs.Update
 	order []string
 	state map[string]*docState
