@@ -313,6 +313,7 @@ func TestDocumentEndpoints(t *testing.T) {
 	if mres.Seq != res.Seq+1 || len(mres.Merged) != 1 || flowdoc.PlainText(mres.Merged[0].Block.RichText) != "At first, two, edited" {
 		t.Fatalf("merging save %+v", mres)
 	}
+	res = mres
 	// An invalid document names its problems and stores nothing.
 	er = e.wantErr("POST", "/v1/docs/d1/draft", tok, `{"baseSeq":2,"body":{"schemaVersion":1,"blocks":[{"id":"p1","type":"nonsense"}]}}`, 400, "invalid")
 	if len(er.Problems) == 0 || er.Problems[0].Path == "" {
