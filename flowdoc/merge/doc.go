@@ -12,8 +12,10 @@
 // (an inline equation is one character, U+FFFC), each carrying its marks
 // and link. Each side is diffed against the base into hunks (a base
 // range replaced by new characters) by a specified longest-common-
-// subsequence walk; hunks of the two sides that do not overlap are
-// applied together, identical hunks once; insertions at the same point
-// keep ours before theirs. Anything else is a conflict. The result is a
+// subsequence walk, each pure insertion or deletion slid to its
+// leftmost equivalent place; hunks of the two sides that cannot overlap
+// wherever repeated text lets them sit are applied together, identical
+// hunks once; insertions at the same point keep ours before theirs.
+// Anything else is a conflict. The result is a
 // plain FlowDocument value: nothing of the merge is stored.
 package merge

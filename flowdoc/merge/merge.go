@@ -161,11 +161,15 @@ func cloneFormat(r flowdoc.Run) flowdoc.Run {
 	return out
 }
 
-// hunk replaces base[start:end] with ins.
+// hunk replaces base[start:end] with ins. lo and hi bound the places an
+// equivalent edit could be (see slide): for a pure insertion the first
+// and last point, for a pure deletion the first start and last end; for
+// a replacement start and end.
 type hunk struct {
 	start, end int
 	ins        []char
 	side       int // 0 ours, 1 theirs
+	lo, hi     int
 }
 
 // diff is the hunks that turn a into b: the common prefix and suffix are
@@ -186,7 +190,9 @@ func diff(a, b []char, side int) []hunk {
 		return nil
 	}
 	if n == 0 || m == 0 || n*m > MaxCells {
-		return []hunk{{start: p, end: p + n, ins: bm, side: side}}
+		out := []hunk{{start: p, end: p + n, ins: slices.Clone(bm), side: side}}
+		slide(a, out)
+		return out
 	}
 	// L[i][j] is the length of the LCS of am[i:] and bm[j:]; it never
 	// exceeds min(n, m) <= 2048, so uint16 holds it.
@@ -207,8 +213,15 @@ func diff(a, b []char, side int) []hunk {
 	var out []hunk
 	var cur *hunk
 	i, j := 0, 0
+	// The walk edits before it keeps: it deletes, else inserts, while
+	// that keeps the common subsequence's length, and keeps a character
+	// only when neither does. Edits so stay whole (a word typed before an
+	// equal letter is one insertion, not pieces around that letter).
+	at := func(i, j int) uint16 { return L[i*w+j] }
 	for i < n || j < m {
-		if i < n && j < m && am[i] == bm[j] {
+		del := i < n && at(i+1, j) == at(i, j)
+		ins := !del && j < m && at(i, j+1) == at(i, j)
+		if !del && !ins { // am[i] == bm[j]
 			cur = nil
 			i++
 			j++
@@ -218,32 +231,79 @@ func diff(a, b []char, side int) []hunk {
 			out = append(out, hunk{start: p + i, end: p + i, side: side})
 			cur = &out[len(out)-1]
 		}
-		if i < n && (j == m || L[(i+1)*w+j] >= L[i*w+j+1]) {
-			i++ // delete am[i]
+		if del {
+			i++
 			cur.end = p + i
 		} else {
 			cur.ins = append(cur.ins, bm[j])
 			j++
 		}
 	}
+	slide(a, out)
 	return out
+}
+
+// slide places each pure insertion or deletion at the leftmost place that
+// gives the same text, not past the side's neighbouring hunks, and notes
+// in lo and hi how far it could go either way. Both sides so put an edit
+// of repeated text at the same place (where the tie rule orders it), and
+// a clash is judged over every place an edit could be.
+func slide(a []char, hs []hunk) {
+	for k := range hs {
+		h := &hs[k]
+		prev, next := 0, len(a)
+		if k > 0 {
+			prev = hs[k-1].end
+		}
+		if k+1 < len(hs) {
+			next = hs[k+1].start
+		}
+		h.lo, h.hi = h.start, h.end
+		switch {
+		case h.start == h.end && len(h.ins) > 0:
+			// Right: inserting x+rest at p is inserting rest+x at p+1
+			// when a[p] == x.
+			for q, ins := h.start, h.ins; q < next && a[q] == ins[0]; q++ {
+				ins = append(slices.Clone(ins[1:]), a[q])
+				h.hi = q + 1
+			}
+			for h.start > prev && a[h.start-1] == h.ins[len(h.ins)-1] {
+				h.ins = append([]char{a[h.start-1]}, h.ins[:len(h.ins)-1]...)
+				h.start--
+				h.end--
+			}
+			h.lo = h.start
+		case len(h.ins) == 0:
+			for e := h.end; e < next && a[e] == a[e-(h.end-h.start)]; e++ {
+				h.hi = e + 1
+			}
+			for h.start > prev && a[h.start-1] == a[h.end-1] {
+				h.start--
+				h.end--
+			}
+			h.lo = h.start
+		}
+	}
 }
 
 func (h hunk) equal(o hunk) bool {
 	return h.start == o.start && h.end == o.end && slices.Equal(h.ins, o.ins)
 }
 
-// clash reports whether hunks of the two sides cannot both apply.
+// clash reports whether hunks of the two sides cannot both apply: two
+// ranges whose places overlap, or an insertion that could be strictly
+// inside the other's range. Two insertions never clash.
 func clash(a, b hunk) bool {
+	ai, bi := a.start == a.end, b.start == b.end
 	switch {
-	case a.start == a.end && b.start == b.end:
-		return false // two insertions: the tie rule orders them
-	case a.start == a.end:
-		return b.start < a.start && a.start < b.end
-	case b.start == b.end:
-		return a.start < b.start && b.start < a.end
+	case ai && bi:
+		return false // the tie rule orders them
+	case ai:
+		return a.lo < b.hi && a.hi > b.lo
+	case bi:
+		return b.lo < a.hi && b.hi > a.lo
 	default:
-		return a.start < b.end && b.start < a.end
+		return a.lo < b.hi && b.lo < a.hi
 	}
 }
 
@@ -259,11 +319,11 @@ func Runs(base, ours, theirs []flowdoc.Run) ([]flowdoc.Run, error) {
 	// drops a hunk of theirs identical to one of ours.
 	j := 0
 	for _, t := range ht {
-		for j < len(ho) && ho[j].end < t.start {
+		for j < len(ho) && ho[j].hi < t.lo {
 			j++
 		}
 		dup := false
-		for k := j; k < len(ho) && ho[k].start <= t.end; k++ {
+		for k := j; k < len(ho) && ho[k].lo <= t.hi; k++ {
 			if ho[k].equal(t) {
 				dup = true
 				break

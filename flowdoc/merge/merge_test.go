@@ -388,6 +388,29 @@ func TestDiffBound(t *testing.T) {
 	}
 }
 
+// TestDiffRepeats: on text made of few letters (where equal characters
+// abound and edits can slide), applying a side's hunks gives the side.
+func TestDiffRepeats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 23))
+	word := func() []char {
+		out := make([]char, rng.IntN(12))
+		for i := range out {
+			out[i] = char{rune("ab "[rng.IntN(3)]), 0}
+		}
+		return out
+	}
+	for range 20000 {
+		a, b := word(), word()
+		var es []edit
+		for _, h := range diff(a, b, 0) {
+			es = append(es, edit{h.start, h.end, h.ins})
+		}
+		if got := apply(a, es); !slices.Equal(got, b) {
+			t.Fatalf("%q -> %q: the hunks make %q", plain(a), plain(b), plain(got))
+		}
+	}
+}
+
 // BenchmarkParagraph merges two edits of a 2,000-character paragraph:
 // one types at the start and one at the end, or both in the middle of a
 // mixed-script text with marks.
