@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/foliodev/folio/flowdoc"
 )
@@ -429,11 +430,17 @@ func BenchmarkParagraph(b *testing.B) {
 		ours, theirs []flowdoc.Run
 	}{{"start-end", ours, theirs}, {"middle-end", mid, theirs}} {
 		b.Run(c.name, func(b *testing.B) {
+			var ds []time.Duration
 			for b.Loop() {
+				t0 := time.Now()
 				if _, err := Runs(base, c.ours, c.theirs); err != nil {
 					b.Fatal(err)
 				}
+				ds = append(ds, time.Since(t0))
 			}
+			slices.Sort(ds)
+			b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds()), "p99-µs")
 		})
 	}
 }
