@@ -213,15 +213,16 @@ func diff(a, b []char, side int) []hunk {
 	var out []hunk
 	var cur *hunk
 	i, j := 0, 0
-	// The walk edits before it keeps: it deletes, else inserts, while
-	// that keeps the common subsequence's length, and keeps a character
-	// only when neither does. Edits so stay whole (a word typed before an
-	// equal letter is one insertion, not pieces around that letter).
+	// The walk inserts while that keeps the common subsequence's length,
+	// else keeps an equal character, else deletes. Edits so stay whole:
+	// a word typed before an equal letter is one insertion, and a word
+	// deleted after equal letters one deletion, not pieces around them.
 	at := func(i, j int) uint16 { return L[i*w+j] }
 	for i < n || j < m {
-		del := i < n && at(i+1, j) == at(i, j)
-		ins := !del && j < m && at(i, j+1) == at(i, j)
-		if !del && !ins { // am[i] == bm[j]
+		ins := j < m && at(i, j+1) == at(i, j)
+		keep := !ins && i < n && j < m && am[i] == bm[j]
+		del := !ins && !keep
+		if keep {
 			cur = nil
 			i++
 			j++

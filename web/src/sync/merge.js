@@ -151,9 +151,10 @@ function diff(a, b, side) {
   let i = 0;
   let j = 0;
   while (i < n || j < m) {
-    const del = i < n && at(i + 1, j) === at(i, j);
-    const ins = !del && j < m && at(i, j + 1) === at(i, j);
-    if (!del && !ins) {
+    const ins = j < m && at(i, j + 1) === at(i, j);
+    const keep = !ins && i < n && j < m && eq(am[i], bm[j]);
+    const del = !ins && !keep;
+    if (keep) {
       cur = null;
       i++;
       j++;
