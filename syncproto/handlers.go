@@ -279,7 +279,7 @@ func (c *conn) keyedSave(ctx context.Context, m *Save, who Principal) (ks *keyed
 // saveNow applies a save and answers it; *acked is set to the ack sent.
 func (c *conn) saveNow(ctx context.Context, m *Save, who Principal, start time.Time, acked **Ack) {
 	res, err := c.srv.cfg.Docs.SaveDraft(ctx, SaveParams{Doc: m.Doc, Actor: who.User, Session: c.session,
-		BaseSeq: m.BaseSeq, Body: m.Body, Changes: m.Changes, Attrs: m.Attrs})
+		BaseSeq: m.BaseSeq, Body: m.Body, Changes: m.Changes, Attrs: m.Attrs, Merge: m.Merge})
 	var ce *ConflictError
 	if err == nil || errors.As(err, &ce) {
 		// The ack (or conflict) of seq S follows every update below S.
@@ -310,12 +310,15 @@ func (c *conn) saveNow(ctx context.Context, m *Save, who Principal, start time.T
 	}
 	c.mu.Unlock()
 	ack := &Ack{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: res.Seq, Fingerprint: res.Fingerprint,
-		Unsealed: res.Unsealed, Changed: res.Changed}
+		Unsealed: res.Unsealed, Changed: res.Changed, Merged: res.Merged}
 	if acked != nil {
 		*acked = ack
 	}
 	c.send(ack)
 	c.srv.cfg.Metrics.save("ack", time.Since(start))
+	if len(res.Merged) > 0 {
+		c.srv.cfg.Metrics.save("merged", 0)
+	}
 }
 
 func (c *conn) checkpoint(m *Checkpoint) {

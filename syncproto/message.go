@@ -149,6 +149,11 @@ type Save struct {
 	Changes []Change            `json:"changes,omitempty"`
 	Body    *flowdoc.Document   `json:"body,omitempty"`
 	Attrs   *flowdoc.Attributes `json:"attrs,omitempty"`
+	// Merge opts in to merging inside text blocks (docs/protocol.md
+	// "Merging inside a block"): an upserted text block changed since
+	// BaseSeq is merged with the draft's version when the edits do not
+	// overlap, instead of a conflict. Without it the save is strict.
+	Merge bool `json:"merge,omitempty"`
 }
 
 // Ack acknowledges a durable save.
@@ -159,6 +164,10 @@ type Ack struct {
 	Fingerprint flowdoc.Fingerprint `json:"fingerprint"`
 	Unsealed    bool                `json:"unsealed"`
 	Changed     []string            `json:"changed,omitempty"`
+	// Merged lists the blocks of a merging save that the server merged
+	// with another editor's change, with the merged content: the saving
+	// editor's copy of each becomes it.
+	Merged []EventBlock `json:"merged,omitempty"`
 }
 
 // Conflict rejects a save whose touched blocks changed since its BaseSeq.
@@ -329,6 +338,9 @@ type DraftUpdated struct {
 	Blocks      []EventBlock        `json:"blocks,omitempty"`
 	Order       []string            `json:"order,omitempty"`
 	Attrs       *flowdoc.Attributes `json:"attrs,omitempty"`
+	// Authors, when the save merged blocks, are the users whose edits
+	// the merged blocks combine (the saving actor included), sorted.
+	Authors []string `json:"authors,omitempty"`
 }
 
 // VersionCreated is the data of a version.created event.

@@ -37,7 +37,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		messagesOut: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "folio_sync_messages_sent_total", Help: "Messages queued for sending, by type."}, []string{"type"}),
 		saves: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "folio_sync_saves_total", Help: "Draft saves, by result (ack, conflict, invalid, error, retry: a keyed save answered with its remembered ack)."}, []string{"result"}),
+			Name: "folio_sync_saves_total", Help: "Draft saves, by result (ack, conflict, invalid, error, retry: a keyed save answered with its remembered ack; merged: an acknowledged save that merged inside a block, counted as ack too)."}, []string{"result"}),
 		checkpoints: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "folio_sync_checkpoints_total", Help: "Checkpoints sealed by the sync server, by reason."}, []string{"reason"}),
 		conflicts: prometheus.NewCounter(prometheus.CounterOpts{

@@ -33,13 +33,23 @@ import (
 //     (the lost update of an editor that missed an event);
 //   - every editor's copy equals the final draft.
 //
+// The typing runs (typing=1) do the same with merging editors
+// (EditorOptions.Merge) that mostly type into the same two paragraphs:
+// a unique token inserted at a random word, or a token deleted. Then,
+// besides the above (with the merged content of an ack standing for
+// what the save sent), every token an acknowledged save carried is in
+// the final draft unless an editor deleted it on purpose (or its block
+// is gone).
+//
 // FOLIO_MODEL_SEED replays a run; FOLIO_MODEL_RUNS and FOLIO_MODEL_SAVES
-// make it larger (defaults: 4 runs of 600 saves, 2 under -short);
+// make it larger (defaults: 4 runs of 600 saves, 2 under -short; typing
+// runs: FOLIO_MODEL_TYPING_RUNS, default 2, 1 under -short);
 // FOLIO_MODEL_DEBUG=1 traces every event, flush and acknowledged save.
 func TestModelEditors(t *testing.T) {
 	runs, saves := envInt("FOLIO_MODEL_RUNS", 4), envInt("FOLIO_MODEL_SAVES", 600)
+	typingRuns := envInt("FOLIO_MODEL_TYPING_RUNS", 2)
 	if testing.Short() {
-		runs = min(runs, 2)
+		runs, typingRuns = min(runs, 2), min(typingRuns, 1)
 	}
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("FOLIO_MODEL_SEED"); s != "" {
@@ -48,16 +58,18 @@ func TestModelEditors(t *testing.T) {
 			t.Fatalf("FOLIO_MODEL_SEED: %v", err)
 		}
 		seed, runs = v, 1
+		typingRuns = 1
 	}
-	for r := range runs {
-		runSeed := seed + uint64(r)
-		t.Run(fmt.Sprint("seed=", runSeed), func(t *testing.T) {
+	for r := range runs + typingRuns {
+		runSeed := seed + uint64(r%max(runs, typingRuns))
+		typing := r >= runs
+		t.Run(fmt.Sprint("typing=", typing, ",seed=", runSeed), func(t *testing.T) {
 			t.Cleanup(func() {
 				if t.Failed() {
 					t.Logf("replay with FOLIO_MODEL_SEED=%d FOLIO_MODEL_SAVES=%d", runSeed, saves)
 				}
 			})
-			runModel(t, runSeed, saves)
+			runModel(t, runSeed, saves, typing)
 		})
 	}
 }
@@ -75,6 +87,7 @@ type ackedSave struct {
 	key     string
 	changes []syncproto.Change
 	base    uint64
+	merged  map[string]*flowdoc.Block // the ack's merged blocks: what the server stored for those
 }
 
 func tokens(b flowdoc.Block) []string { return strings.Fields(blockText(b)) }
@@ -83,7 +96,7 @@ func withTokens(id string, toks []string) flowdoc.Block {
 	if len(toks) == 0 {
 		return flowdoc.Block{ID: id, Type: flowdoc.Paragraph}
 	}
-	return para(id, strings.Join(toks, " "))
+	return para(id, strings.Join(toks, " ")+" ") // each token ends with its space: merged insertions stay apart
 }
 
 // unionResolve keeps the server's tokens and adds the local ones it lacks:
@@ -106,7 +119,8 @@ func unionResolve(id string, server, mine *flowdoc.Block) (*flowdoc.Block, bool)
 	return &b, true
 }
 
-func runModel(t *testing.T, seed uint64, saves int) {
+func runModel(t *testing.T, seed uint64, saves int, typing bool) {
+	runeTokens = typing
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	editors := 2 + rng.IntN(15)
 	e := startEnv(t, func(c *syncproto.Config) {
@@ -128,16 +142,24 @@ func runModel(t *testing.T, seed uint64, saves int) {
 
 	var mu sync.Mutex
 	var acked []ackedSave
+	deleted := &sync.Map{} // tokens an editor deleted on purpose (typing runs)
 	eds := make([]*client.Editor, editors)
 	var wg, done sync.WaitGroup
 	quit := make(chan struct{})
 	errc := make(chan error, editors)
 	for i := range editors {
 		proto := codecs[i%2]
-		ed := client.NewEditor("m", client.EditorOptions{Resolve: unionResolve,
+		ed := client.NewEditor("m", client.EditorOptions{Resolve: unionResolve, Merge: typing,
 			OnAck: func(a *syncproto.Ack, s *syncproto.Save) {
+				as := ackedSave{seq: a.Seq, base: s.BaseSeq, key: s.Key, changes: s.Changes}
+				for _, b := range a.Merged {
+					if as.merged == nil {
+						as.merged = map[string]*flowdoc.Block{}
+					}
+					as.merged[b.ID] = b.Block
+				}
 				mu.Lock()
-				acked = append(acked, ackedSave{seq: a.Seq, base: s.BaseSeq, key: s.Key, changes: s.Changes})
+				acked = append(acked, as)
 				mu.Unlock()
 			}})
 		eds[i] = ed
@@ -153,7 +175,7 @@ func runModel(t *testing.T, seed uint64, saves int) {
 			var once sync.Once
 			finished := func() { once.Do(done.Done) }
 			defer finished()
-			if err := modelEditor(ctx, e.URL, proto, ed, er, i, quota, finished, quit); err != nil {
+			if err := modelEditor(ctx, e.URL, proto, ed, er, i, quota, finished, quit, typing, deleted); err != nil {
 				errc <- fmt.Errorf("editor %d (%s): %w", i, proto, err)
 			}
 		}()
@@ -191,7 +213,7 @@ func runModel(t *testing.T, seed uint64, saves int) {
 			bySeq[a.seq] = append(bySeq[a.seq], a)
 		}
 	}
-	model := &modelDoc{order: nil, blocks: map[string][]string{}}
+	model := &modelDoc{order: nil, blocks: map[string][]string{}, deleted: deleted}
 	for _, b := range d0.Body.Blocks {
 		model.order = append(model.order, b.ID)
 		model.blocks[b.ID] = tokens(b)
@@ -205,10 +227,14 @@ func runModel(t *testing.T, seed uint64, saves int) {
 		var lastErr error
 		for i, a := range cands {
 			if os.Getenv("FOLIO_MODEL_DEBUG") != "" {
-				t.Logf("seq %d base %d key %s changes %s", seq, a.base, a.key, changesString(a.changes))
+				var ms []string
+				for id, b := range a.merged {
+					ms = append(ms, fmt.Sprintf("%s=%q", id, blockText(*b)))
+				}
+				t.Logf("seq %d base %d key %s changes %s merged %v", seq, a.base, a.key, changesString(a.changes), ms)
 			}
 			m := model.clone()
-			if err := m.apply(a.changes); err != nil {
+			if err := m.apply(a.changes, a.merged); err != nil {
 				lastErr = fmt.Errorf("acknowledged save seq %d (%s): %v", seq, a.key, err)
 				continue
 			}
@@ -216,7 +242,7 @@ func runModel(t *testing.T, seed uint64, saves int) {
 			for j, o := range cands {
 				if j != i {
 					m2 := m.clone()
-					noop = noop && m2.apply(o.changes) == nil && docString(m2.doc()) == docString(m.doc())
+					noop = noop && m2.apply(o.changes, o.merged) == nil && docString(m2.doc()) == docString(m.doc())
 				}
 			}
 			if noop {
@@ -237,23 +263,53 @@ func runModel(t *testing.T, seed uint64, saves int) {
 	if len(acked) < saves/2 {
 		t.Fatalf("only %d of %d saves acknowledged", len(acked), saves)
 	}
+	// Every token an acknowledged save carried is in the final draft,
+	// unless it was deleted on purpose or its block is gone.
+	final := map[string][]string{}
+	for _, b := range d.Body.Blocks {
+		final[b.ID] = tokens(b)
+	}
+	merges := 0
+	for _, a := range acked {
+		if len(a.merged) > 0 {
+			merges++
+		}
+		for _, c := range a.changes {
+			if c.Op != "upsert" {
+				continue
+			}
+			b := c.Block
+			if m := a.merged[b.ID]; m != nil {
+				b = m
+			}
+			have, ok := final[b.ID]
+			if !ok {
+				continue
+			}
+			for _, tok := range tokens(*b) {
+				if _, del := deleted.Load(tok); !del && !slices.Contains(have, tok) {
+					t.Fatalf("token %s of the save acknowledged at seq %d is not in block %s of the final draft", tok, a.seq, b.ID)
+				}
+			}
+		}
+	}
 	// Every copy converges on the draft.
 	for i, ed := range eds {
 		waitUntil(t, fmt.Sprintf("editor %d at seq %d", i, d.Seq), func() bool {
 			_, seq := ed.Server()
 			return seq >= d.Seq
 		})
-		if got := docString(ed.Document()); got != docString(d.Body) {
-			t.Fatalf("editor %d has\n %s\nthe draft is\n %s", i, got, docString(d.Body))
+		if got := exactString(ed.Document()); got != exactString(d.Body) {
+			t.Fatalf("editor %d has\n %s\nthe draft is\n %s", i, got, exactString(d.Body))
 		}
 	}
-	t.Logf("%d editors, %d saves acknowledged, final seq %d, %d blocks", editors, len(acked), d.Seq, len(d.Body.Blocks))
+	t.Logf("%d editors, %d saves acknowledged (%d merged by the server), final seq %d, %d blocks", editors, len(acked), merges, d.Seq, len(d.Body.Blocks))
 }
 
 // modelEditor makes quota saves with one editor. Its connection stays
 // open until ctx ends, so that the editor keeps following the others.
 func modelEditor(ctx context.Context, url, proto string, ed *client.Editor, rng *rand.Rand, who, quota int,
-	finished func(), quit <-chan struct{}) error {
+	finished func(), quit <-chan struct{}, typing bool, deleted *sync.Map) error {
 	dialOpen := func() (*client.Client, error) {
 		on := ed.HandleEvent
 		if os.Getenv("FOLIO_MODEL_DEBUG") != "" {
@@ -297,6 +353,11 @@ func modelEditor(ctx context.Context, url, proto string, ed *client.Editor, rng 
 	for done := 0; done < quota; done++ {
 		for range 1 + rng.IntN(2) {
 			err := ed.Edit(func(d flowdoc.Document) []syncproto.Change {
+				if typing && rng.IntN(4) > 0 {
+					if ch, ok := randomTyping(d, rng, who, &n, deleted); ok {
+						return []syncproto.Change{ch}
+					}
+				}
 				if ch, ok := randomChange(d, rng, who, &n); ok {
 					return []syncproto.Change{ch}
 				}
@@ -374,7 +435,7 @@ func randomChange(doc flowdoc.Document, rng *rand.Rand, who int, n *int) (syncpr
 	bs := doc.Blocks
 	if len(bs) == 0 {
 		*n++
-		b := para(fmt.Sprintf("e%dn%d", who, *n), fmt.Sprintf("t%d.%d", who, *n))
+		b := withTokens(fmt.Sprintf("e%dn%d", who, *n), []string{tokenName(who, *n)})
 		return syncproto.Change{Op: "upsert", Block: &b}, true
 	}
 	pick := func() flowdoc.Block {
@@ -394,10 +455,10 @@ func randomChange(doc flowdoc.Document, rng *rand.Rand, who int, n *int) (syncpr
 	switch r := rng.IntN(20); {
 	case r < 13:
 		b := pick()
-		nb := withTokens(b.ID, append(tokens(b), fmt.Sprintf("t%d.%d", who, *n)))
+		nb := withTokens(b.ID, append(tokens(b), tokenName(who, *n)))
 		return syncproto.Change{Op: "upsert", Block: &nb}, true
 	case r < 16:
-		b := para(fmt.Sprintf("e%dn%d", who, *n), fmt.Sprintf("t%d.%d", who, *n))
+		b := withTokens(fmt.Sprintf("e%dn%d", who, *n), []string{tokenName(who, *n)})
 		var after *string
 		if rng.IntN(3) > 0 {
 			after = anchor()
@@ -418,14 +479,57 @@ func randomChange(doc flowdoc.Document, rng *rand.Rand, who int, n *int) (syncpr
 	}
 }
 
+// runeTokens makes tokens single code points (the typing runs): a
+// character merge aligns text made of distinct characters in one way
+// only, so a token is whole or gone. (Tokens such as "t1.5" share
+// characters; a merge keeps every character of them, but two insertions
+// next to equal text may interleave, which no token check can tell from
+// a loss.)
+var runeTokens bool
+
+// tokenName names editor who's n-th token.
+func tokenName(who, n int) string {
+	if !runeTokens {
+		return fmt.Sprintf("t%d.%d", who, n)
+	}
+	i := who*2048 + n%2048
+	if n >= 2048 {
+		panic("model: more than 2048 tokens an editor; lower FOLIO_MODEL_SAVES for typing runs")
+	}
+	return string(rune(0x20000 + i)) // CJK Extension B: 42,720 letters
+}
+
+// randomTyping types into one of the first two blocks: a unique token
+// inserted before a random token (or at the end), or, one time in five, a
+// token deleted (noted in deleted).
+func randomTyping(doc flowdoc.Document, rng *rand.Rand, who int, n *int, deleted *sync.Map) (syncproto.Change, bool) {
+	if len(doc.Blocks) == 0 {
+		return syncproto.Change{}, false
+	}
+	b := doc.Blocks[rng.IntN(min(2, len(doc.Blocks)))]
+	toks := tokens(b)
+	if len(toks) > 2 && rng.IntN(5) == 0 {
+		i := rng.IntN(len(toks))
+		deleted.Store(toks[i], true)
+		nb := withTokens(b.ID, slices.Delete(slices.Clone(toks), i, i+1))
+		return syncproto.Change{Op: "upsert", Block: &nb}, true
+	}
+	*n++
+	nb := withTokens(b.ID, slices.Insert(slices.Clone(toks), rng.IntN(len(toks)+1), tokenName(who, *n)))
+	return syncproto.Change{Op: "upsert", Block: &nb}, true
+}
+
 // modelDoc is the document the acknowledged saves make, applied with the
 // semantics of docs/protocol.md, independently of the client's code.
 type modelDoc struct {
-	order  []string
-	blocks map[string][]string
+	order   []string
+	blocks  map[string][]string
+	deleted *sync.Map // tokens deleted on purpose: they may go
 }
 
-func (m *modelDoc) apply(changes []syncproto.Change) error {
+// apply applies the changes of an acknowledged save; merged holds the
+// blocks the server merged (their content is what it stored).
+func (m *modelDoc) apply(changes []syncproto.Change, merged map[string]*flowdoc.Block) error {
 	at := func(after *string) (int, error) {
 		if after == nil {
 			return len(m.order), nil
@@ -444,10 +548,13 @@ func (m *modelDoc) apply(changes []syncproto.Change) error {
 		case "upsert":
 			id := c.Block.ID
 			toks := tokens(*c.Block)
+			if mb := merged[id]; mb != nil {
+				toks = tokens(*mb)
+			}
 			i := slices.Index(m.order, id)
 			if i >= 0 {
 				for _, t := range m.blocks[id] {
-					if !slices.Contains(toks, t) {
+					if _, del := m.deleted.Load(t); !del && !slices.Contains(toks, t) {
 						return fmt.Errorf("block %s: token %s of an earlier acknowledged save is gone: the save was built on a stale copy", id, t)
 					}
 				}
@@ -485,7 +592,7 @@ func (m *modelDoc) apply(changes []syncproto.Change) error {
 }
 
 func (m *modelDoc) clone() *modelDoc {
-	n := &modelDoc{order: slices.Clone(m.order), blocks: make(map[string][]string, len(m.blocks))}
+	n := &modelDoc{order: slices.Clone(m.order), blocks: make(map[string][]string, len(m.blocks)), deleted: m.deleted}
 	for k, v := range m.blocks {
 		n.blocks[k] = v
 	}
@@ -500,10 +607,20 @@ func (m *modelDoc) doc() flowdoc.Document {
 	return d
 }
 
+// docString is a document's block ids and tokens.
 func docString(d flowdoc.Document) string {
 	var sb strings.Builder
 	for _, b := range d.Blocks {
-		fmt.Fprintf(&sb, "[%s: %s]", b.ID, blockText(b))
+		fmt.Fprintf(&sb, "[%s: %s]", b.ID, strings.Join(tokens(b), " "))
+	}
+	return sb.String()
+}
+
+// exactString is a document's block ids and exact texts.
+func exactString(d flowdoc.Document) string {
+	var sb strings.Builder
+	for _, b := range d.Blocks {
+		fmt.Fprintf(&sb, "[%s: %q]", b.ID, blockText(b))
 	}
 	return sb.String()
 }

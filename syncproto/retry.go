@@ -71,7 +71,7 @@ func newSaveKeys(ttl time.Duration, maxBytes int) *saveKeys {
 
 // saveSum is the digest of what a save asks for, whatever its codec.
 func saveSum(m *Save) [32]byte {
-	b, err := MsgpackCodec.Encode(&Save{Doc: m.Doc, BaseSeq: m.BaseSeq, Changes: m.Changes, Body: m.Body, Attrs: m.Attrs})
+	b, err := MsgpackCodec.Encode(&Save{Doc: m.Doc, BaseSeq: m.BaseSeq, Changes: m.Changes, Body: m.Body, Attrs: m.Attrs, Merge: m.Merge})
 	if err != nil {
 		// Not encodable means not comparable: a unique sum makes a
 		// retry of it a new save, which is what it would be without key.

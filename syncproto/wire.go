@@ -134,6 +134,7 @@ type SaveParams struct {
 	Body    *flowdoc.Document
 	Changes []Change
 	Attrs   *flowdoc.Attributes
+	Merge   bool // merge inside text blocks (Save.Merge)
 }
 
 // SaveResult is the state after an accepted save.
@@ -141,7 +142,8 @@ type SaveResult struct {
 	Seq         uint64
 	Fingerprint flowdoc.Fingerprint
 	Unsealed    bool
-	Changed     []string // block ids the save changed
+	Changed     []string     // block ids the save changed
+	Merged      []EventBlock // blocks merged with another editor's change, with the result
 }
 
 // ConflictError is a save refused because a block or the attributes it

@@ -60,6 +60,7 @@ func init() {
 				Flags: []cli.Flag{
 					&cli.IntFlag{Name: "editors", Value: 100, Usage: "editing connections"},
 					&cli.IntFlag{Name: "editors-per-doc", Value: 1, Usage: "editors sharing each document (each edits its own block)"},
+					&cli.BoolFlag{Name: "same-block", Usage: "the editors of a document all type into its first block, saving with merge"},
 					&cli.IntFlag{Name: "readers-per-doc", Value: 2, Usage: "subscribed readers per document"},
 					&cli.IntFlag{Name: "blocks", Value: 200, Usage: "blocks of each document the bench creates"},
 					&cli.DurationFlag{Name: "interval", Value: 1200 * time.Millisecond, Usage: "time between an editor's saves"},
@@ -300,7 +301,7 @@ func cmdBenchSync(c *cli.Context) error {
 	o := loadgen.Options{
 		Editors: c.Int("editors"), EditorsPerDoc: c.Int("editors-per-doc"), ReadersPerDoc: c.Int("readers-per-doc"),
 		Interval: c.Duration("interval"), Duration: c.Duration("duration"), IdleConns: c.Int("idle"),
-		Subprotocol: c.String("subprotocol"), Log: c.App.ErrWriter,
+		Subprotocol: c.String("subprotocol"), Log: c.App.ErrWriter, SameBlock: c.Bool("same-block"),
 	}
 	if o.Editors <= 0 || o.EditorsPerDoc <= 0 || c.Int("blocks") <= 0 {
 		return usagef("--editors, --editors-per-doc and --blocks must be positive")

@@ -195,6 +195,11 @@ type SaveParams struct {
 	// reason in the same synced batch (a save at a boundary).
 	Seal    string
 	Message string // the sealed version's message
+	// Merge, with Changes, merges an upserted text block that changed
+	// since BaseSeq with the draft's version when the two edits do not
+	// overlap (flowdoc/merge; docs/protocol.md "Merging inside a block"),
+	// instead of a conflict. Without it a save is strict.
+	Merge bool
 }
 
 // SaveResult is the acknowledged state after a save.
@@ -204,6 +209,9 @@ type SaveResult struct {
 	Unsealed    bool                `json:"unsealed"`
 	Changed     []string            `json:"changed,omitempty"` // block ids this save changed
 	Version     *VersionInfo        `json:"version,omitempty"` // the checkpoint, when Seal sealed one
+	// Merged lists the blocks a Merge save merged, with the merged
+	// content the saving editor must now hold.
+	Merged []EventBlock `json:"merged,omitempty"`
 }
 
 // Draft is a document's working copy.

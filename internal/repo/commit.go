@@ -38,6 +38,9 @@ type DraftEvent struct {
 	Blocks      []EventBlock        `msgpack:"blocks,omitempty" json:"blocks,omitempty"` // changed or deleted blocks
 	Order       []string            `msgpack:"order,omitempty" json:"order,omitempty"`   // the full block order, when it changed
 	Attrs       *flowdoc.Attributes `msgpack:"attrs,omitempty" json:"attrs,omitempty"`   // when they changed
+	// Authors, for a save merged inside blocks, are the users whose
+	// edits the merged blocks combine (the saving actor included), sorted.
+	Authors []string `msgpack:"authors,omitempty" json:"authors,omitempty"`
 }
 
 // EventBlock is one block of a DraftEvent; Block nil means deleted.

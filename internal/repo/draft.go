@@ -159,6 +159,13 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	if p.Attrs != nil {
 		attrs = *p.Attrs
 	}
+	seq0 := dr.Seq
+	var merged map[string]bool
+	var mergedBlocks []EventBlock
+	var authors []string
+	if p.Merge && prep.body == nil {
+		merged, mergedBlocks, authors = r.mergeStale(p, dr, prep)
+	}
 	inPlace := prep.body == nil && changesInPlace(dr, prep.changes)
 	var slots []slot
 	if !inPlace {
@@ -171,7 +178,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 			slots, touched, err = applyChanges(dr, prep.changes)
 			if errors.Is(err, ErrConflict) {
 				return SaveResult{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: err.Error(),
-					Blocks: r.staleBlocks(dr, touched, p.BaseSeq)}
+					Blocks: r.staleBlocks(dr, without(touched, merged), p.BaseSeq)}
 			}
 			if err != nil {
 				return SaveResult{}, err
@@ -182,11 +189,11 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		default:
 			slots = draftSlots(dr)
 		}
-		if conflict := r.staleBlocks(dr, touched, p.BaseSeq); len(conflict) > 0 {
+		if conflict := r.staleBlocks(dr, without(touched, merged), p.BaseSeq); len(conflict) > 0 {
 			return SaveResult{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "blocks changed since baseSeq", Blocks: conflict}
 		}
 	} else {
-		if conflict := r.staleInPlace(dr, prep.changes, p.BaseSeq); len(conflict) > 0 {
+		if conflict := r.staleInPlace(dr, prep.changes, p.BaseSeq, merged); len(conflict) > 0 {
 			return SaveResult{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "blocks changed since baseSeq", Blocks: conflict}
 		}
 		if ps := r.checkLimitsInPlace(dr, prep.changes); len(ps) > 0 {
@@ -222,10 +229,38 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	now := at.UnixMilli()
 	var changed []string
 	bodyChanged := false
+	// The revisions this save makes, for merging later saves (revs.go):
+	// the state before of each block it changes, and the new state (zero
+	// content: deleted).
+	var olds, news []blockRev
 	if changedBody {
 		keep = false // dr changes now: it is kept again only once committed
 		fp := dr.Fingerprint
 		var de DraftEvent
+		if inPlace {
+			for _, c := range prep.changes {
+				if db := dr.Blocks[dr.at(c.nb.blk.ID)]; db.Content != c.nb.content.ID {
+					olds = append(olds, blockRev{id: db.ID, seq: db.Seq, content: db.Content})
+					news = append(news, blockRev{id: db.ID, content: c.nb.content.ID, actor: p.Actor})
+				}
+			}
+		} else {
+			kept := make(map[string]bool, len(slots))
+			for _, s := range slots {
+				kept[s.ID] = true
+				if s.prev != s.Content {
+					if !s.prev.IsZero() {
+						olds = append(olds, blockRev{id: s.ID, seq: s.Seq, content: s.prev})
+					}
+					news = append(news, blockRev{id: s.ID, content: s.Content, actor: p.Actor})
+				}
+			}
+			for _, db := range dr.Blocks {
+				if !kept[db.ID] {
+					news = append(news, blockRev{id: db.ID, actor: p.Actor})
+				}
+			}
+		}
 		if inPlace {
 			if de, err = r.advanceInPlace(b, p.Doc, d.Owner, dr, prep.changes, attrs, now, p.Actor, p.Session); err != nil {
 				return SaveResult{}, err
@@ -241,6 +276,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 			}
 		}
 		changed, bodyChanged = eventBlockIDs(de), dr.Fingerprint != fp
+		de.Authors = authors
 		if err := ev.add(b, EventDraftUpdated, now, de); err != nil {
 			return SaveResult{}, err
 		}
@@ -249,6 +285,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 			res.Changed = append(res.Changed, eb.ID)
 		}
 	}
+	res.Merged = mergedBlocks
 	if err := ctxErr(ctx); err != nil {
 		return SaveResult{}, err // the caller is gone: store nothing it cannot be told of
 	}
@@ -279,6 +316,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		return SaveResult{}, fmt.Errorf("save draft %s: %w", p.Doc, err)
 	}
 	keep = true
+	r.revs.record(p.Doc, seq0, dr.Seq, olds, news)
 	r.cp.saved(p.Doc, p.Actor, at, dr.Unsealed, time.UnixMilli(dr.UnsealedSince))
 	r.publish(ev)
 	return res, nil
@@ -689,10 +727,13 @@ func changesInPlace(dr *draftRec, changes []preparedChange) bool {
 }
 
 // staleInPlace is staleBlocks for a save in place.
-func (r *Repo) staleInPlace(dr *draftRec, changes []preparedChange, baseSeq uint64) []ConflictBlock {
+func (r *Repo) staleInPlace(dr *draftRec, changes []preparedChange, baseSeq uint64, merged map[string]bool) []ConflictBlock {
 	var out []ConflictBlock
 	for _, c := range changes {
 		id := c.nb.blk.ID
+		if merged[id] {
+			continue
+		}
 		if db := dr.Blocks[dr.at(id)]; db.Seq > baseSeq {
 			cb := ConflictBlock{ID: id, Seq: db.Seq}
 			if b, err := r.block(db.Content, id); err == nil {

@@ -85,6 +85,7 @@ type Repo struct {
 
 	drafts draftCache // drafts between changes (loadDraft, keepDraft)
 	docs   docCache   // document records (loadDoc, lockedDoc)
+	revs   revLog     // recent block revisions, for merging saves (revs.go)
 
 	beforeSave func(*kv.Batch) // tests: sees a draft save's batch before it commits
 }

@@ -43,6 +43,7 @@ type SaveRequest struct {
 	Seal    string              `json:"seal,omitempty"`
 	Message string              `json:"message,omitempty"` // the sealed version's message
 	Session string              `json:"session,omitempty"`
+	Merge   bool                `json:"merge,omitempty"` // merge inside text blocks changed since baseSeq (repo.SaveParams.Merge)
 }
 
 // CheckpointRequest is the body of POST /v1/docs/{id}/checkpoint.
@@ -501,7 +502,8 @@ func (s *Server) saveDraft(w http.ResponseWriter, r *http.Request, p auth.Princi
 		return
 	}
 	sp := repo.SaveParams{Doc: doc, Actor: p.User, Session: req.session, BaseSeq: req.baseSeq,
-		Body: req.body, Align: req.align, Changes: req.changes, Attrs: req.attrs, Seal: req.seal, Message: req.message}
+		Body: req.body, Align: req.align, Changes: req.changes, Attrs: req.attrs, Seal: req.seal, Message: req.message,
+		Merge: req.merge}
 	start := time.Now()
 	res, err := s.content.SaveDraft(r.Context(), sp)
 	if err != nil {

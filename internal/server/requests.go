@@ -24,6 +24,7 @@ type saveBody struct {
 	baseSeq uint64
 	body    *flowdoc.Document
 	align   bool
+	merge   bool
 	changes []repo.DraftChange
 	attrs   *flowdoc.Attributes
 	seal    string
@@ -94,6 +95,8 @@ func (s *Server) decodeSave(r *http.Request) (saveBody, error) {
 			sb.body, err = rd.Document(p)
 		case "align":
 			sb.align, err = rd.Bool(p)
+		case "merge":
+			sb.merge, err = rd.Bool(p)
 		case "attrs":
 			sb.attrs, err = rd.Attributes(p)
 		case "seal":

@@ -305,6 +305,15 @@ func TestDocumentEndpoints(t *testing.T) {
 	if er.Doc != "d1" || len(er.Blocks) != 1 || er.Blocks[0].ID != "p2" || er.Seq != res.Seq {
 		t.Fatalf("conflict body %+v", er)
 	}
+	// The same stale save with merge: the edits do not overlap, so the
+	// answer names the merged block, as a sync save's ack does.
+	b3 := para("p2", "At first, two")
+	var mres repo.SaveResult
+	e.ok("POST", "/v1/docs/d1/draft", tok, SaveRequest{BaseSeq: d.Seq, Merge: true, Changes: []repo.DraftChange{{Op: "upsert", Block: &b3}}}, &mres)
+	if mres.Seq != res.Seq+1 || len(mres.Merged) != 1 || flowdoc.PlainText(mres.Merged[0].Block.RichText) != "At first, two, edited" {
+		t.Fatalf("merging save %+v", mres)
+	}
+	res = mres
 	// An invalid document names its problems and stores nothing.
 	er = e.wantErr("POST", "/v1/docs/d1/draft", tok, `{"baseSeq":2,"body":{"schemaVersion":1,"blocks":[{"id":"p1","type":"nonsense"}]}}`, 400, "invalid")
 	if len(er.Problems) == 0 || er.Problems[0].Path == "" {

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/flowdoc/merge"
 	"github.com/foliodev/folio/syncproto"
 )
 
@@ -28,6 +29,13 @@ import (
 // same OnEvent) and call Reopen: the save whose answer was lost is sent
 // again with its key, exactly as before, and the local changes follow.
 //
+// With EditorOptions.Merge the editor merges inside text blocks
+// (docs/protocol.md "Merging inside a block"): its saves carry merge, it
+// takes the merged blocks of an ack as the server's, and it rebases a
+// pending change of a text block onto another editor's update of it with
+// the same function the server uses (flowdoc/merge); only changes that
+// overlap go to the Resolver.
+//
 // The Editor keeps and edits blocks only; the algorithm's rules for
 // attributes (docs/protocol.md) are left to the caller, who saves them
 // with Client.SaveMessage.
@@ -35,6 +43,7 @@ type Editor struct {
 	doc     string
 	resolve Resolver
 	keyBase string
+	merge   bool
 
 	mu       sync.Mutex // guards the fields below
 	c        *Client
@@ -47,6 +56,11 @@ type Editor struct {
 	resync   bool                     // the subscription ended with resync: Reopen
 	early    []syncproto.DraftUpdated // updates that arrived before the snapshot was taken in
 	acked    func(*syncproto.Ack, *syncproto.Save)
+
+	// Merging (merge only).
+	sentBase map[string]*flowdoc.Block // the server copy's blocks the save in flight upserts, as sent (nil: absent)
+	deferred map[string]bool           // blocks the save in flight upserts that an update changed: rebased at its answer
+	hold     bool                      // Reopen is taking a new snapshot: updates are applied, rebased after
 }
 
 // Resolver decides a local change to block id that an update of another
@@ -67,6 +81,10 @@ type EditorOptions struct {
 	// OnAck, when set, is called with every ack and the save it answers
 	// (on the goroutine that called Flush).
 	OnAck func(*syncproto.Ack, *syncproto.Save)
+	// Merge opts in to merging inside text blocks: saves carry merge,
+	// and pending changes are rebased onto updates of their block with
+	// the merge function before anything goes to Resolve.
+	Merge bool
 }
 
 // NewEditor returns an editor of doc; call Open next.
@@ -76,7 +94,8 @@ func NewEditor(doc string, o EditorOptions) *Editor {
 	}
 	var b [9]byte
 	rand.Read(b[:])
-	return &Editor{doc: doc, resolve: o.Resolve, keyBase: hex.EncodeToString(b[:]), acked: o.OnAck}
+	return &Editor{doc: doc, resolve: o.Resolve, keyBase: hex.EncodeToString(b[:]), acked: o.OnAck, merge: o.Merge,
+		deferred: map[string]bool{}}
 }
 
 // copyState is a document as a block order and contents, with the seq of
@@ -232,7 +251,13 @@ func (e *Editor) Reopen(ctx context.Context, c *Client) error {
 			old.apply(ch, 0, true)
 		}
 	}
+	if e.merge {
+		e.hold = true
+	}
 	e.mu.Unlock()
+	if e.merge {
+		return e.reopenMerging(ctx, c, old, s)
+	}
 	if _, err := e.Open(ctx, c); err != nil {
 		return err
 	}
@@ -257,6 +282,106 @@ func (e *Editor) Reopen(ctx context.Context, c *Client) error {
 	e.rebaseLocked(touched)
 	e.mu.Unlock()
 	return err
+}
+
+// reopenMerging is Reopen for a merging editor: the pending changes are
+// rebased from the old copy (with the save in flight) onto the new one
+// before the save in flight is sent again, except those of blocks that
+// save upserts: they rest on it, and are rebased at its answer.
+func (e *Editor) reopenMerging(ctx context.Context, c *Client, old *copyState, s *syncproto.Save) error {
+	_, err := e.Open(ctx, c)
+	e.mu.Lock()
+	e.hold = false
+	if err != nil {
+		e.mu.Unlock()
+		return err
+	}
+	bases, touched := map[string]*flowdoc.Block{}, map[string]*flowdoc.Block{}
+	note := func(id string, now *flowdoc.Block) {
+		if s != nil && upserts(s, id) {
+			e.deferred[id] = true
+			return
+		}
+		if ob, ok := old.blocks[id]; ok {
+			bases[id] = &ob
+		} else {
+			bases[id] = nil
+		}
+		touched[id] = now
+	}
+	for id, b := range e.srv.blocks {
+		if ob, ok := old.blocks[id]; !ok || !sameBlock(&ob, &b) {
+			note(id, &b)
+		}
+	}
+	for id := range old.blocks {
+		if _, ok := e.srv.blocks[id]; !ok {
+			note(id, nil)
+		}
+	}
+	e.pending = e.rebaseChain(e.pending, bases, touched)
+	e.fixPendingLocked()
+	e.mu.Unlock()
+	if s != nil {
+		if err = e.send(ctx, s); errors.As(err, new(*ConflictError)) {
+			err = nil // resolved; the changes left are pending
+		}
+	}
+	return err
+}
+
+// upserts reports whether s upserts block id.
+func upserts(s *syncproto.Save, id string) bool {
+	return slices.ContainsFunc(s.Changes, func(c syncproto.Change) bool { return c.Op == "upsert" && c.Block.ID == id })
+}
+
+// lastUpsert is the block of s's last upsert of id.
+func lastUpsert(s *syncproto.Save, id string) *flowdoc.Block {
+	var b *flowdoc.Block
+	for _, c := range s.Changes {
+		if c.Op == "upsert" && c.Block.ID == id {
+			b = c.Block
+		}
+	}
+	return b
+}
+
+// rebaseChain rebases ops onto the server's new blocks in target (nil:
+// deleted): the changes of each block in target rest on its version in
+// bases (nil: absent). An upsert of a text block is merged with the
+// server's block (docs/protocol.md "Merging inside a block"), and the next
+// change of that block rests on it in turn; one that does not merge, and
+// every other change of a block in target, goes to the Resolver as in
+// resolveOps. Without merge it is resolveOps.
+func (e *Editor) rebaseChain(ops []syncproto.Change, bases, target map[string]*flowdoc.Block) []syncproto.Change {
+	if !e.merge {
+		return e.resolveOps(ops, target)
+	}
+	out := make([]syncproto.Change, 0, len(ops))
+	for _, c := range ops {
+		id := c.BlockID
+		if c.Op == "upsert" {
+			id = c.Block.ID
+		}
+		srvBlock, hit := target[id]
+		if !hit {
+			out = append(out, c)
+			continue
+		}
+		if c.Op == "upsert" {
+			if base, ok := bases[id]; ok && base != nil && srvBlock != nil {
+				if m, err := merge.Block(*base, *srvBlock, *c.Block); err == nil {
+					bases[id] = c.Block
+					target[id] = &m
+					out = append(out, syncproto.Change{Op: "upsert", Block: &m, After: c.After})
+					continue
+				}
+			}
+			delete(bases, id) // the block's next changes rest on what the Resolver keeps
+		}
+		out = append(out, e.resolveOps([]syncproto.Change{c}, map[string]*flowdoc.Block{id: srvBlock})...)
+	}
+	return out
 }
 
 // HandleEvent applies an event of the document's stream: a
@@ -309,7 +434,15 @@ func (e *Editor) updateLocked(du syncproto.DraftUpdated) {
 	}
 	e.srv.seq = du.Seq
 	touched := map[string]*flowdoc.Block{}
+	bases := map[string]*flowdoc.Block{}
 	for _, b := range du.Blocks {
+		if e.merge {
+			if ob, ok := e.srv.blocks[b.ID]; ok {
+				bases[b.ID] = &ob
+			} else {
+				bases[b.ID] = nil
+			}
+		}
 		if b.Block != nil {
 			e.srv.blocks[b.ID] = *b.Block
 		} else {
@@ -322,7 +455,25 @@ func (e *Editor) updateLocked(du syncproto.DraftUpdated) {
 		e.srv.order = slices.Clone(du.Order)
 		e.srv.orderSeq = du.Seq
 	}
-	e.rebaseLocked(touched)
+	if !e.merge {
+		e.rebaseLocked(touched)
+		return
+	}
+	if e.hold {
+		e.local = nil // Reopen rebases from the old copy
+		return
+	}
+	for id := range touched {
+		// A change resting on the save in flight is rebased at its
+		// answer, which says what the server made of that save.
+		if e.inflight != nil && upserts(e.inflight, id) {
+			e.deferred[id] = true
+			delete(touched, id)
+		}
+	}
+	e.pending = e.rebaseChain(e.pending, bases, touched)
+	e.local = nil
+	e.fixPendingLocked()
 }
 
 // rebaseLocked resolves the pending changes against the server copy after
@@ -474,7 +625,19 @@ func (e *Editor) Flush(ctx context.Context) error {
 	}
 	e.keyN++
 	s := &syncproto.Save{Doc: e.doc, BaseSeq: e.srv.seq, Key: e.keyBase + "-" + strconv.FormatUint(e.keyN, 36),
-		Changes: e.pending}
+		Changes: e.pending, Merge: e.merge}
+	if e.merge {
+		e.sentBase = map[string]*flowdoc.Block{}
+		for _, c := range s.Changes {
+			if c.Op == "upsert" {
+				if b, ok := e.srv.blocks[c.Block.ID]; ok {
+					e.sentBase[c.Block.ID] = &b
+				} else {
+					e.sentBase[c.Block.ID] = nil
+				}
+			}
+		}
+	}
 	e.pending = nil
 	e.inflight = s
 	e.mu.Unlock()
@@ -500,6 +663,7 @@ func (e *Editor) send(ctx context.Context, s *syncproto.Save) error {
 			if e.inflight == s {
 				e.inflight = nil
 				e.local = nil
+				e.settleDeferredLocked(s)
 			}
 			e.mu.Unlock()
 		}
@@ -523,12 +687,24 @@ func (e *Editor) send(ctx context.Context, s *syncproto.Save) error {
 func (e *Editor) onAck(s *syncproto.Save, a *syncproto.Ack) {
 	e.mu.Lock()
 	if e.inflight == s {
+		merged := map[string]*flowdoc.Block{}
+		for _, b := range a.Merged {
+			if b.Block != nil {
+				merged[b.ID] = b.Block
+			}
+		}
 		for _, c := range s.Changes {
+			if c.Op == "upsert" && merged[c.Block.ID] != nil {
+				m := merged[c.Block.ID]
+				c.Block = m // the server merged it: its content is the server's
+				e.deferred[m.ID] = true
+			}
 			e.srv.apply(c, a.Seq, e.srv.orderSeq < a.Seq)
 		}
 		e.srv.seq = max(e.srv.seq, a.Seq)
 		e.inflight = nil
 		e.local = nil
+		e.settleDeferredLocked(s)
 	}
 	e.mu.Unlock()
 	if e.acked != nil {
@@ -578,6 +754,7 @@ func (e *Editor) onConflict(s *syncproto.Save, cf *syncproto.Conflict) {
 		}
 	}
 	var back []syncproto.Change
+	defer clear(e.deferred)
 	for _, c := range s.Changes {
 		if c.Op == "upsert" {
 			if sb, ok := touched[c.Block.ID]; ok && sb != nil && sameBlock(sb, c.Block) {
@@ -591,8 +768,60 @@ func (e *Editor) onConflict(s *syncproto.Save, cf *syncproto.Conflict) {
 		}
 		back = append(back, c)
 	}
+	if e.merge {
+		// The save's changes rest on the copy as it was sent, the
+		// pending ones on the save: one chain per block, from the
+		// blocks as sent to the server's.
+		bases, target := map[string]*flowdoc.Block{}, map[string]*flowdoc.Block{}
+		for _, c := range back {
+			id := c.BlockID
+			if c.Op == "upsert" {
+				id = c.Block.ID
+				if b, ok := e.sentBase[id]; ok {
+					bases[id] = b
+				}
+			}
+			if sb, ok := since[id]; ok {
+				target[id] = sb
+			}
+		}
+		e.pending = e.rebaseChain(append(back, e.pending...), bases, target)
+		e.local = nil
+		e.fixPendingLocked()
+		return
+	}
 	e.pending = append(e.resolveOps(back, since), e.pending...)
 	e.rebaseLocked(touched)
+}
+
+// settleDeferredLocked rebases, once the save in flight s is answered,
+// the pending changes of the blocks it upserts that the server's copy now
+// holds differently (merged by the server, or changed by an update):
+// they rest on s's block.
+func (e *Editor) settleDeferredLocked(s *syncproto.Save) {
+	if !e.merge || len(e.deferred) == 0 {
+		return
+	}
+	bases, target := map[string]*flowdoc.Block{}, map[string]*flowdoc.Block{}
+	for id := range e.deferred {
+		mine := lastUpsert(s, id)
+		if mine == nil {
+			continue
+		}
+		now, ok := e.srv.blocks[id]
+		if ok && sameBlock(&now, mine) {
+			continue
+		}
+		bases[id] = mine
+		if ok {
+			target[id] = &now
+		} else {
+			target[id] = nil
+		}
+	}
+	clear(e.deferred)
+	e.pending = e.rebaseChain(e.pending, bases, target)
+	e.local = nil
 }
 
 func sameBlock(a, b *flowdoc.Block) bool {

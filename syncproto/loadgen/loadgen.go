@@ -74,6 +74,13 @@ type Options struct {
 	// CPU returns the CPU time (user and system) the server has used;
 	// nil: not measured. For a separate daemon pass ProcessCPU of its pid.
 	CPU func() (time.Duration, error)
+	// SameBlock makes every editor of a document type into the same
+	// block (the document's first, or "bench-0"): each save inserts a
+	// word of its own into the editor's copy of the block, at a place of
+	// its own (editor k of n at k/n of the words), and saves with merge
+	// (docs/protocol.md "Merging inside a block"); the editor's copy is
+	// what the ack merged, or the server's block after a conflict.
+	SameBlock bool
 	// Subprotocol defaults to folio.v1.msgpack.
 	Subprotocol string
 	// Log receives progress lines (default: discard).
@@ -90,6 +97,8 @@ type Report struct {
 	Acked                       int     // saves due in the measured phase and acknowledged
 	AckedPerSec                 float64 // acknowledgements received in the measured phase, per second
 	Conflicts                   int
+	Merged                      int // acknowledged saves the server merged inside a block (SameBlock)
+	SameBlock                   bool
 	Errors                      int // refused, failed or never answered
 	// Ack latency of the measured saves, from the time each was due to
 	// its draft.ack.
@@ -124,6 +133,11 @@ func (r Report) String() string {
 		r.Docs, r.Blocks, r.Editors, r.EditorsPerDoc, r.Interval, r.Readers, r.Duration.Round(time.Millisecond))
 	fmt.Fprintf(&b, "saves: %d due (%.1f/s), %d acknowledged (%.1f/s received), conflicts %d, errors %d\n",
 		r.Offered, r.OfferedPerSec, r.Acked, r.AckedPerSec, r.Conflicts, r.Errors)
+	if r.SameBlock && r.Offered > 0 {
+		pct := func(n int) float64 { return 100 * float64(n) / float64(r.Offered) }
+		fmt.Fprintf(&b, "same block: %.1f%% acknowledged, %.1f%% merged by the server, %.1f%% conflicted\n",
+			pct(r.Acked), pct(r.Merged), pct(r.Conflicts))
+	}
 	rd := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
 	fmt.Fprintf(&b, "ack latency from the due time: p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n",
 		rd(r.AckP50), rd(r.AckP90), rd(r.AckP99), rd(r.AckP999), rd(r.AckMax))
@@ -260,6 +274,12 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		if len(o.Blocks) > 0 {
 			ed.block = o.Blocks[k*len(o.Blocks)/o.EditorsPerDoc%len(o.Blocks)]
 		}
+		if o.SameBlock {
+			ed.same, ed.k, ed.n, ed.who, ed.block = true, k, o.EditorsPerDoc, i, "bench-0"
+			if len(o.Blocks) > 0 {
+				ed.block = o.Blocks[0]
+			}
+		}
 		if err := ed.open(ctx); err != nil {
 			return Report{}, err
 		}
@@ -318,7 +338,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		return Report{}, activeErr
 	}
 
-	r := Report{Docs: len(docs), Blocks: len(o.Blocks), EditorsPerDoc: o.EditorsPerDoc, Editors: len(eds), Readers: readers,
+	r := Report{Docs: len(docs), Blocks: len(o.Blocks), EditorsPerDoc: o.EditorsPerDoc, Editors: len(eds), Readers: readers, SameBlock: o.SameBlock,
 		Interval: o.Interval, Duration: o.Duration, Events: events.Load()}
 	var lat, late []time.Duration
 	received := 0
@@ -327,6 +347,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		r.Acked += ed.acked
 		received += ed.received
 		r.Conflicts += ed.conflicts
+		r.Merged += ed.merged
 		r.Errors += ed.errors
 		lat = append(lat, ed.lat...)
 		late = append(late, ed.late...)
@@ -398,9 +419,14 @@ type editor struct {
 	block string
 	seq   uint64
 
+	// SameBlock: the editor's copy of the block's words, its place k of n.
+	same      bool
+	words     []string
+	k, n, who int
+
 	// Written by the editor's goroutine only; read after it ended.
-	offered, acked, received, conflicts, errors int
-	lat, late                                   []time.Duration
+	offered, acked, received, conflicts, errors, merged int
+	lat, late                                           []time.Duration
 }
 
 func (ed *editor) open(ctx context.Context) error {
@@ -409,6 +435,13 @@ func (ed *editor) open(ctx context.Context) error {
 		return fmt.Errorf("loadgen: open %s: %w", ed.doc, err)
 	}
 	ed.seq = snap.Seq
+	if ed.same {
+		for _, b := range snap.Body.Blocks {
+			if b.ID == ed.block {
+				ed.words = strings.Fields(flowdoc.PlainText(b.RichText))
+			}
+		}
+	}
 	return nil
 }
 
@@ -433,10 +466,17 @@ func (ed *editor) loop(ctx context.Context, first time.Time, every time.Duration
 		}
 		b := flowdoc.Block{ID: ed.block, Type: flowdoc.Paragraph,
 			RichText: []flowdoc.Run{{Text: "Autosaved paragraph, revision " + strconv.Itoa(n) + ", of the load generator: a sentence or two of ordinary prose."}}}
+		var words []string
+		if ed.same {
+			at := len(ed.words) * ed.k / ed.n
+			words = slices.Insert(slices.Clone(ed.words), at, fmt.Sprintf("w%d.%d", ed.who, n))
+			b.RichText = []flowdoc.Run{{Text: strings.Join(words, " ")}}
+		}
 		if measured {
 			ed.late = append(ed.late, time.Since(due))
 		}
-		ack, err := ed.c.Save(ctx, ed.doc, ed.seq, syncproto.Change{Op: "upsert", Block: &b})
+		ack, err := ed.c.SaveMessage(ctx, &syncproto.Save{Doc: ed.doc, BaseSeq: ed.seq, Merge: ed.same,
+			Changes: []syncproto.Change{{Op: "upsert", Block: &b}}})
 		answered := time.Now()
 		if answered.After(warm) && answered.Before(end) && err == nil {
 			ed.received++
@@ -445,12 +485,26 @@ func (ed *editor) loop(ctx context.Context, first time.Time, every time.Duration
 		switch {
 		case err == nil:
 			ed.seq = ack.Seq
+			ed.words = words
+			for _, m := range ack.Merged {
+				if m.ID == ed.block && m.Block != nil {
+					ed.words = strings.Fields(flowdoc.PlainText(m.Block.RichText))
+					if measured {
+						ed.merged++
+					}
+				}
+			}
 			if measured {
 				ed.acked++
 				ed.lat = append(ed.lat, answered.Sub(due))
 			}
 		case errors.As(err, &ce):
 			ed.seq = ce.Seq
+			for _, cb := range ce.Blocks {
+				if cb.ID == ed.block && cb.Block != nil {
+					ed.words = strings.Fields(flowdoc.PlainText(cb.Block.RichText))
+				}
+			}
 			if measured {
 				ed.conflicts++
 			}

@@ -110,20 +110,21 @@ func TestOfflineThenReconnect(t *testing.T) {
 	}
 }
 
-// A change of another editor to the block being edited, arriving before
-// this tab's change is sent, is shown in place with both versions; "Keep
-// mine" saves this tab's version on top of the other.
+// A change of another editor to the block being edited that overlaps this
+// tab's change (both edit the end), arriving before this tab's change is
+// sent, is shown in place with both versions; "Keep mine" saves this tab's
+// version on top of the other.
 func TestBlockConflictShownAndResolved(t *testing.T) {
 	d := startDaemon(t)
 	doc := d.newDoc("Conflict", [2]string{"p1", "Original."}, [2]string{"p2", "Other."})
 	ctx := openDoc(t, d, doc)
 	must(t, ctx, eval(`window.folioEditor.sync.held = true`), caretAtEnd("p1"), insertText(" Mine."))
-	d.saveBlock(doc, "p1", "Theirs.")
+	d.saveBlock(doc, "p1", "Original!")
 	must(t, ctx, chromedp.WaitVisible(css(`.conflict[data-conflict="p1"]`)))
 	must(t, ctx, chromedp.WaitVisible(css(`#sync-status[data-sync-state="conflict"]`)))
 	screenshot(t, ctx, "editor-conflict")
 	card := get(t, ctx, chromedp.Text(css(`.conflict[data-conflict="p1"]`)))
-	if !strings.Contains(card, "Original. Mine.") || !strings.Contains(card, "Theirs.") {
+	if !strings.Contains(card, "Original. Mine.") || !strings.Contains(card, "Original!") {
 		t.Fatalf("the conflict card shows %q, want both versions", card)
 	}
 	must(t, ctx, eval(`window.folioEditor.sync.held = false`), chromedp.Click(css(`.conflict[data-conflict="p1"] button[data-choice="mine"]`)))
@@ -141,6 +142,10 @@ func TestIMECompositionWithRemoteSaves(t *testing.T) {
 	d := startDaemon(t)
 	doc := d.newDoc("IME", [2]string{"p1", "中文"}, [2]string{"p2", "Other."})
 	ctx := openDoc(t, d, doc)
+	// Strict, as a client without merging: both insertions at the end of
+	// p1 would merge otherwise, and this test is about the conflict
+	// coming after the composition.
+	must(t, ctx, eval(`window.folioEditor.sync.merge = false`))
 	ime := func(text string) step {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			_, err := cdp.Call(ctx, tg, input.ImeSetComposition, input.ImeSetCompositionParams{Text: text, SelectionStart: int64(len([]rune(text))), SelectionEnd: int64(len([]rune(text)))})
@@ -162,5 +167,36 @@ func TestIMECompositionWithRemoteSaves(t *testing.T) {
 	card := get(t, ctx, chromedp.Text(css(`.conflict[data-conflict="p1"]`)))
 	if !strings.Contains(card, "中文你好") || !strings.Contains(card, "中文 (theirs)") {
 		t.Fatalf("the conflict after the composition shows %q, want 中文你好 and the other version", card)
+	}
+}
+
+// Two tabs type in the same paragraph from the same baseSeq, one at its
+// start and one at its end: no conflict is shown, the server merges the
+// second save, and both tabs and the draft hold both texts.
+func TestTwoTabsSameParagraphMerge(t *testing.T) {
+	d := startDaemon(t)
+	doc := d.newDoc("Same paragraph", [2]string{"p1", "Middle."})
+	a := openDoc(t, d, doc)
+	b := openDoc(t, d, doc)
+	caretAtStart := eval(`(() => {
+		const el = document.querySelector('.ProseMirror [data-block-id="p1"]');
+		el.closest('.ProseMirror').focus();
+		const r = document.createRange(); r.selectNodeContents(el); r.collapse(true);
+		const s = getSelection(); s.removeAllRanges(); s.addRange(r);
+		return true; })()`)
+	// Both hold their saves until both have typed: the saves then carry
+	// the same baseSeq.
+	must(t, a, eval(`window.folioEditor.sync.held = true`), caretAtStart, insertText("Start: "))
+	must(t, b, eval(`window.folioEditor.sync.held = true`), caretAtEnd("p1"), insertText(" The end."))
+	must(t, a, eval(`(window.folioEditor.sync.held = false, window.folioEditor.sync.flush(), true)`))
+	must(t, b, eval(`(window.folioEditor.sync.held = false, window.folioEditor.sync.flush(), true)`))
+	want := "Start: Middle. The end."
+	for _, ctx := range []context.Context{a, b} {
+		waitJS(t, ctx, fmt.Sprintf(`(document.querySelector('.ProseMirror [data-block-id="p1"]')||{}).textContent === %q &&
+			document.querySelector('#sync-status').dataset.syncState === 'saved' && !document.querySelector('.conflict')`, want))
+	}
+	screenshot(t, b, "editor-merged")
+	if got := d.draftText(doc)["p1"]; got != want {
+		t.Fatalf("the server's draft holds %q, want %q", got, want)
 	}
 }

@@ -241,3 +241,45 @@ test('diff: an edit, an insert, a move and a delete are four changes that rebuil
   applyChanges(st, changes, 2);
   assert.deepEqual(st.order, ['b', 'a', 'x', 'c']);
 });
+
+test('merging: another editor typing at the start of a paragraph I type at the end of is no conflict', () => {
+  const server = new ModelServer([para('b0', 'middle')]);
+  const eds = [0, 1].map((e) => {
+    const conn = new ModelConn(server);
+    const view = new ModelView();
+    const sync = new DocSync(conn, 'd', view, { saveEvery: 1e9, keyPrefix: `m${e}` });
+    conn.sync = sync;
+    conn.connect();
+    while (conn.deliverOne());
+    return { conn, view, sync };
+  });
+  const [a, b] = eds;
+  a.view.blocks = [para('b0', 'Start middle')];
+  a.sync.edited();
+  b.sync.held = true; // b's save waits: a's update arrives first
+  b.view.blocks = [para('b0', 'middle end')];
+  b.sync.edited();
+  a.sync.flush();
+  while (a.conn.deliverOne());
+  assert.equal(a.sync.inflight, null, 'a is acknowledged');
+  while (b.conn.deliverOne());
+  assert.equal(b.sync.conflicts.size, 0, 'no conflict on a non-overlapping edit');
+  assert.deepEqual(b.view.blocks, [para('b0', 'Start middle end')]);
+  assert.ok(server.last.merge === true, 'saves opt in to merging');
+  b.sync.held = false;
+  b.sync.flush();
+  while (b.conn.deliverOne());
+  while (a.conn.deliverOne());
+  for (const ed of eds) assert.deepEqual(ed.view.blocks.map(blockKey), [blockKey(para('b0', 'Start middle end'))]);
+  // Overlapping edits still conflict.
+  b.sync.held = true;
+  a.view.blocks = [para('b0', 'Start MIDDLE end')];
+  a.sync.edited();
+  b.view.blocks = [para('b0', 'Start muddle end')];
+  b.sync.edited();
+  a.sync.flush();
+  while (a.conn.deliverOne());
+  while (b.conn.deliverOne());
+  assert.equal(b.sync.conflicts.size, 1, 'overlapping edits are a conflict');
+  for (const ed of eds) ed.sync.close(); // no save timer left behind
+});

@@ -47,7 +47,8 @@ func (d Docs) OpenDraft(ctx context.Context, doc, actor string) (syncproto.Draft
 
 // SaveDraft implements syncproto.Docs.
 func (d Docs) SaveDraft(ctx context.Context, p syncproto.SaveParams) (syncproto.SaveResult, error) {
-	rp := repo.SaveParams{Doc: p.Doc, Actor: p.Actor, Session: p.Session, BaseSeq: p.BaseSeq, Body: p.Body, Attrs: p.Attrs}
+	rp := repo.SaveParams{Doc: p.Doc, Actor: p.Actor, Session: p.Session, BaseSeq: p.BaseSeq, Body: p.Body, Attrs: p.Attrs,
+		Merge: p.Merge}
 	if p.Changes != nil {
 		rp.Changes = make([]repo.DraftChange, len(p.Changes))
 		for i, c := range p.Changes {
@@ -62,7 +63,11 @@ func (d Docs) SaveDraft(ctx context.Context, p syncproto.SaveParams) (syncproto.
 	if err != nil {
 		return syncproto.SaveResult{}, err
 	}
-	return syncproto.SaveResult{Seq: res.Seq, Fingerprint: res.Fingerprint, Unsealed: res.Unsealed, Changed: res.Changed}, nil
+	out := syncproto.SaveResult{Seq: res.Seq, Fingerprint: res.Fingerprint, Unsealed: res.Unsealed, Changed: res.Changed}
+	for _, b := range res.Merged {
+		out.Merged = append(out.Merged, syncproto.EventBlock{ID: b.ID, Block: b.Block})
+	}
+	return out, nil
 }
 
 // conflict turns the repository's conflict into the protocol's, with a
@@ -193,7 +198,7 @@ func Data(e stream.Event) (any, error) {
 			return nil, err
 		}
 		du := &syncproto.DraftUpdated{Doc: doc, Seq: v.Seq, Actor: v.Actor, Session: v.Session, Fingerprint: v.Fingerprint,
-			Unsealed: v.Unsealed, Order: v.Order, Attrs: v.Attrs}
+			Unsealed: v.Unsealed, Order: v.Order, Attrs: v.Attrs, Authors: v.Authors}
 		if v.Blocks != nil {
 			du.Blocks = make([]syncproto.EventBlock, len(v.Blocks))
 			for i, b := range v.Blocks {

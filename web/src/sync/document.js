@@ -10,7 +10,12 @@
 //     the difference between what the view shows and base() (the server
 //     copy with the save in flight applied). A block whose local change met
 //     another editor's change is held in conflicts until the user chooses;
-//     it is not sent meanwhile.
+//     it is not sent meanwhile. With merging (opts.merge, on by default)
+//     saves carry merge (docs/protocol.md "Merging inside a block"): a text
+//     block changed both here and by another editor is first merged with
+//     sync/merge.js, the server's function, and is a conflict only when
+//     the two edits overlap; the merged blocks of an ack rebase the view
+//     the same way.
 //
 // It knows nothing of the DOM. The view is an object with:
 //   read()            the blocks the user sees, canonical, in order
@@ -28,6 +33,7 @@
 
 import { blockKey, canon } from '../editor/codec.js';
 import { applyChanges, cloneState, diffStates } from './changes.js';
+import { mergeBlock, MergeConflict } from './merge.js';
 
 const SAVE_EVERY_MS = 1200;
 
@@ -39,6 +45,7 @@ export class DocSync {
     this.saveEvery = opts.saveEvery ?? SAVE_EVERY_MS;
     this.keyPrefix = opts.keyPrefix || randomKey();
     this.keyCount = 0;
+    this.merge = opts.merge ?? true;
     this.copy = null; // null until the first snapshot
     this.inflight = null;
     this.conflicts = new Map(); // id -> {mine, theirs}
@@ -219,6 +226,9 @@ export class DocSync {
     if (!f || m.id !== f.id) return;
     const S = m.seq;
     const c = this.copy;
+    const oldBase = this.merge ? cloneState(this.base()) : null;
+    // A block the server merged is stored as the ack's merged content.
+    const merged = new Map((m.merged || []).filter((e) => e.block).map((e) => [e.id, e.block]));
     // Rule 4, change by change: a block the copy knows at a seq above S
     // (changed, or deleted, after this save, or in a snapshot taken after
     // it) keeps the copy's state; so does the order when orderSeq is.
@@ -240,7 +250,8 @@ export class DocSync {
         const id = ch.block.id;
         if (newer(id)) continue;
         const known = c.blocks.has(id);
-        c.blocks.set(id, { b: ch.block, c: blockKey(ch.block), seq: S });
+        const b = merged.get(id) || ch.block;
+        c.blocks.set(id, { b, c: blockKey(b), seq: S });
         if (!known || ch.after !== undefined) place(id, ch.after);
       } else if (ch.op === 'delete') {
         if (newer(ch.blockId)) continue;
@@ -255,6 +266,9 @@ export class DocSync {
     if (f.attrs && (c.attrsSeq || 0) <= S) { c.attrs = f.attrs; c.attrsSeq = S; }
     c.seq = Math.max(c.seq, S);
     this.inflight = null;
+    // What the user typed since rests on the save as sent: rebase it onto
+    // the server's blocks (merged, or changed by an update after S).
+    if (oldBase) this.rebase(oldBase, this.base());
     this.unsealed = !!m.unsealed;
     this.lastAck = Date.now();
     this.onEvent(m);
@@ -369,6 +383,7 @@ export class DocSync {
     if (!changes.length && !attrsChanged) { this.notify(); return; }
     const msg = { type: 'draft.save', doc: this.doc, baseSeq: base.seq, key: `${this.keyPrefix}-${++this.keyCount}` };
     if (changes.length) msg.changes = changes;
+    if (this.merge && changes.length) msg.merge = true;
     if (attrsChanged) msg.attrs = attrs;
     const existed = changes.map((ch) => (ch.op === 'upsert' ? ch.block.id : ch.blockId)).filter((id) => base.blocks.has(id));
     this.inflight = { ...msg, id: this.conn.nextId() };
@@ -402,7 +417,12 @@ export class DocSync {
       const ec = curMap.has(id) ? curMap.get(id) : null;
       if (ec === oc) set.set(id, n ? n.b : null);
       else if (ec === nc) continue;
-      else this.conflicts.set(id, { mine: cur.find((b) => b.id === id) || null, theirs: n ? n.b : null });
+      else {
+        const mine = cur.find((b) => b.id === id) || null;
+        const m = this.merge && o && n && mine && !this.conflicts.has(id) ? tryMerge(o.b, n.b, mine) : null;
+        if (m) set.set(id, m);
+        else this.conflicts.set(id, { mine, theirs: n ? n.b : null });
+      }
     }
     const curOrder = cur.map((b) => b.id);
     const order = rebaseOrder(oldBase.order, newBase.order, curOrder, set);
@@ -447,6 +467,17 @@ export function rebaseOrder(oldOrder, newOrder, curOrder, set) {
     out.splice(at, 0, id);
   }
   return out;
+}
+
+// tryMerge is mergeBlock(base, server, mine), or null when the edits
+// overlap (or the blocks are not text blocks).
+function tryMerge(base, server, mine) {
+  try {
+    return mergeBlock(base, server, mine);
+  } catch (e) {
+    if (e instanceof MergeConflict) return null;
+    throw e;
+  }
 }
 
 function stateFrom(snap) {

@@ -1,0 +1,431 @@
+package merge
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/foliodev/folio/flowdoc"
+)
+
+// ErrConflict is what every *Conflict matches with errors.Is.
+var ErrConflict = errors.New("merge: the edits overlap")
+
+// Conflict says why two edits of a block cannot be merged.
+type Conflict struct {
+	Reason string
+}
+
+func (c *Conflict) Error() string { return "merge: " + c.Reason }
+
+// Unwrap makes errors.Is(err, ErrConflict) true.
+func (c *Conflict) Unwrap() error { return ErrConflict }
+
+// MaxCells bounds the longest-common-subsequence table of one side's
+// diff: when the changed middle of base (n characters) and of the side
+// (m characters) has n*m above it, the side's diff is one hunk replacing
+// the whole middle. It bounds a merge to about 8 MiB and a few
+// milliseconds whatever the block.
+const MaxCells = 1 << 22
+
+// char is one character of rich text: a code point (or U+FFFC for an
+// inline equation) and its formatting.
+type char struct {
+	r   rune
+	fmt int32 // index in the merge's formats: equal chars are equal runs
+}
+
+// formats interns the formattings of a merge: canonical marks, link and
+// equation, keyed by fmtOf.
+type formats struct {
+	ids  map[string]int32
+	runs []flowdoc.Run
+}
+
+func newFormats() *formats { return &formats{ids: map[string]int32{}} }
+
+func (f *formats) id(r flowdoc.Run) int32 {
+	k := fmtOf(r)
+	if id, ok := f.ids[k]; ok {
+		return id
+	}
+	id := int32(len(f.runs))
+	f.ids[k] = id
+	f.runs = append(f.runs, cloneFormat(r))
+	return id
+}
+
+// fmtOf is the formatting key of a run: its marks in canonical order, its
+// link and its equation, joined so that no two formattings share a key.
+func fmtOf(r flowdoc.Run) string {
+	if len(r.Marks) == 0 && r.Link == "" && r.Equation == "" {
+		return ""
+	}
+	marks := canonicalMarks(r.Marks)
+	var sb strings.Builder
+	for _, m := range marks {
+		sb.WriteString(string(m))
+		sb.WriteByte(0)
+	}
+	sb.WriteByte(1)
+	sb.WriteString(r.Link)
+	sb.WriteByte(1)
+	sb.WriteString(r.Equation)
+	return sb.String()
+}
+
+// canonicalMarks sorts marks in flowdoc.Marks order (unknown ones after,
+// by name) without duplicates.
+func canonicalMarks(ms []flowdoc.Mark) []flowdoc.Mark {
+	rank := func(m flowdoc.Mark) int {
+		if i := slices.Index(flowdoc.Marks, m); i >= 0 {
+			return i
+		}
+		return len(flowdoc.Marks)
+	}
+	out := slices.Clone(ms)
+	slices.SortStableFunc(out, func(a, b flowdoc.Mark) int {
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra - rb
+		}
+		return strings.Compare(string(a), string(b))
+	})
+	return slices.Compact(out)
+}
+
+// chars spells runs out as characters.
+func (fs *formats) chars(runs []flowdoc.Run) []char {
+	n := 0
+	for _, r := range runs {
+		if r.Equation != "" {
+			n++
+		} else {
+			n += utf8.RuneCountInString(r.Text)
+		}
+	}
+	out := make([]char, 0, n)
+	for _, r := range runs {
+		f := fs.id(r)
+		if r.Equation != "" {
+			out = append(out, char{flowdoc.ObjectReplacement, f})
+			continue
+		}
+		for _, c := range r.Text {
+			out = append(out, char{c, f})
+		}
+	}
+	return out
+}
+
+// runsOf joins characters back into runs: adjacent characters of the same
+// formatting share a run, an inline equation is a run of its own.
+func (fs *formats) runsOf(cs []char) []flowdoc.Run {
+	var out []flowdoc.Run
+	var sb strings.Builder
+	cur := int32(-1)
+	open := false
+	flush := func() {
+		if open {
+			r := cloneFormat(fs.runs[cur])
+			r.Text = sb.String()
+			out = append(out, r)
+			sb.Reset()
+			open = false
+		}
+	}
+	for _, c := range cs {
+		f := fs.runs[c.fmt]
+		if f.Equation != "" {
+			flush()
+			r := cloneFormat(f)
+			out = append(out, r)
+			continue
+		}
+		if open && c.fmt != cur {
+			flush()
+		}
+		cur, open = c.fmt, true
+		sb.WriteRune(c.r)
+	}
+	flush()
+	return out
+}
+
+func cloneFormat(r flowdoc.Run) flowdoc.Run {
+	out := flowdoc.Run{Link: r.Link, Equation: r.Equation}
+	if len(r.Marks) > 0 {
+		out.Marks = canonicalMarks(r.Marks)
+	}
+	return out
+}
+
+// hunk replaces base[start:end] with ins. lo and hi bound the places an
+// equivalent edit could be (see slide): for a pure insertion the first
+// and last point, for a pure deletion the first start and last end; for
+// a replacement start and end.
+type hunk struct {
+	start, end int
+	ins        []char
+	side       int // 0 ours, 1 theirs
+	lo, hi     int
+}
+
+// diff is the hunks that turn a into b: the common prefix and suffix are
+// kept, and the middle is walked by its longest common subsequence (see
+// docs/protocol.md).
+func diff(a, b []char, side int) []hunk {
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	s := 0
+	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	am, bm := a[p:len(a)-s], b[p:len(b)-s]
+	n, m := len(am), len(bm)
+	if n == 0 && m == 0 {
+		return nil
+	}
+	if n == 0 || m == 0 || n*m > MaxCells {
+		out := []hunk{{start: p, end: p + n, ins: slices.Clone(bm), side: side}}
+		slide(a, out)
+		return out
+	}
+	// L[i][j] is the length of the LCS of am[i:] and bm[j:]; it never
+	// exceeds min(n, m) <= 2048, so uint16 holds it.
+	w := m + 1
+	L := make([]uint16, (n+1)*w)
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			switch {
+			case am[i] == bm[j]:
+				L[i*w+j] = L[(i+1)*w+j+1] + 1
+			case L[(i+1)*w+j] >= L[i*w+j+1]:
+				L[i*w+j] = L[(i+1)*w+j]
+			default:
+				L[i*w+j] = L[i*w+j+1]
+			}
+		}
+	}
+	var out []hunk
+	var cur *hunk
+	i, j := 0, 0
+	// The walk inserts while that keeps the common subsequence's length,
+	// else keeps an equal character, else deletes. Edits so stay whole:
+	// a word typed before an equal letter is one insertion, and a word
+	// deleted after equal letters one deletion, not pieces around them.
+	at := func(i, j int) uint16 { return L[i*w+j] }
+	for i < n || j < m {
+		ins := j < m && at(i, j+1) == at(i, j)
+		keep := !ins && i < n && j < m && am[i] == bm[j]
+		del := !ins && !keep
+		if keep {
+			cur = nil
+			i++
+			j++
+			continue
+		}
+		if cur == nil {
+			out = append(out, hunk{start: p + i, end: p + i, side: side})
+			cur = &out[len(out)-1]
+		}
+		if del {
+			i++
+			cur.end = p + i
+		} else {
+			cur.ins = append(cur.ins, bm[j])
+			j++
+		}
+	}
+	slide(a, out)
+	return out
+}
+
+// slide places each pure insertion or deletion at the leftmost place that
+// gives the same text, not past the side's neighbouring hunks, and notes
+// in lo and hi how far it could go either way. Both sides so put an edit
+// of repeated text at the same place (where the tie rule orders it), and
+// a clash is judged over every place an edit could be.
+func slide(a []char, hs []hunk) {
+	for k := range hs {
+		h := &hs[k]
+		prev, next := 0, len(a)
+		if k > 0 {
+			prev = hs[k-1].end
+		}
+		if k+1 < len(hs) {
+			next = hs[k+1].start
+		}
+		h.lo, h.hi = h.start, h.end
+		switch {
+		case h.start == h.end && len(h.ins) > 0:
+			// Right: inserting x+rest at p is inserting rest+x at p+1
+			// when a[p] == x.
+			for q, ins := h.start, h.ins; q < next && a[q] == ins[0]; q++ {
+				ins = append(slices.Clone(ins[1:]), a[q])
+				h.hi = q + 1
+			}
+			for h.start > prev && a[h.start-1] == h.ins[len(h.ins)-1] {
+				h.ins = append([]char{a[h.start-1]}, h.ins[:len(h.ins)-1]...)
+				h.start--
+				h.end--
+			}
+			h.lo = h.start
+		case len(h.ins) == 0:
+			for e := h.end; e < next && a[e] == a[e-(h.end-h.start)]; e++ {
+				h.hi = e + 1
+			}
+			for h.start > prev && a[h.start-1] == a[h.end-1] {
+				h.start--
+				h.end--
+			}
+			h.lo = h.start
+		}
+	}
+}
+
+func (h hunk) equal(o hunk) bool {
+	return h.start == o.start && h.end == o.end && slices.Equal(h.ins, o.ins)
+}
+
+// clash reports whether hunks of the two sides cannot both apply: two
+// ranges whose places overlap, or an insertion that could be strictly
+// inside the other's range. Two insertions never clash.
+func clash(a, b hunk) bool {
+	ai, bi := a.start == a.end, b.start == b.end
+	switch {
+	case ai && bi:
+		return false // the tie rule orders them
+	case ai:
+		return a.lo < b.hi && a.hi > b.lo
+	case bi:
+		return b.lo < a.hi && b.hi > a.lo
+	default:
+		return a.lo < b.hi && b.lo < a.hi
+	}
+}
+
+// Runs merges two edits of the rich text base: ours (the version already
+// in the draft) and theirs (the incoming one). The result is a fresh
+// slice; a *Conflict when the edits overlap.
+func Runs(base, ours, theirs []flowdoc.Run) ([]flowdoc.Run, error) {
+	fs := newFormats()
+	b := fs.chars(base)
+	ho, ht := diff(b, fs.chars(ours), 0), diff(b, fs.chars(theirs), 1)
+	all := make([]hunk, 0, len(ho)+len(ht))
+	// Both lists are sorted by position: a sweep finds every clash and
+	// drops a hunk of theirs identical to one of ours.
+	j := 0
+	for _, t := range ht {
+		for j < len(ho) && ho[j].hi < t.lo {
+			j++
+		}
+		dup := false
+		for k := j; k < len(ho) && ho[k].lo <= t.hi; k++ {
+			if ho[k].equal(t) {
+				dup = true
+				break
+			}
+			if clash(ho[k], t) {
+				return nil, conflictOf(b, ho[k], t)
+			}
+		}
+		if !dup {
+			all = append(all, t)
+		}
+	}
+	all = append(all, ho...)
+	slices.SortStableFunc(all, func(x, y hunk) int {
+		if x.start != y.start {
+			return x.start - y.start
+		}
+		xr, yr := x.end > x.start, y.end > y.start
+		if xr != yr { // an insertion before a range that starts where it is
+			if xr {
+				return 1
+			}
+			return -1
+		}
+		return x.side - y.side // the tie rule: ours first
+	})
+	out := make([]char, 0, len(b))
+	pos := 0
+	for _, h := range all {
+		out = append(out, b[pos:h.start]...)
+		out = append(out, h.ins...)
+		pos = max(pos, h.end)
+	}
+	out = append(out, b[pos:]...)
+	return fs.runsOf(out), nil
+}
+
+func conflictOf(b []char, o, t hunk) error {
+	span := func(h hunk) string {
+		if h.start == h.end {
+			return fmt.Sprintf("inserts at %d", h.start)
+		}
+		return fmt.Sprintf("changes %d..%d", h.start, h.end)
+	}
+	return &Conflict{Reason: fmt.Sprintf("ours %s and theirs %s of a %d-character base overlap", span(o), span(t), len(b))}
+}
+
+// Mergeable reports whether blocks of type t are merged inside: the text
+// blocks (paragraph, heading, quote).
+func Mergeable(t flowdoc.BlockType) bool { return t.IsText() }
+
+// Block merges two edits of a text block: the type and attributes as one
+// unit (taken from the side that changed them; both changing them
+// differently is a conflict) and the rich text with Runs. All three must
+// be text blocks with the same id.
+func Block(base, ours, theirs flowdoc.Block) (flowdoc.Block, error) {
+	for _, b := range []flowdoc.Block{base, ours, theirs} {
+		if !Mergeable(b.Type) {
+			return flowdoc.Block{}, &Conflict{Reason: fmt.Sprintf("a %s block is not merged inside", b.Type)}
+		}
+		if b.ID != base.ID {
+			return flowdoc.Block{}, &Conflict{Reason: fmt.Sprintf("blocks %q and %q are not one block", base.ID, b.ID)}
+		}
+	}
+	out := flowdoc.Block{ID: base.ID}
+	bo, bt := sameHead(base, ours), sameHead(base, theirs)
+	switch {
+	case bo:
+		out.Type, out.Attrs = theirs.Type, cloneAttrs(theirs.Attrs)
+	case bt || sameHead(ours, theirs):
+		out.Type, out.Attrs = ours.Type, cloneAttrs(ours.Attrs)
+	default:
+		return flowdoc.Block{}, &Conflict{Reason: "both sides changed the block's type or attributes"}
+	}
+	rt, err := Runs(base.RichText, ours.RichText, theirs.RichText)
+	if err != nil {
+		return flowdoc.Block{}, err
+	}
+	out.RichText = rt
+	return out, nil
+}
+
+// sameHead reports whether a and b have the same type and attributes.
+func sameHead(a, b flowdoc.Block) bool {
+	if a.Type != b.Type {
+		return false
+	}
+	var x, y flowdoc.Attrs
+	if a.Attrs != nil {
+		x = *a.Attrs
+	}
+	if b.Attrs != nil {
+		y = *b.Attrs
+	}
+	return x == y
+}
+
+func cloneAttrs(a *flowdoc.Attrs) *flowdoc.Attrs {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	return &c
+}
