@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -17,6 +18,21 @@ func (d *daemon) publishDoc(title, visibility string, paras ...[2]string) string
 	doc := d.newDoc(title, paras...)
 	d.api("POST", "/v1/docs/"+doc+"/publish", map[string]any{"visibility": visibility}, nil)
 	return doc
+}
+
+// press scrolls the element to the middle of the window (clear of the
+// sticky top bar) and clicks it.
+func press(sel string) step {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		for _, a := range []step{chromedp.WaitVisible(css(sel)),
+			eval(fmt.Sprintf(`document.querySelector(%q).scrollIntoView({block: 'center'}), true`, sel)),
+			chromedp.Click(css(sel))} {
+			if _, err := a(ctx, tg); err != nil {
+				return chromedp.Void{}, err
+			}
+		}
+		return chromedp.Void{}, nil
+	}
 }
 
 // status is the HTTP status of a GET with token.
@@ -166,9 +182,9 @@ func TestAdminScreens(t *testing.T) {
 
 	ctx := tab(t)
 	signIn(t, ctx, d)
-	must(t, ctx, chromedp.WaitVisible(css(`#nav-admin`)), chromedp.Click(css(`#nav-admin`)), chromedp.WaitVisible(css(`#user-table`)))
+	must(t, ctx, chromedp.WaitVisible(css(`#nav-admin`)), press(`#nav-admin`), chromedp.WaitVisible(css(`#user-table`)))
 	// A new user: the token is shown once and works.
-	must(t, ctx, chromedp.SendKeys(css(`#new-user`), "ann"), chromedp.Click(css(`#user-create button[type=submit]`)),
+	must(t, ctx, chromedp.SendKeys(css(`#new-user`), "ann"), press(`#user-create button[type=submit]`),
 		chromedp.WaitVisible(css(`#shown-token`)), chromedp.WaitVisible(css(`#user-table tr[data-user="ann"]`)))
 	annToken := text(t, ctx, `#shown-token`)
 	if !strings.HasPrefix(annToken, "folio_") || d.status("/v1/whoami", annToken) != 200 {
@@ -176,38 +192,38 @@ func TestAdminScreens(t *testing.T) {
 	}
 	screenshot(t, ctx, "admin-users-token")
 	axeBoth(t, ctx, "admin users with a shown token")
-	must(t, ctx, chromedp.Click(css(`#dismiss-token`)))
-	if get(t, ctx, chromedp.Evaluate[bool](`document.body.textContent.includes(` + fmt.Sprintf("%q", annToken) + `)`)) {
+	must(t, ctx, press(`#dismiss-token`))
+	if get(t, ctx, chromedp.Evaluate[bool](`document.body.textContent.includes(`+fmt.Sprintf("%q", annToken)+`)`)) {
 		t.Fatal("the token is still in the page after it was dismissed")
 	}
 	// A backup token for ann, revoked.
 	must(t, ctx, chromedp.SetValue(css(`#token-user`), "ann"), chromedp.SetValue(css(`#token-kind`), "backup"),
-		chromedp.Click(css(`#issue-token`)), chromedp.WaitVisible(css(`#shown-token`)))
+		press(`#issue-token`), chromedp.WaitVisible(css(`#shown-token`)))
 	backup := text(t, ctx, `#shown-token`)
 	id := strings.Split(backup, "_")[1]
-	must(t, ctx, chromedp.Click(css(`#dismiss-token`)), chromedp.Click(css(`#token-table tr[data-token="`+id+`"] button`)))
+	must(t, ctx, press(`#dismiss-token`), press(`#token-table tr[data-token="`+id+`"] button`))
 	waitJS(t, ctx, `!document.querySelector('#token-table tr[data-token="`+id+`"]')`)
 	if code := d.status("/v1/whoami", backup); code != http.StatusUnauthorized {
 		t.Fatalf("a revoked token answers %d", code)
 	}
 
 	// Presets: create a writing preset; a run queued with it pins v1.
-	must(t, ctx, chromedp.Click(css(`#tab-presets`)), chromedp.WaitVisible(css(`#presets-writing`)),
-		chromedp.Click(css(`#presets-writing summary`)),
+	must(t, ctx, press(`#tab-presets`), chromedp.WaitVisible(css(`#presets-writing`)),
+		press(`#presets-writing summary`),
 		chromedp.SendKeys(css(`#new-writing-name`), "短句"), chromedp.SendKeys(css(`#new-writing-desc`), "short sentences"),
 		chromedp.SendKeys(css(`#new-writing-prompt`), "Write in short sentences."),
-		chromedp.Click(css(`#new-writing button[type=submit]`)))
-	waitJS(t, ctx, `[...document.querySelectorAll('#presets-writing [data-preset]')].some((li) => li.textContent.includes('短句'))`)
-	pid := get(t, ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('#presets-writing [data-preset]')].find((li) => li.textContent.includes('短句')).dataset.preset`))
+		press(`#new-writing button[type=submit]`))
+	waitJS(t, ctx, `[...document.querySelectorAll('#presets-writing [data-preset]')].some((li) => li.querySelector('strong').textContent === '短句')`)
+	pid := get(t, ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('#presets-writing [data-preset]')].find((li) => li.querySelector('strong').textContent === '短句').dataset.preset`))
 	doc := d.newDoc("Runs", [2]string{"p1", "A paragraph to rewrite."})
 	var q struct {
 		Run struct {
 			ID string `json:"id"`
 		} `json:"run"`
 	}
-	d.api("POST", "/v1/docs/"+doc+"/assist", map[string]any{"scope": map[string]any{"kind": "block", "block": "p1"}, "writingPreset": pid}, &q)
-	must(t, ctx, chromedp.Click(css(`[data-edit="`+pid+`"]`)), chromedp.WaitVisible(css(`#edit-`+pid+`-prompt`)),
-		chromedp.SetValue(css(`#edit-`+pid+`-prompt`), "Write in very short sentences."), chromedp.Click(css(`#save-`+pid)),
+	d.api("POST", "/v1/docs/"+doc+"/assist", map[string]any{"scope": map[string]any{"kind": "block", "block": "p1"}, "instruction": "Rewrite this.", "writingPreset": pid}, &q)
+	must(t, ctx, press(`[data-edit="`+pid+`"]`), chromedp.WaitVisible(css(`#edit-`+pid+`-prompt`)),
+		chromedp.SetValue(css(`#edit-`+pid+`-prompt`), "Write in very short sentences."), press(`#save-`+pid),
 		chromedp.WaitVisible(css(`[data-preset="`+pid+`"] [data-version="2"]`)))
 	type pin struct {
 		State           string `json:"state"`
@@ -222,35 +238,38 @@ func TestAdminScreens(t *testing.T) {
 	if run.Personalization.Preset.Number != 1 {
 		t.Fatalf("the run queued before the edit (%s) pins preset version %d, want 1", run.State, run.Personalization.Preset.Number)
 	}
-	d.api("POST", "/v1/docs/"+doc+"/assist", map[string]any{"scope": map[string]any{"kind": "block", "block": "p1"}, "writingPreset": pid}, &q)
+	d.api("POST", "/v1/docs/"+doc+"/assist", map[string]any{"scope": map[string]any{"kind": "block", "block": "p1"}, "instruction": "Rewrite this.", "writingPreset": pid}, &q)
 	d.api("GET", "/v1/runs/"+q.Run.ID, nil, &run)
 	if run.Personalization.Preset.Number != 2 {
 		t.Fatalf("a run after the edit pins version %d, want 2", run.Personalization.Preset.Number)
 	}
 	// Copy, move up, archive, restore.
-	must(t, ctx, chromedp.Click(css(`[data-preset="`+pid+`"] [data-edit] ~ button`)))
-	waitJS(t, ctx, `document.querySelectorAll('#presets-writing [data-preset]').length >= 3 && [...document.querySelectorAll('#presets-writing [data-preset]')].some((li) => li.textContent.includes('短句（副本）'))`)
+	must(t, ctx, press(`[data-preset="`+pid+`"] [data-edit] ~ button`))
+	waitJS(t, ctx, `!!document.getElementById('admin-error').textContent || [...document.querySelectorAll('#presets-writing [data-preset]')].some((li) => li.querySelector('strong').textContent === '短句（副本）')`)
+	if e := text(t, ctx, `#admin-error`); e != "" {
+		t.Fatalf("copy: %s; presets: %s", e, text(t, ctx, `#presets-writing`))
+	}
 	first := func() string {
 		return get(t, ctx, chromedp.Evaluate[string](`document.querySelector('#presets-writing [data-preset]').dataset.preset`))
 	}
 	before := first()
 	second := get(t, ctx, chromedp.Evaluate[string](`document.querySelectorAll('#presets-writing [data-preset]')[1].dataset.preset`))
-	must(t, ctx, chromedp.Click(css(`[data-preset="`+second+`"] [data-move="-1"]`)))
+	must(t, ctx, press(`[data-preset="`+second+`"] [data-move="-1"]`))
 	waitJS(t, ctx, `document.querySelector('#presets-writing [data-preset]').dataset.preset === '`+second+`'`)
 	if before == second {
 		t.Fatal("reorder test picked the same preset")
 	}
-	must(t, ctx, chromedp.Click(css(`[data-archive="`+pid+`"]`)))
+	must(t, ctx, press(`[data-archive="`+pid+`"]`))
 	waitJS(t, ctx, `!document.querySelector('[data-preset="`+pid+`"]')`)
-	must(t, ctx, chromedp.Click(css(`#show-archived`)), chromedp.WaitVisible(css(`[data-restore="`+pid+`"]`)))
+	must(t, ctx, press(`#show-archived`), chromedp.WaitVisible(css(`[data-restore="`+pid+`"]`)))
 	screenshot(t, ctx, "admin-presets")
 	axeBoth(t, ctx, "admin presets")
-	must(t, ctx, chromedp.Click(css(`[data-restore="`+pid+`"]`)), chromedp.WaitVisible(css(`[data-archive="`+pid+`"]`)))
+	must(t, ctx, press(`[data-restore="`+pid+`"]`), chromedp.WaitVisible(css(`[data-archive="`+pid+`"]`)))
 
 	// Categories.
-	must(t, ctx, chromedp.Click(css(`#tab-categories`)), chromedp.WaitVisible(css(`#cat-create`)),
+	must(t, ctx, press(`#tab-categories`), chromedp.WaitVisible(css(`#cat-create`)),
 		chromedp.SendKeys(css(`#new-cat-name`), "Databases"), chromedp.SendKeys(css(`#new-cat-desc`), "storage engines"),
-		chromedp.Click(css(`#cat-create button`)), chromedp.WaitVisible(css(`#cat-list li[data-category="Databases"]`)))
+		press(`#cat-create button`), chromedp.WaitVisible(css(`#cat-list li[data-category="Databases"]`)))
 	var cats []struct {
 		Name, Description string
 	}
@@ -260,11 +279,11 @@ func TestAdminScreens(t *testing.T) {
 	}
 	screenshot(t, ctx, "admin-categories")
 	axeBoth(t, ctx, "admin categories")
-	must(t, ctx, chromedp.Click(css(`#cat-list li[data-category="Databases"] button.danger`)))
+	must(t, ctx, press(`#cat-list li[data-category="Databases"] button.danger`))
 	waitJS(t, ctx, `!document.querySelector('#cat-list li[data-category="Databases"]')`)
 
 	// Usage: the settings source of each category and the advice.
-	must(t, ctx, chromedp.Click(css(`#tab-usage`)), chromedp.WaitVisible(css(`#usage-table`)))
+	must(t, ctx, press(`#tab-usage`), chromedp.WaitVisible(css(`#usage-table`)))
 	if got := text(t, ctx, `#usage-sources dd[data-cat="writing"]`); !strings.Contains(got, "legacy shared [ai]") || !strings.Contains(got, "[ai.writing]") {
 		t.Fatalf("the writing category's source says %q", got)
 	}
@@ -275,7 +294,7 @@ func TestAdminScreens(t *testing.T) {
 	axeBoth(t, ctx, "admin usage")
 
 	// The memory index: rebuilt on request.
-	must(t, ctx, chromedp.Click(css(`#tab-index`)), chromedp.WaitVisible(css(`#index-rebuild`)), chromedp.Click(css(`#index-rebuild`)),
+	must(t, ctx, press(`#tab-index`), chromedp.WaitVisible(css(`#index-rebuild`)), press(`#index-rebuild`),
 		chromedp.WaitVisible(css(`#index-reason`)))
 	if got := text(t, ctx, `#index-reason`); got != "last rebuild: requested" {
 		t.Fatalf("index after rebuild: %q", got)
@@ -294,7 +313,7 @@ func TestAdminScreens(t *testing.T) {
 	if got := text(t, ctx, `#source-status li`); !strings.Contains(got, "[privacy] send_private_to_provider would allow it") {
 		t.Fatalf("the refused source says %q", got)
 	}
-	must(t, ctx, chromedp.Click(css(`#generate`)), chromedp.WaitVisible(css(`#job-status[data-code="private_source_blocked"]`)))
+	must(t, ctx, press(`#generate`), chromedp.WaitVisible(css(`#job-status[data-code="private_source_blocked"]`)))
 	screenshot(t, ctx, "persona-refused")
 	axeBoth(t, ctx, "persona with a refused source")
 

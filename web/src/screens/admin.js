@@ -80,7 +80,7 @@ async function users(body, fail) {
     body.replaceChildren(once,
       h('section', { class: 'card', 'aria-labelledby': 'users-title' }, h('h2', { id: 'users-title' }, t('users')),
         h('table', { class: 'admin-table', id: 'user-table' },
-          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('userName')), h('th', { scope: 'col' }, 'role'), h('th', { scope: 'col' }, 'created'), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'actions')))),
+          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('userName')), h('th', { scope: 'col' }, t('colRole')), h('th', { scope: 'col' }, t('colCreated')), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('colActions'))))),
           h('tbody', {}, ...us.map((u) => h('tr', { 'data-user': u.name }, h('td', {}, u.name), h('td', {}, u.role), h('td', {}, when(u.created)),
             h('td', {}, h('button', { type: 'button', class: 'small danger', 'aria-label': t('deleteUser', u.name), onclick: async () => {
               if (!confirm(t('confirmDeleteUser', u.name))) return;
@@ -89,7 +89,7 @@ async function users(body, fail) {
         create),
       h('section', { class: 'card', 'aria-labelledby': 'tokens-title' }, h('h2', { id: 'tokens-title' }, t('tokens')),
         h('table', { class: 'admin-table', id: 'token-table' },
-          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'id'), h('th', { scope: 'col' }, t('tokenUser')), h('th', { scope: 'col' }, t('tokenKind')), h('th', { scope: 'col' }, 'created'), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'actions')))),
+          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('colId')), h('th', { scope: 'col' }, t('tokenUser')), h('th', { scope: 'col' }, t('tokenKind')), h('th', { scope: 'col' }, t('colCreated')), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('colActions'))))),
           h('tbody', {}, ...toks.map((k) => h('tr', { 'data-token': k.id }, h('td', {}, h('code', {}, k.id)), h('td', {}, k.user), h('td', {}, k.kind), h('td', {}, when(k.created)),
             h('td', {}, h('button', { type: 'button', class: 'small', 'aria-label': t('revoke', k.id), onclick: async () => {
               try { await api('DELETE', `/v1/tokens/${k.id}`); await render(); } catch (e) { fail(e); }
@@ -142,7 +142,7 @@ async function presets(body, fail) {
       const title = type === 'writing' ? t('presetsWriting') : t('presetsEditing');
       return h('section', { class: 'card', id: `presets-${type}`, 'aria-labelledby': `presets-${type}-title` }, h('h2', { id: `presets-${type}-title` }, title),
         h('ol', { class: 'preset-list' }, ...items),
-        h('details', {}, h('summary', {}, t('newPreset', title)), form));
+        h('details', {}, h('summary', {}, t('newPreset')), form));
     });
     body.replaceChildren(h('div', { class: 'row' }, toggle, h('label', { for: 'show-archived' }, t('showArchived'))), note, ...sections);
     if (focusSel) { const el = body.querySelector(focusSel); if (el) el.focus(); }

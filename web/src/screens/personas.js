@@ -206,7 +206,9 @@ export async function personaScreen({ params, root, go }) {
     } catch (e) { content.replaceChildren(h('p', { class: 'error' }, t('error', problem(e)))); }
   }
 
-  const evLinks = (list) => (list || []).slice(0, 5).map((ev) => h('button', { type: 'button', class: 'link evidence-link', 'data-doc': ev.doc, 'data-block': ev.block,
+  const evLinks = (list) => (list || []).slice(0, 5).map((ev) => !ev.block
+    ? h('span', { class: 'hint' }, t('evidenceWhole', titles.get(ev.doc) || ev.doc, ev.label))
+    : h('button', { type: 'button', class: 'link evidence-link', 'data-doc': ev.doc, 'data-block': ev.block,
     onclick: () => showEvidence(ev) }, t('evidenceIn', titles.get(ev.doc) || ev.doc, ev.label, ev.block)));
 
   async function renderVersion() {
@@ -217,7 +219,7 @@ export async function personaScreen({ params, root, go }) {
     const q = `version=${shown}`;
     const [st, le] = await Promise.all([api('GET', `/v1/personas/${id}/style?${q}`), api('GET', `/v1/personas/${id}/learning?${q}`)]);
     const p = st.profile;
-    style.replaceChildren(h('h2', { id: 'style-title', tabindex: '-1' }, `${t('styleTitle')} · v${shown}`),
+    style.replaceChildren(...[h('h2', { id: 'style-title', tabindex: '-1' }, `${t('styleTitle')} · v${shown}`),
       h('p', { class: 'style-summary' }, p.summary),
       h('h3', {}, t('rules')),
       h('ul', { class: 'claims', id: 'style-rules' }, ...(p.rules || []).map((r) => h('li', { 'data-rule': r.id },
@@ -229,7 +231,7 @@ export async function personaScreen({ params, root, go }) {
       p.uncertainties && p.uncertainties.length ? [h('h3', {}, t('uncertainties')),
         h('ul', {}, ...p.uncertainties.map((u) => h('li', {}, `${u.topic}: ${u.reason || u.why || ''}`)))] : null,
       h('details', {}, h('summary', {}, t('dimensions')),
-        h('dl', { class: 'explain-list' }, ...(p.dimensions || []).flatMap((d) => (d.features || []).map((f) => [h('dt', {}, `${d.name} · ${f.name}`), h('dd', {}, f.label || `${+f.value.toFixed(3)} ${f.unit || ''}`)])))));
+        h('dl', { class: 'explain-list' }, ...(p.dimensions || []).flatMap((d) => (d.features || []).map((f) => [h('dt', {}, `${d.name} · ${f.name}`), h('dd', {}, f.label || `${+f.value.toFixed(3)} ${f.unit || ''}`)]))))].flat().filter(Boolean));
 
     const snap = le.snapshot;
     learning.replaceChildren(h('h2', { id: 'learning-title' }, t('learningTitle')));

@@ -16,7 +16,7 @@ Object.assign(translations.en, {
   attempt: 'attempt {0}', versionsTitle: 'Version history', versionActive: 'active', viewVersion: 'View version {0}', viewing: 'Showing version {0}',
   activationNote: 'A new generation becomes active when it succeeds; a failed one leaves the previous version active. Switching back to an older version is not offered by the API.',
   styleTitle: 'Style profile', rules: 'Rules', weight: 'weight {0}', patterns: 'Representative expressions', uncertainties: 'What the profile is unsure of',
-  evidence: 'Evidence', evidenceIn: '{0} {1}, block {2}', evidenceTitle: 'Evidence in the source', evidenceChanged: 'The span could not be found in that version.',
+  evidence: 'Evidence', evidenceIn: '{0} {1}, block {2}', evidenceWhole: '{0} {1} (the whole article)', evidenceTitle: 'Evidence in the source', evidenceChanged: 'The span could not be found in that version.',
   learningTitle: 'Learning rules', learningOff: 'This version was generated with learning off.', noRules: 'No rules learned yet: they come from suggestions you accept or reject.',
   ruleCounts: '{0} for · {1} against · {2} by hand', confidence: 'confidence {0}', ruleActive: 'active', ruleInactive: 'not active',
   observations: '{0} observations, {1} hand edits',
@@ -28,7 +28,7 @@ Object.assign(translations.en, {
   users: 'Users', userName: 'User name', makeAdmin: 'Administrator', createUser: 'Create user', deleteUser: 'Delete {0}', confirmDeleteUser: 'Delete user {0} and revoke every token of theirs?',
   tokens: 'Tokens', tokenUser: 'For user', tokenKind: 'Kind', kindFull: 'full', kindBackup: 'backup (read-only)', issueToken: 'Issue token', revoke: 'Revoke {0}',
   shownOnce: 'Copy this token now: it is shown only once and cannot be read again.', dismiss: 'I have copied it',
-  presetsWriting: 'Writing presets', presetsEditing: 'Editing presets', showArchived: 'Show archived', newPreset: 'New {0} preset',
+  presetsWriting: 'Writing presets', presetsEditing: 'Editing presets', showArchived: 'Show archived', newPreset: 'New preset',
   presetName: 'Name', presetDesc: 'Description', presetPrompt: 'Prompt', createPreset: 'Create preset', editPreset: 'Edit {0}', saveVersion: 'Save as version {0}',
   copyPreset: 'Copy {0}', archive: 'Archive {0}', restore: 'Restore {0}', moveUp: 'Move {0} up', moveDown: 'Move {0} down', archived: 'archived', builtin: 'built in',
   presetVersion: 'version {0}', presetRules: '{0} rules', cancelEdit: 'Cancel', presetSaved: '{0} is now at version {1}. Runs that pinned an earlier version keep it.',
@@ -40,7 +40,7 @@ Object.assign(translations.en, {
   date: 'Date', total: 'Total',
   indexTitle: 'Memory index', rebuild: 'Rebuild the index', rebuilding: 'Rebuilding…', indexGen: 'generation {0}', indexDocs: '{0} documents indexed', indexPending: '{0} pending',
   lastReason: 'last rebuild: {0}', lastError: 'last error: {0}', indexDisabled: 'Personas or memory are off on this daemon: there is no memory index.',
-  gaps: 'Not available from this page', done: 'Done.',
+  gaps: 'Not available from this page', colRole: 'Role', colCreated: 'Created', colActions: 'Actions', colId: 'Id', done: 'Done.',
 });
 
 Object.assign(translations.zh, {
@@ -56,7 +56,7 @@ Object.assign(translations.zh, {
   attempt: '第 {0} 次尝试', versionsTitle: '版本历史', versionActive: '当前', viewVersion: '查看版本 {0}', viewing: '正在显示版本 {0}',
   activationNote: '新生成的版本成功后即启用；失败时保留原来的版本。API 不提供切换回旧版本。',
   styleTitle: '风格画像', rules: '规则', weight: '权重 {0}', patterns: '代表性表达', uncertainties: '画像不确定的地方',
-  evidence: '证据', evidenceIn: '{0} {1}，段落 {2}', evidenceTitle: '来源中的证据', evidenceChanged: '在该版本中找不到这段文字。',
+  evidence: '证据', evidenceIn: '{0} {1}，段落 {2}', evidenceWhole: '{0} {1}（整篇文章）', evidenceTitle: '来源中的证据', evidenceChanged: '在该版本中找不到这段文字。',
   learningTitle: '学习规则', learningOff: '此版本生成时关闭了学习。', noRules: '还没有学到规则：规则来自你接受或拒绝的建议。',
   ruleCounts: '{0} 次支持 · {1} 次反对 · {2} 次手动', confidence: '置信度 {0}', ruleActive: '生效', ruleInactive: '未生效',
   observations: '{0} 次观察，{1} 次手动编辑',
@@ -68,7 +68,7 @@ Object.assign(translations.zh, {
   users: '用户', userName: '用户名', makeAdmin: '管理员', createUser: '创建用户', deleteUser: '删除 {0}', confirmDeleteUser: '删除用户 {0} 并吊销其全部令牌？',
   tokens: '令牌', tokenUser: '用户', tokenKind: '类型', kindFull: '完整', kindBackup: '备份（只读）', issueToken: '签发令牌', revoke: '吊销 {0}',
   shownOnce: '请现在复制此令牌：它只显示一次，之后无法再读取。', dismiss: '我已复制',
-  presetsWriting: '写作预设', presetsEditing: '编辑预设', showArchived: '显示已归档', newPreset: '新建{0}预设',
+  presetsWriting: '写作预设', presetsEditing: '编辑预设', showArchived: '显示已归档', newPreset: '新建预设',
   presetName: '名称', presetDesc: '描述', presetPrompt: '提示词', createPreset: '创建预设', editPreset: '编辑 {0}', saveVersion: '保存为版本 {0}',
   copyPreset: '复制 {0}', archive: '归档 {0}', restore: '恢复 {0}', moveUp: '上移 {0}', moveDown: '下移 {0}', archived: '已归档', builtin: '内置',
   presetVersion: '版本 {0}', presetRules: '{0} 条规则', cancelEdit: '取消', presetSaved: '{0} 现在是版本 {1}。固定了旧版本的请求保持不变。',
@@ -80,5 +80,5 @@ Object.assign(translations.zh, {
   date: '日期', total: '合计',
   indexTitle: '记忆索引', rebuild: '重建索引', rebuilding: '重建中…', indexGen: '第 {0} 代', indexDocs: '已索引 {0} 篇文档', indexPending: '{0} 个待处理',
   lastReason: '上次重建：{0}', lastError: '上次错误：{0}', indexDisabled: '此服务关闭了人设或记忆：没有记忆索引。',
-  gaps: '此页面尚不支持', done: '完成。',
+  gaps: '此页面尚不支持', colRole: '角色', colCreated: '创建时间', colActions: '操作', colId: '编号', done: '完成。',
 });
