@@ -10,6 +10,7 @@ import (
 	"github.com/foliodev/folio/persona"
 	"github.com/foliodev/folio/persona/content"
 	"github.com/foliodev/folio/persona/index"
+	"github.com/foliodev/folio/persona/learning"
 	"github.com/foliodev/folio/persona/memory"
 	"github.com/foliodev/folio/persona/style"
 )
@@ -45,6 +46,29 @@ type PersonaSource struct {
 	// none of this document; Memory whether that pin fed memory.
 	Pinned string `json:"pinned,omitempty"`
 	Memory bool   `json:"memory,omitempty"`
+	// Refused is what a generation started now would answer for this
+	// source (source_unpublished, private_source_blocked), with the
+	// deployment switch that would allow it when one would; NoMemory says
+	// why a generation would leave it out of memory ([privacy]
+	// private_memory off for a private or password source).
+	Refused  *SourceProblem `json:"refused,omitempty"`
+	NoMemory *SourceProblem `json:"noMemory,omitempty"`
+}
+
+// SourceProblem is why a persona source would be refused or left out of
+// memory, and the switch (a docs/config.md key) that would change it.
+type SourceProblem struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Switch  string `json:"switch,omitempty"`
+}
+
+// PersonaLearning answers GET /v1/personas/{id}/learning: the version's
+// learning snapshot (its rules with their counts and confidence), absent
+// when the version was generated with learning off.
+type PersonaLearning struct {
+	Version  persona.Version    `json:"version"`
+	Snapshot *learning.Snapshot `json:"snapshot,omitempty"`
 }
 
 // PersonaStyle answers GET /v1/personas/{id}/style.
@@ -85,6 +109,7 @@ func (s *Server) personaRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/personas/{id}/generate", s.authed(anyUser, s.personaCall(s.generatePersona)))
 	mux.HandleFunc("GET /v1/personas/{id}/jobs/{job}", s.authed(anyUser, s.personaCall(s.personaJob)))
 	mux.HandleFunc("GET /v1/personas/{id}/style", s.authed(anyUser, s.personaCall(s.personaStyle)))
+	mux.HandleFunc("GET /v1/personas/{id}/learning", s.authed(anyUser, s.personaCall(s.personaLearning)))
 	mux.HandleFunc("GET /v1/personas/{id}/memory", s.authed(anyUser, s.personaCall(s.personaMemory)))
 	mux.HandleFunc("GET /v1/admin/index", s.authed(adminOnly, s.indexStatus))
 	mux.HandleFunc("POST /v1/admin/index/rebuild", s.authed(adminOnly, s.indexRebuild))
@@ -239,6 +264,29 @@ func (s *Server) personaStyle(w http.ResponseWriter, r *http.Request, svc *perso
 	writeJSON(w, http.StatusOK, PersonaStyle{Version: v, Profile: p})
 }
 
+func (s *Server) personaLearning(w http.ResponseWriter, r *http.Request, svc *persona.Service, user string) {
+	seq, err := versionParam(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	l, ok, err := svc.Learning(r.Context(), user, r.PathValue("id"), seq)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v, err := svc.Version(r.Context(), user, r.PathValue("id"), seq)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := PersonaLearning{Version: v}
+	if ok {
+		out.Snapshot = &l
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
 func (s *Server) personaMemory(w http.ResponseWriter, r *http.Request, svc *persona.Service, user string) {
 	seq, err := versionParam(r)
 	if err != nil {
@@ -328,11 +376,33 @@ func PersonaSources(ctx context.Context, svc *persona.Service, src *content.Sour
 				if st.Published {
 					ps.Label = st.Pin.Label
 				}
+				ps.Refused, ps.NoMemory = sourceProblems(svc, doc, st.Published, st.Visibility)
 			}
 		}
 		out = append(out, ps)
 	}
 	return out, nil
+}
+
+// sourceProblems says what a generation started now would do with a
+// source: the same checks, in the same words, as persona.Generate.
+func sourceProblems(svc *persona.Service, doc string, published bool, visibility string) (refused, noMemory *SourceProblem) {
+	if !published {
+		return &SourceProblem{Code: persona.CodeSourceUnpublished,
+			Message: "persona: source " + doc + " is not published; publish it or remove it from the persona"}, nil
+	}
+	if visibility != persona.VisibilityPrivate && visibility != persona.VisibilityPassword {
+		return nil, nil
+	}
+	if !svc.PrivateAllowed() {
+		return &SourceProblem{Code: persona.CodePrivateSource, Switch: "[privacy] send_private_to_provider",
+			Message: "persona: source " + doc + " is " + visibility + " and the writing provider is external; using it needs [privacy] send_private_to_provider = true"}, nil
+	}
+	if sw := svc.Switches(); sw.Memory && !sw.PrivateMemory {
+		return nil, &SourceProblem{Code: "private_memory_off", Switch: "[privacy] private_memory",
+			Message: "memory leaves out " + doc + " (" + visibility + "): [privacy] private_memory is off"}
+	}
+	return nil, nil
 }
 
 // PersonaMemoryOf lists the memory of version seq (0: active) of user's

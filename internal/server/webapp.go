@@ -28,7 +28,7 @@ const AppCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src
 // appRoutes are the client-side routes of the editor: each serves the
 // same index.html, and the app's router (web/src/router.js) shows the
 // screen. The public site owns / and /a/{slug}.
-var appRoutes = []string{"GET /signin", "GET /app", "GET /d/{id}"}
+var appRoutes = []string{"GET /signin", "GET /app", "GET /d/{id}", "GET /personas", "GET /personas/{id}", "GET /admin", "GET /admin/{tab}"}
 
 // webAppRoutes mounts the editor (package web) on mux.
 func (s *Server) webAppRoutes(mux *http.ServeMux) {

@@ -13,7 +13,7 @@ import (
 // immutable only under their content hash.
 func TestWebAppRoutes(t *testing.T) {
 	e := newEnv(t, nil)
-	for _, path := range []string{"/signin", "/app", "/d/k3v7x2mqa9p4c6rt"} {
+	for _, path := range []string{"/signin", "/app", "/d/k3v7x2mqa9p4c6rt", "/personas", "/personas/pnq3k", "/admin", "/admin/usage"} {
 		res, err := http.Get(e.ts.URL + path)
 		if err != nil {
 			t.Fatal(err)

@@ -21,11 +21,17 @@ import { installTrustedTypes } from './trusted.js';
 import { signIn } from './screens/signin.js';
 import { docList } from './screens/doclist.js';
 import { editorScreen } from './screens/editor.js';
+import { personaList, personaScreen } from './screens/personas.js';
+import { adminScreen } from './screens/admin.js';
 
 installTrustedTypes();
 
 route('/signin', signIn, { auth: false });
 route('/app', docList);
 route('/d/:id', editorScreen);
+route('/personas', personaList);
+route('/personas/:id', personaScreen);
+route('/admin', adminScreen);
+route('/admin/:tab', adminScreen);
 
 start(document.getElementById('app'), { signedIn: () => !!session.token(), signInPath: '/signin' });

@@ -3,6 +3,7 @@
 import { h } from '../dom.js';
 import { session } from '../session.js';
 import { Connection } from '../sync/connection.js';
+import { siteLinks, forget } from './nav.js';
 
 let conn = null;
 
@@ -19,6 +20,7 @@ export function connection() {
 // signOut forgets the token and closes the socket.
 export function signOut(go) {
   session.clear();
+  forget();
   if (conn) conn.close();
   conn = null;
   go('/signin');
@@ -28,6 +30,7 @@ export function topBar(go, ...extra) {
   return h('header', { class: 'topbar' },
     h('a', { href: '/app', 'data-route': '', class: 'brand' }, 'Folio'),
     h('nav', { class: 'topbar-actions', 'aria-label': 'Account' },
+      ...siteLinks(),
       ...extra,
       h('button', { type: 'button', class: 'quiet', id: 'sign-out', onclick: () => signOut(go) }, 'Sign out')));
 }
