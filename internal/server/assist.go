@@ -93,8 +93,8 @@ const (
 	streamHeartbeat = 15 * time.Second
 )
 
-func (s *Server) assistRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("POST /v1/docs/{id}/assist", s.authed(anyUser, s.doc(s.assist)))
+func (s *Server) assistRoutes(mux *routeMux) {
+	mux.HandleFunc("POST /v1/docs/{id}/assist", s.authed(proposes, s.doc(s.assist)))
 	mux.HandleFunc("GET /v1/docs/{id}/sessions", s.authed(anyUser, s.doc(s.listSessions)))
 	mux.HandleFunc("POST /v1/docs/{id}/sessions", s.authed(anyUser, s.doc(s.startSession)))
 	mux.HandleFunc("POST /v1/docs/{id}/sessions/{session}/switch", s.authed(anyUser, s.doc(s.switchSession)))
