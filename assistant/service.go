@@ -35,6 +35,9 @@ type Actor struct {
 	UserID string
 	User   string
 	Admin  bool
+	// Agent is set when the caller is an outside agent (an agent token):
+	// its proposals are limited per token (AgentRate) and record it.
+	Agent *AgentSource
 }
 
 // identified refuses a caller without a user id: what is theirs could
@@ -113,6 +116,9 @@ type Service struct {
 	// pend remembers documents without pending suggestions, so that a
 	// save of one does not scan for them (changeHook.DocChanged).
 	pend pendingNone
+
+	// agents limits the proposals of each agent token (AgentRate).
+	agents agentLimiter
 }
 
 // pendingNone remembers the documents whose last scan found no pending
