@@ -48,7 +48,7 @@ func TestAgentProposalOverHTTP(t *testing.T) {
 			para("p2", "Second line."))}, &v)
 	agent := ae.agentToken("author-a")
 	block := ProposeRequest{Scope: assistant.Scope{Kind: assistant.ScopeBlock, Block: "p1"}, Base: "v1.r0",
-		Ops: json.RawMessage(`[{"op":"replace_block","blockId":"p1","block":{"id":"p1","type":"paragraph","richText":[{"text":"A better first line."}]}}]`),
+		Ops:     json.RawMessage(`[{"op":"replace_block","blockId":"p1","block":{"id":"p1","type":"paragraph","richText":[{"text":"A better first line."}]}}]`),
 		Summary: "sharper opening"}
 
 	// Bad input first: nothing is stored by any of it.
