@@ -183,6 +183,7 @@ func (s *Server) routes() http.Handler {
 	s.publishingRoutes(mux)
 	s.assistRoutes(mux)
 	s.personaRoutes(mux)
+	s.mcpRoutes(mux)
 	s.webAppRoutes(mux)
 
 	mux.HandleFunc("/v1/sync", s.syncEndpoint)
