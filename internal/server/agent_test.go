@@ -45,6 +45,8 @@ func storeDigest(t testing.TB, db *kv.DB) string {
 var agentAllowed = map[string]string{
 	"POST /v1/docs/{id}/assist":               "proposes",
 	"POST /v1/docs/{id}/suggestions":          "proposes",
+	"POST " + MCPPath:                         "proposes",
+	"DELETE " + MCPPath:                       "proposes",
 	"POST " + BackupPackPath:                  "reads",
 	"POST " + ExportPackPath:                  "reads",
 	"POST /v1/public/articles/{slug}/explain": "public",
