@@ -13,9 +13,12 @@ import (
 // Markdown with block ids (read_document's text).
 const ResourcePrefix = "folio://doc/"
 
-func addResources(s *sdk.Server, b func(ctx context.Context, extra *sdk.RequestExtra) (Backend, error)) {
+func addResources(s *sdk.Server, b func(ctx context.Context, extra *sdk.RequestExtra) (Backend, error), fw *Forwarder) {
 	h := func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 		uri := req.Params.URI
+		if fw != nil {
+			return fw.read(ctx, req.Session, uri)
+		}
 		ref, ok := strings.CutPrefix(uri, ResourcePrefix)
 		if !ok || ref == "" {
 			return nil, sdk.ResourceNotFoundError(uri)
