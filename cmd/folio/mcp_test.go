@@ -179,3 +179,64 @@ func TestMCPStdioServer(t *testing.T) {
 		t.Fatalf("explain: %+v", r)
 	}
 }
+
+// TestMCPInterop drives `folio mcp` with the reference TypeScript SDK's
+// client (mcp/interop, pinned in its package-lock.json): an
+// implementation we did not write lists and calls the tools. It needs
+// node and `npm ci` in mcp/interop; under CI=true their absence fails.
+func TestMCPInterop(t *testing.T) {
+	isolateEnv(t)
+	dir, err := filepath.Abs("../../mcp/interop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := exec.LookPath("node")
+	if _, serr := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil || serr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the interop test needs node and `npm ci --prefix mcp/interop` (node: %v, modules: %v)", err, serr)
+		}
+		t.Skip("needs node and `npm ci --prefix mcp/interop`")
+	}
+	tmp := t.TempDir()
+	data := filepath.Join(tmp, "data")
+	body := writeFile(t, tmp, "body.json", assistBody)
+	for _, args := range [][]string{{"init"}, {"user", "add", "admin", "--admin"}, {"doc", "new", "--id", "d1", "--title", "Notes", "--from", body}} {
+		if r := runCLI(append([]string{"--data", data}, args...)...); r.code != 0 {
+			t.Fatalf("%v: %+v", args, r)
+		}
+	}
+	cmd := exec.Command(node, filepath.Join(dir, "client.mjs"), "d1", os.Args[0], "mcp", "--data", data)
+	cmd.Env = append(os.Environ(), "FOLIO_TEST_MAIN=1", "FOLIO_CONFIG=", "FOLIO_USER=admin")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, out)
+	}
+	var got struct {
+		Server       struct{ Name string }
+		Tools        []string
+		Version      string
+		ReadText     string
+		Suggestion   *string
+		ProposeError *string
+		Refused      string
+		Resource     string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := slices.Clone(mcp.ToolNames)
+	slices.Sort(want)
+	if got.Server.Name != "folio" || !slices.Equal(got.Tools, want) || got.Version != "v1.r0" || !strings.Contains(got.ReadText, "block p1") {
+		t.Fatalf("TypeScript client saw %s", out)
+	}
+	if got.Suggestion == nil || got.ProposeError != nil {
+		t.Fatalf("propose from TypeScript: %s", out)
+	}
+	if got.Refused == "accepted" || !strings.Contains(got.Resource, "block p2") {
+		t.Fatalf("TypeScript client: unknown field %q, resource %q", got.Refused, got.Resource)
+	}
+	if r := runCLI("--data", data, "suggestion", "show", *got.Suggestion); r.code != 0 || !strings.Contains(r.stdout, "agent ts-interop 1.32.2") {
+		t.Fatalf("suggestion show: %+v", r)
+	}
+}
