@@ -88,6 +88,8 @@ type ProposeRequest struct {
 
 // agentLimiter is a token bucket per agent token.
 type agentLimiter struct {
+	rate, burst int // per minute, at once; zero: AgentRate, AgentBurst; rate < 0: unbounded
+
 	mu      sync.Mutex // guards buckets
 	buckets map[string]*agentBucket
 }
@@ -99,6 +101,16 @@ type agentBucket struct {
 
 // take spends one proposal of token, or says how long until one is left.
 func (l *agentLimiter) take(token string, now time.Time) (time.Duration, bool) {
+	if l.rate < 0 {
+		return 0, true
+	}
+	rate, burst := float64(AgentRate), float64(AgentBurst)
+	if l.rate > 0 {
+		rate = float64(l.rate)
+	}
+	if l.burst > 0 {
+		burst = float64(l.burst)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.buckets == nil {
@@ -106,11 +118,11 @@ func (l *agentLimiter) take(token string, now time.Time) (time.Duration, bool) {
 	}
 	b := l.buckets[token]
 	if b == nil {
-		b = &agentBucket{tokens: AgentBurst, last: now}
+		b = &agentBucket{tokens: burst, last: now}
 		l.buckets[token] = b
 	}
-	perSec := float64(AgentRate) / 60
-	b.tokens = min(AgentBurst, b.tokens+now.Sub(b.last).Seconds()*perSec)
+	perSec := rate / 60
+	b.tokens = min(burst, b.tokens+now.Sub(b.last).Seconds()*perSec)
 	b.last = now
 	if b.tokens < 1 {
 		return time.Duration((1 - b.tokens) / perSec * float64(time.Second)), false
@@ -127,7 +139,7 @@ func (s *Service) agentAllowed(a Actor) error {
 	}
 	if wait, ok := s.agents.take(a.Agent.Token, s.now()); !ok {
 		return &errs.Error{Kind: errs.RateLimited, Code: CodeAgentRateLimited, RetryAfter: wait,
-			Msg: fmt.Sprintf("agent token %s made more than %d proposals a minute; retry in %s", a.Agent.Token, AgentRate, wait.Round(time.Second))}
+			Msg: fmt.Sprintf("agent token %s is over its proposal rate (a burst, then %d a minute); retry in %s", a.Agent.Token, AgentRate, wait.Round(time.Second))}
 	}
 	return nil
 }

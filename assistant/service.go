@@ -62,6 +62,10 @@ type Options struct {
 	Ledger *quota.Ledger
 	// Switches are the [assistant] switches.
 	Switches config.Assistant
+	// AgentRate (proposals a minute) and AgentBurst bound each agent
+	// token's proposals; zero: the defaults (AgentRate, AgentBurst);
+	// a negative AgentRate: no per-token bound (benchmarks).
+	AgentRate, AgentBurst int
 	// Task tunes the writing task (attempts, backoff, timeout); zero
 	// fields take the defaults of DefaultTaskOptions. OnTransition is the
 	// service's own and is ignored here.
@@ -179,7 +183,7 @@ func NewService(ctx context.Context, o Options) (*Service, error) {
 		repo: o.Repo, db: o.Repo.DB(), runner: o.Runner, gw: o.Gateway, ledger: o.Ledger,
 		sw: o.Switches, log: o.Logger, now: o.Now, limits: o.Repo.Limits(),
 		lastErr: map[task.ID]runError{}, point: func(string) {}, personas: o.Personas, refs: o.References,
-		grounding: map[task.ID]RunGrounding{},
+		grounding: map[task.ID]RunGrounding{}, agents: agentLimiter{rate: o.AgentRate, burst: o.AgentBurst},
 	}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -19,6 +19,12 @@ import (
 // SDK's own client over its stdin and stdout.
 func mcpChild(t *testing.T, client string, env []string, args ...string) *sdk.ClientSession {
 	t.Helper()
+	return mcpChildTB(t, client, env, args...)
+}
+
+// mcpChildTB is mcpChild for tests and benchmarks.
+func mcpChildTB(t testing.TB, client string, env []string, args ...string) *sdk.ClientSession {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"mcp"}, args...)...)
 	cmd.Env = append(append(os.Environ(), "FOLIO_TEST_MAIN=1", "FOLIO_CONFIG="), env...)
 	cmd.Stderr = os.Stderr
