@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -13,9 +14,12 @@ import (
 
 // ServeStdio serves s on r and w (newline-delimited JSON-RPC, as
 // `folio mcp` does on stdin and stdout) until the client goes away or ctx
-// ends. A message over MaxMessage ends the connection with an error.
+// ends. A message over MaxMessage or nested deeper than MaxDepth is
+// answered with a JSON-RPC error and dropped; the connection goes on.
 func ServeStdio(ctx context.Context, s *sdk.Server, r io.ReadCloser, w io.WriteCloser) error {
-	return s.Run(ctx, &sdk.IOTransport{Reader: r, Writer: w, MaxLineLength: MaxMessage})
+	out := &lockedWriter{w: w}
+	in := &guardedIO{src: bufio.NewReaderSize(r, 64<<10), out: out}
+	return s.Run(ctx, &sdk.IOTransport{Reader: in, Writer: out, MaxLineLength: MaxMessage + 1})
 }
 
 // principalInfo carries the caller of an HTTP request to the tools.
