@@ -106,12 +106,18 @@ func exerciseMCP(t *testing.T, cs *sdk.ClientSession, doc string) string {
 	mcpCall(t, cs, "explain_version", map[string]any{"doc": doc})
 	out, text = mcpCall(t, cs, "propose_with_assistant", map[string]any{"doc": doc,
 		"scope": map[string]any{"kind": "block", "block": "p1"}, "editingPreset": "six-rules"})
+	if !strings.Contains(text, "for the author to accept or reject") {
+		t.Fatalf("propose_with_assistant: %s", text)
+	}
 	assisted := idOf(t, out, "suggestion")
 	mcpCall(t, cs, "show_suggestion", map[string]any{"id": assisted})
 	out, text = mcpCall(t, cs, "propose_operations", map[string]any{"doc": doc, "scope": map[string]any{"kind": "block", "block": "p3"},
 		"base": "v1.r0", "summary": "names the table",
 		"ops": []map[string]any{{"op": "replace_block", "blockId": "p3",
 			"block": map[string]any{"id": "p3", "type": "paragraph", "richText": []map[string]any{{"text": "Table 1 has the results."}}}}}})
+	if !strings.Contains(text, "modified p3") {
+		t.Fatalf("propose_operations: %s", text)
+	}
 	own := idOf(t, out, "suggestion")
 	out, _ = mcpCall(t, cs, "list_suggestions", map[string]any{"doc": doc, "status": "pending"})
 	if !strings.Contains(string(out["suggestions"]), own) || !strings.Contains(string(out["suggestions"]), assisted) {

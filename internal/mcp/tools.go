@@ -169,10 +169,6 @@ func closeObjects(sc *jsonschema.Schema) {
 
 type noInput struct{}
 
-type docInput struct {
-	Doc string `json:"doc" jsonschema:"the document id, as list_documents gives it"`
-}
-
 type readInput struct {
 	Doc     string `json:"doc" jsonschema:"the document id, as list_documents gives it"`
 	Version string `json:"version,omitempty" jsonschema:"a version label such as v1.r2; omit for the current head"`

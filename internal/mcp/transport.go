@@ -2,7 +2,10 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 
@@ -41,8 +44,21 @@ func Handler(s *sdk.Server, principal func(r *http.Request) auth.Principal) http
 	}
 	authed := sdkauth.RequireBearerToken(verify, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, MaxMessage)
+		if r.Body != nil && r.Method == http.MethodPost {
+			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessage))
+			var mb *http.MaxBytesError
+			switch {
+			case errors.As(err, &mb):
+				http.Error(w, fmt.Sprintf("message over %d bytes: send less (propose smaller changes)", MaxMessage), http.StatusRequestEntityTooLarge)
+				return
+			case err != nil:
+				http.Error(w, "read the request: "+err.Error(), http.StatusBadRequest)
+				return
+			case depth(body) > MaxDepth:
+				http.Error(w, fmt.Sprintf("message nested deeper than %d levels", MaxDepth), http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		authed.ServeHTTP(w, r)
 	})

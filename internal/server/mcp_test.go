@@ -182,6 +182,10 @@ func TestMCPOverHTTP(t *testing.T) {
 	if err == nil {
 		t.Fatal("a 10 MB argument was accepted")
 	}
+	deep := strings.Repeat(`{"a":`, 1000) + "1" + strings.Repeat("}", 1000)
+	if st, data := ae.call("POST", MCPPath, agent.Secret, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_log","arguments":`+deep+`}}`); st != http.StatusBadRequest || !strings.Contains(string(data), "nested deeper") {
+		t.Fatalf("deep JSON over HTTP: %d %s", st, data)
+	}
 	cs2 := ae.mcpSession(t, agent.Secret, "test-agent")
 	call(t, cs2, "get_log", map[string]any{"doc": doc}, "")
 
