@@ -167,7 +167,7 @@ func (s *Service) writeSuccess(b *kv.Batch, tx *repo.DocTx, pl payload, out *Str
 	if !cand.noChange {
 		sg = &Suggestion{ID: newID("s"), Doc: pl.Doc, Run: pl.Run, Session: ss.ID, Status: StatusPending,
 			Scope: pl.Scope, Base: pl.Base, Ops: cand.ops, Summary: cand.summary,
-			Personalization: pl.Personalization, Created: now, Closeness: closeness(pl.Persona, cand.ops)}
+			Personalization: pl.Personalization, Created: now, Closeness: closeness(pl.Persona, cand.ops), Agent: pl.Agent}
 		for _, op := range cand.ops {
 			if op.Op == flowdoc.DeleteBlock {
 				sg.Deletes = true

@@ -148,8 +148,21 @@ func (s *Service) Explain(ctx context.Context, a Actor, doc, label string) (Expl
 	}
 	e.Suggestion = &sg
 	e.Note = fmt.Sprintf("accepted suggestion %s by %s", sg.ID, tx.Actor)
+	if sg.Agent != nil {
+		what := "proposed by "
+		if sg.Run != "" {
+			what = "asked for by "
+		}
+		e.Note += ", " + what + sg.Agent.String()
+	}
 	if c := sg.Carried; c != nil {
 		e.Note += fmt.Sprintf(", carried over from %s to %s (its blocks were unchanged; edits elsewhere kept)", c.From.Label, c.To.Label)
+	}
+	if sg.Run == "" {
+		// Written by an agent: no run, model or usage behind it.
+		obs, err := s.Observations(ctx, sg.ID)
+		e.Observations = obs
+		return e, err
 	}
 	run, err := s.loadRun(s.db, sg.Run)
 	if err != nil {

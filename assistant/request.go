@@ -67,6 +67,8 @@ type payload struct {
 	Prompt          PromptInfo      `msgpack:"prompt"`
 	// Persona is the frozen persona context of a persona run.
 	Persona *personaInput `msgpack:"persona,omitempty"`
+	// Agent is the outside agent that asked (nil: the author).
+	Agent *AgentSource `msgpack:"agent,omitempty"`
 }
 
 // personalization checks the request's choice: exactly one or none.
@@ -190,6 +192,9 @@ func (s *Service) Assist(ctx context.Context, a Actor, req AssistRequest) (Queue
 	if err := s.checkQuota(a.UserID, instr+"\n"+in.text); err != nil {
 		return Queued{}, err
 	}
+	if err := s.agentAllowed(a); err != nil {
+		return Queued{}, err
+	}
 	var q Queued
 	for attempt := 0; ; attempt++ {
 		done, err := s.enqueue(ctx, a, req, instr, defaulted, pers, &q)
@@ -264,9 +269,9 @@ func (s *Service) enqueue(ctx context.Context, a Actor, req AssistRequest, instr
 		run := Run{ID: runID, Doc: req.Doc, Session: ss.ID, UserMessage: seq, Actor: a.User, ActorID: a.UserID, Scope: req.Scope,
 			Instruction: instr, DefaultInstruction: defaulted, Personalization: pers, Base: base,
 			Context: summarize(convo), Prompt: prompt.info, IdempotencyKey: req.IdempotencyKey,
-			State: RunQueued, Created: now}
+			State: RunQueued, Created: now, Agent: a.Agent}
 		pl, err := kv.Marshal(payload{Run: runID, Doc: req.Doc, Actor: a.User, ActorID: a.UserID, Scope: req.Scope, Instruction: instr,
-			Personalization: pers, Base: base, Context: convo, Prompt: prompt.info, Persona: pin})
+			Personalization: pers, Base: base, Context: convo, Prompt: prompt.info, Persona: pin, Agent: a.Agent})
 		if err != nil {
 			return err
 		}

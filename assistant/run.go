@@ -117,6 +117,8 @@ type Run struct {
 	Context            ContextSummary  `json:"context" msgpack:"ctx"`
 	Prompt             PromptInfo      `json:"prompt" msgpack:"prompt"`
 	IdempotencyKey     string          `json:"idempotencyKey,omitempty" msgpack:"idem,omitempty"`
+	// Agent is the outside agent that asked for the run (nil: the author).
+	Agent *AgentSource `json:"agent,omitempty" msgpack:"agent,omitempty"`
 
 	State RunState `json:"state" msgpack:"state"`
 	Task  string   `json:"task" msgpack:"task"`

@@ -35,6 +35,9 @@ type Actor struct {
 	UserID string
 	User   string
 	Admin  bool
+	// Agent is set when the caller is an outside agent (an agent token):
+	// its proposals are limited per token (AgentRate) and record it.
+	Agent *AgentSource
 }
 
 // identified refuses a caller without a user id: what is theirs could
@@ -59,6 +62,10 @@ type Options struct {
 	Ledger *quota.Ledger
 	// Switches are the [assistant] switches.
 	Switches config.Assistant
+	// AgentRate (proposals a minute) and AgentBurst bound each agent
+	// token's proposals; zero: the defaults (AgentRate, AgentBurst);
+	// a negative AgentRate: no per-token bound (benchmarks).
+	AgentRate, AgentBurst int
 	// Task tunes the writing task (attempts, backoff, timeout); zero
 	// fields take the defaults of DefaultTaskOptions. OnTransition is the
 	// service's own and is ignored here.
@@ -113,6 +120,9 @@ type Service struct {
 	// pend remembers documents without pending suggestions, so that a
 	// save of one does not scan for them (changeHook.DocChanged).
 	pend pendingNone
+
+	// agents limits the proposals of each agent token (AgentRate).
+	agents agentLimiter
 }
 
 // pendingNone remembers the documents whose last scan found no pending
@@ -173,7 +183,7 @@ func NewService(ctx context.Context, o Options) (*Service, error) {
 		repo: o.Repo, db: o.Repo.DB(), runner: o.Runner, gw: o.Gateway, ledger: o.Ledger,
 		sw: o.Switches, log: o.Logger, now: o.Now, limits: o.Repo.Limits(),
 		lastErr: map[task.ID]runError{}, point: func(string) {}, personas: o.Personas, refs: o.References,
-		grounding: map[task.ID]RunGrounding{},
+		grounding: map[task.ID]RunGrounding{}, agents: agentLimiter{rate: o.AgentRate, burst: o.AgentBurst},
 	}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -70,6 +70,10 @@ type Suggestion struct {
 	// it writes is to the persona's style profile (Burrows' Delta over
 	// the profile's function words; absent with [persona] style off).
 	Closeness *style.Closeness `json:"closeness,omitempty" msgpack:"close,omitempty"`
+	// Agent is the outside agent the suggestion came from: one it wrote
+	// itself (Propose; no run, no session) or one its assistant request
+	// produced. Absent for the author's own requests.
+	Agent *AgentSource `json:"agent,omitempty" msgpack:"agent,omitempty"`
 }
 
 // Conflict is why a suggestion became conflicted.

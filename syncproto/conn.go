@@ -244,6 +244,10 @@ func (c *conn) handleFrame(typ websocket.MessageType, data []byte) {
 		c.replyError(env.ID, CodeHelloRequired, "send hello first")
 		return
 	}
+	if c.principal().Agent && !AgentMay(env.Type) {
+		c.replyError(env.ID, CodeForbidden, fmt.Sprintf("an agent token may only read and propose suggestions; %s is the author's to send", env.Type))
+		return
+	}
 	c.handle(m)
 }
 

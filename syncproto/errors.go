@@ -77,6 +77,10 @@ const (
 	// checkpoints and restores are refused. The HTTP API answers the same
 	// code.
 	CodeReadOnly Code = "read_only"
+	// CodeForbidden (forbidden): the token may not do this; an agent
+	// token's writes other than proposals (AgentMay). The HTTP API and
+	// the MCP tools answer the same code.
+	CodeForbidden Code = "forbidden"
 	// CodeTooManyChanges, CodeTooManyBlocks, CodeTooManyRuns (too_large):
 	// a save over the request limits (changes per save, blocks, rich-text
 	// runs), refused before any work. Split it. Nothing was stored. The

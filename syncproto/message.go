@@ -3,6 +3,7 @@ package syncproto
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/vmihailenco/msgpack/v5"
@@ -426,14 +427,42 @@ func newMessage(typ string) (Message, bool) {
 	return newAssistMessage(typ)
 }
 
+// requestTypes are the messages a client may send, in the order of
+// docs/protocol.md.
+var requestTypes = []string{TypeHello, TypeOpen, TypeLeave, TypeSave, TypeCheckpoint, TypeRestore,
+	TypeSubscribe, TypeUnsubscribe, TypePing, TypeAttrsSuggest,
+	TypeAssistRequest, TypeAssistCancel, TypeSuggestionPreview, TypeSuggestionAccept, TypeSuggestionReject,
+	TypeSessionList, TypeSessionStart, TypeSessionSwitch, TypeSessionPersonalize}
+
+// NewRequest returns an empty message of a request type (RequestTypes);
+// ok is false for any other type.
+func NewRequest(typ string) (Message, bool) {
+	if !IsRequest(typ) {
+		return nil, false
+	}
+	return newMessage(typ)
+}
+
+// RequestTypes returns every message type a client may send.
+func RequestTypes() []string { return append([]string(nil), requestTypes...) }
+
 // IsRequest reports whether typ is a message a client may send.
-func IsRequest(typ string) bool {
+func IsRequest(typ string) bool { return slices.Contains(requestTypes, typ) }
+
+// AgentMay reports whether a connection authenticated with an agent
+// token may send typ: reading and proposing (hello, ping, subscribe,
+// unsubscribe, session.list, suggestion.preview, assist.request). Every
+// other request — saves, checkpoints, restores, opening an editing
+// session (whose leave seals a checkpoint), deciding a suggestion,
+// cancelling a run, changing sessions, the attributes assistant — is
+// refused with CodeForbidden before it is looked at. It is an allow
+// list, so a request type added later is refused until it is listed.
+func AgentMay(typ string) bool {
 	switch typ {
-	case TypeHello, TypeOpen, TypeLeave, TypeSave, TypeCheckpoint, TypeRestore,
-		TypeSubscribe, TypeUnsubscribe, TypePing, TypeAttrsSuggest:
+	case TypeHello, TypePing, TypeSubscribe, TypeUnsubscribe, TypeSessionList, TypeSuggestionPreview, TypeAssistRequest:
 		return true
 	}
-	return isAssistRequest(typ)
+	return false
 }
 
 // TypeOf returns the wire type of a message struct (an *Event keeps the

@@ -44,6 +44,7 @@ type Principal struct {
 	Admin    bool
 	TokenID  string // identifies the token, for revocation
 	ReadOnly bool   // a token that may only read (backups): no saves, checkpoints or restores
+	Agent    bool   // an agent token: only the requests AgentMay allows
 }
 
 // Authenticator checks bearer tokens. Revocations reach the server

@@ -765,7 +765,14 @@ func suggestionShowAction(c *cli.Context, a []string, format string, b backend) 
 	}
 	w := c.App.Writer
 	sg := pv.Suggestion
-	fmt.Fprintf(w, "suggestion %s (%s) on %s@%s (%s), run %s\n", sg.ID, sg.Status, sg.Doc, sg.Base.Label, sg.Scope, sg.Run)
+	if sg.Run == "" {
+		fmt.Fprintf(w, "suggestion %s (%s) on %s@%s (%s), written by %s\n", sg.ID, sg.Status, sg.Doc, sg.Base.Label, sg.Scope, sg.Agent)
+	} else {
+		fmt.Fprintf(w, "suggestion %s (%s) on %s@%s (%s), run %s\n", sg.ID, sg.Status, sg.Doc, sg.Base.Label, sg.Scope, sg.Run)
+		if sg.Agent != nil {
+			fmt.Fprintf(w, "asked for by %s\n", sg.Agent)
+		}
+	}
 	fmt.Fprintf(w, "with %s\n", persText(sg.Personalization))
 	if c := sg.Closeness; c != nil {
 		fmt.Fprintf(w, "style closeness: %s\n", closenessText(*c))
@@ -1254,6 +1261,9 @@ func printExplanation(w io.Writer, e assistant.Explanation) {
 			ops[i] = opText(op)
 		}
 		fmt.Fprintf(w, "  ops: %s\n", strings.Join(ops, "; "))
+		if sg.Agent != nil {
+			fmt.Fprintf(w, "  source: %s\n", sg.Agent)
+		}
 		if c := sg.Carried; c != nil {
 			fmt.Fprintf(w, "  carried over from %s to %s: the blocks it watches were unchanged, edits elsewhere kept\n", c.From.Label, c.To.Label)
 		}

@@ -14,6 +14,10 @@ import (
 	"github.com/foliodev/folio/internal/task"
 )
 
+// agentRate overrides the per-token proposal rate (assistant.Options);
+// 0 keeps the default. Only tests set it (benchmarks of proposals).
+var agentRate int
+
 // newAssistant builds the writing assistant over r: the task runner
 // (sharing the repository's hub, so that run streams wake their readers)
 // and the service with the configuration's switches, on the gateway and
@@ -25,7 +29,7 @@ func newAssistant(ctx context.Context, r *repo.Repo, fc *config.Config, ledger *
 		return nil, nil, errs.E(errs.Internal, "open the task runner: %v", err)
 	}
 	o := assistant.Options{Repo: r, Runner: runner, Gateway: gw, Ledger: ledger,
-		Switches: fc.Assistant, Logger: log.With("part", "assistant")}
+		Switches: fc.Assistant, Logger: log.With("part", "assistant"), AgentRate: agentRate}
 	if ps != nil {
 		o.Personas, o.References = ps.svc, ps.src
 	}

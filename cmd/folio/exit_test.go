@@ -35,7 +35,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"doc", "save", "d1"}, exitUsage, "folio doc save needs --from"},
 		{[]string{"frobnicate"}, exitUsage, `folio has no command "frobnicate"; ` + "`folio --help`"},
 		{[]string{"doc", "frob"}, exitUsage, `folio doc has no command "frob"; ` + "`folio doc --help`"},
-		{[]string{"token", "add", "admin", "--kind", "readonly"}, exitUsage, `--kind "readonly": use full or backup`},
+		{[]string{"token", "add", "admin", "--kind", "readonly"}, exitUsage, `--kind "readonly": use full, backup, agent`},
 		{[]string{"log"}, exitUsage, "folio log takes 1 argument"},
 		{[]string{"log", "d1", "--format", "yaml"}, exitUsage, `--format "yaml"`},
 		{[]string{"gc", "--prune", "soon"}, exitUsage, "--prune"},

@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 		if trigger := os.Getenv("FOLIO_TEST_DISK_FAULT"); trigger != "" {
 			storeFS = syncFailsOnTrigger(trigger)
 		}
+		if os.Getenv("FOLIO_TEST_NO_AGENT_RATE") == "1" {
+			agentRate = -1
+		}
 		if dir := os.Getenv("FOLIO_TEST_PERSONA_HOLD"); dir != "" {
 			generationSources = holdSources(dir)
 		}

@@ -68,7 +68,7 @@ func init() {
 					Usage:     "issue a new token for a user (shown only once)",
 					ArgsUsage: "USER",
 					Flags: []cli.Flag{
-						&cli.StringFlag{Name: "kind", Value: auth.KindFull, Usage: "full, or backup (read-only)"},
+						&cli.StringFlag{Name: "kind", Value: auth.KindFull, Usage: "full, backup (read-only) or agent (reads and proposes suggestions only; docs/agents.md)"},
 						formatFlag("text", "text", "json"),
 					},
 					Action: cmdTokenAdd,
@@ -229,8 +229,8 @@ var cmdUserDelete = verb(openAuth, 1, []string{"text", "json"}, func(c *cli.Cont
 })
 
 func cmdTokenAdd(c *cli.Context) error {
-	if kind := c.String("kind"); kind != auth.KindFull && kind != auth.KindBackup {
-		return usagef("--kind %q: use %s or %s (see folio token add --help)", kind, auth.KindFull, auth.KindBackup)
+	if kind := c.String("kind"); !auth.ValidKind(kind) {
+		return usagef("--kind %q: use %s (see folio token add --help)", kind, strings.Join(auth.Kinds, ", "))
 	}
 	return tokenAdd(c)
 }

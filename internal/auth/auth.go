@@ -49,7 +49,25 @@ const (
 	KindFull = "full"
 	// KindBackup may only read (documents, history, packs).
 	KindBackup = "backup"
+	// KindAgent is an outside model's or agent's (MCP): it may read what
+	// its user may read and propose changes (pending suggestions, from the
+	// assistant or written by the agent), and is refused every other write
+	// on every transport. Only the author accepts, restores or publishes.
+	KindAgent = "agent"
 )
+
+// Kinds lists the token kinds, for help texts and errors.
+var Kinds = []string{KindFull, KindBackup, KindAgent}
+
+// ValidKind reports whether kind names a token kind.
+func ValidKind(kind string) bool {
+	for _, k := range Kinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
 
 // tokenPrefix starts every token; idLen is the length of a token id.
 const (
@@ -106,6 +124,10 @@ type Principal struct {
 
 // ReadOnly reports whether the principal may only read.
 func (p Principal) ReadOnly() bool { return p.Kind == KindBackup }
+
+// Agent reports whether the principal is an agent: it may read and
+// propose, nothing else (KindAgent).
+func (p Principal) Agent() bool { return p.Kind == KindAgent }
 
 // Store keeps users and tokens in a Folio store. It is safe for
 // concurrent use; changes are serialized by mu so that checks and writes
@@ -239,7 +261,8 @@ func (s *Store) addUser(ctx context.Context, name string, admin, first bool) (Us
 	return u, it, nil
 }
 
-// AddToken issues a new token of kind (KindFull or KindBackup) for user.
+// AddToken issues a new token of kind (KindFull, KindBackup or
+// KindAgent) for user.
 // Errors: ErrNotFound (no such user), ErrInvalid (unknown kind).
 func (s *Store) AddToken(ctx context.Context, user, kind string) (Issued, error) {
 	if err := ctx.Err(); err != nil {
@@ -248,8 +271,8 @@ func (s *Store) AddToken(ctx context.Context, user, kind string) (Issued, error)
 	if kind == "" {
 		kind = KindFull
 	}
-	if kind != KindFull && kind != KindBackup {
-		return Issued{}, errs.E(errs.Invalid, "token kind %q: use %s or %s", kind, KindFull, KindBackup)
+	if !ValidKind(kind) {
+		return Issued{}, errs.E(errs.Invalid, "token kind %q: use %s", kind, strings.Join(Kinds, ", "))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

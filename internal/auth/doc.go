@@ -14,7 +14,10 @@
 // used to revoke it) and <secret> is 32 random bytes in lowercase base32.
 // Only SHA-256 of the whole token string is stored; Authenticate compares
 // hashes in constant time. Tokens of kind "backup" are read-only: they may
-// read documents and pull packs, never change anything.
+// read documents and pull packs, never change anything. Tokens of kind
+// "agent" (an outside model or agent, e.g. over MCP) may read what their
+// user may read and create suggestions, and nothing else: the server
+// refuses every other write with the code forbidden on every transport.
 //
 // Keys (under kv.PrefixTable):
 //

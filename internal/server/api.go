@@ -88,7 +88,7 @@ type UserRequest struct {
 // TokenRequest is the body of POST /v1/tokens.
 type TokenRequest struct {
 	User string `json:"user"`
-	Kind string `json:"kind,omitempty"` // "full" (default) or "backup"
+	Kind string `json:"kind,omitempty"` // "full" (default), "backup" or "agent"
 }
 
 // IssuedResponse carries a token that is shown only this once.
@@ -123,8 +123,31 @@ type Whoami struct {
 	Kind    string `json:"kind"`
 }
 
+// routeMux is the server's ServeMux, recording each pattern it is given
+// so that the route list can be read back (Server.Routes): tests walk it
+// to hold every route to the token kinds' rules.
+type routeMux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (m *routeMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.HandleFunc(pattern, h)
+}
+
+func (m *routeMux) Handle(pattern string, h http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, h)
+}
+
+// Routes returns every pattern the server's mux serves ("METHOD /path",
+// or "/path" for any method), in the order they were registered.
+func (s *Server) Routes() []string { return append([]string(nil), s.patterns...) }
+
 func (s *Server) routes() http.Handler {
-	mux := http.NewServeMux()
+	mux := &routeMux{ServeMux: http.NewServeMux()}
+	defer func() { s.patterns = mux.patterns }()
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
 
@@ -162,6 +185,7 @@ func (s *Server) routes() http.Handler {
 	s.deleteRoutes(mux)
 	s.assistRoutes(mux)
 	s.personaRoutes(mux)
+	s.mcpRoutes(mux)
 	s.webAppRoutes(mux)
 
 	mux.HandleFunc("/v1/sync", s.syncEndpoint)

@@ -24,7 +24,7 @@ const (
 // AssetResponse answers an upload (repo.AssetInfo).
 type AssetResponse = repo.AssetInfo
 
-func (s *Server) assetRoutes(mux *http.ServeMux) {
+func (s *Server) assetRoutes(mux *routeMux) {
 	mux.HandleFunc("POST "+AssetsPath, s.authed(anyUser, s.uploadAsset))
 	mux.HandleFunc("GET "+AssetsPath+"/{hash}", s.authed(anyUser, s.getAsset))
 	mux.HandleFunc("GET "+PublicAssetsPath+"{hash}", s.public(s.publicAsset))

@@ -93,12 +93,13 @@ const (
 	streamHeartbeat = 15 * time.Second
 )
 
-func (s *Server) assistRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("POST /v1/docs/{id}/assist", s.authed(anyUser, s.doc(s.assist)))
+func (s *Server) assistRoutes(mux *routeMux) {
+	mux.HandleFunc("POST /v1/docs/{id}/assist", s.authed(proposes, s.doc(s.assist)))
 	mux.HandleFunc("GET /v1/docs/{id}/sessions", s.authed(anyUser, s.doc(s.listSessions)))
 	mux.HandleFunc("POST /v1/docs/{id}/sessions", s.authed(anyUser, s.doc(s.startSession)))
 	mux.HandleFunc("POST /v1/docs/{id}/sessions/{session}/switch", s.authed(anyUser, s.doc(s.switchSession)))
 	mux.HandleFunc("GET /v1/docs/{id}/suggestions", s.authed(anyUser, s.doc(s.listSuggestions)))
+	mux.HandleFunc("POST /v1/docs/{id}/suggestions", s.authed(proposes, s.doc(s.proposeSuggestion)))
 	mux.HandleFunc("GET /v1/docs/{id}/versions/{label}/explain", s.authed(anyUser, s.doc(s.explainVersion)))
 
 	mux.HandleFunc("GET /v1/runs/{run}", s.authed(anyUser, s.run(s.getRun)))
@@ -127,9 +128,74 @@ func (s *Server) assistRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/admin/presets/{preset}/restore", s.authed(adminOnly, s.restorePreset))
 }
 
-// actorOf is the service's view of the caller.
+// actorOf is the service's view of the caller. An agent token's caller
+// is an agent (its proposals record it and are limited per token).
 func actorOf(p auth.Principal) assistant.Actor {
-	return assistant.Actor{UserID: p.UserID, User: p.User, Admin: p.Admin}
+	a := assistant.Actor{UserID: p.UserID, User: p.User, Admin: p.Admin}
+	if p.Agent() {
+		a.Agent = &assistant.AgentSource{Token: p.TokenID, User: p.User}
+	}
+	return a
+}
+
+// AgentHeader names the client of an agent over HTTP: "name/version"
+// (e.g. "my-agent/1.2"), recorded on its suggestions. MCP clients name
+// themselves in the handshake instead.
+const AgentHeader = "X-Folio-Agent"
+
+// actorFor is actorOf with the client an agent names in AgentHeader.
+func actorFor(r *http.Request, p auth.Principal) assistant.Actor {
+	a := actorOf(p)
+	if a.Agent != nil {
+		name, version, _ := strings.Cut(r.Header.Get(AgentHeader), "/")
+		a.Agent.Client, a.Agent.ClientVersion = clipText(name, 100), clipText(version, 50)
+	}
+	return a
+}
+
+// clipText keeps at most n bytes of printable ASCII of s.
+func clipText(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(s))
+	if len(s) > n {
+		s = s[:n]
+	}
+	return s
+}
+
+// ProposeRequest is the body of POST /v1/docs/{id}/suggestions: an
+// agent's (or an author's) own operations against the version it read,
+// stored as a pending suggestion when they pass the checks a model's
+// answer passes (assistant.Service.Propose).
+type ProposeRequest struct {
+	Scope       assistant.Scope `json:"scope"`
+	Base        string          `json:"base"`
+	Fingerprint string          `json:"fingerprint,omitempty"`
+	Ops         json.RawMessage `json:"ops"`
+	Summary     string          `json:"summary,omitempty"`
+}
+
+func (s *Server) proposeSuggestion(w http.ResponseWriter, r *http.Request, p auth.Principal, doc string) {
+	svc := s.svc(w, r)
+	if svc == nil {
+		return
+	}
+	var req ProposeRequest
+	if err := decode(r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sg, err := svc.Propose(r.Context(), actorFor(r, p), assistant.ProposeRequest{Doc: doc, Scope: req.Scope, Base: req.Base,
+		Fingerprint: req.Fingerprint, Ops: req.Ops, Summary: req.Summary})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, sg)
 }
 
 // errNoAssistant answers every assistant endpoint of a daemon built
@@ -243,7 +309,7 @@ func (s *Server) assist(w http.ResponseWriter, r *http.Request, p auth.Principal
 		s.fail(w, r, err)
 		return
 	}
-	q, err := svc.Assist(r.Context(), actorOf(p), assistant.AssistRequest{Doc: doc, Session: req.Session, Scope: req.Scope,
+	q, err := svc.Assist(r.Context(), actorFor(r, p), assistant.AssistRequest{Doc: doc, Session: req.Session, Scope: req.Scope,
 		Instruction: req.Instruction, Persona: req.Persona, WritingPreset: req.WritingPreset, EditingPreset: req.EditingPreset,
 		IdempotencyKey: req.IdempotencyKey})
 	if err != nil {

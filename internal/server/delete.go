@@ -20,7 +20,7 @@ type DeletedResponse struct {
 	Unpublished *publish.Publication `json:"unpublished,omitempty"`
 }
 
-func (s *Server) deleteRoutes(mux *http.ServeMux) {
+func (s *Server) deleteRoutes(mux *routeMux) {
 	mux.HandleFunc("DELETE /v1/docs/{id}", s.authed(anyUser, s.doc(s.deleteDoc)))
 	mux.HandleFunc("GET /v1/admin/deleted", s.authed(adminOnly, s.listDeleted))
 	mux.HandleFunc("POST /v1/admin/deleted/{id}/restore", s.authed(adminOnly, s.undeleteDoc))

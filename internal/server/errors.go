@@ -88,6 +88,13 @@ func errReadOnly(kind string) error {
 	return errs.C(errs.Forbidden, "read_only", "a %s token may only read; use an author's token to change documents", kind)
 }
 
+// errAgent refuses a write with an agent token: the code is the kind's
+// own (forbidden), as over WebSocket (syncproto.CodeForbidden) and MCP.
+func errAgent(r *http.Request) error {
+	return errs.E(errs.Forbidden, "an agent token may only read and propose suggestions; %s %s is the author's to do (with a full token)",
+		r.Method, r.URL.EscapedPath())
+}
+
 func sizeText(n int64) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:

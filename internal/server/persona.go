@@ -99,7 +99,7 @@ const (
 	maxJobWait = 60 * time.Second
 )
 
-func (s *Server) personaRoutes(mux *http.ServeMux) {
+func (s *Server) personaRoutes(mux *routeMux) {
 	mux.HandleFunc("GET /v1/personas", s.authed(anyUser, s.personaCall(s.listPersonas)))
 	mux.HandleFunc("POST /v1/personas", s.authed(anyUser, s.personaCall(s.createPersona)))
 	mux.HandleFunc("GET /v1/personas/{id}", s.authed(anyUser, s.personaCall(s.getPersona)))

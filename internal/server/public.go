@@ -39,7 +39,7 @@ type ArticleResponse struct {
 // renderCacheBytes bounds the rendered public representations kept.
 const renderCacheBytes = 32 << 20
 
-func (s *Server) publicRoutes(mux *http.ServeMux) {
+func (s *Server) publicRoutes(mux *routeMux) {
 	mux.HandleFunc("GET /v1/public/articles", s.public(s.publicList))
 	mux.HandleFunc("GET /v1/public/articles/{slug}", s.public(s.publicArticle("json")))
 	mux.HandleFunc("GET /v1/public/articles/{slug}/html", s.public(s.publicArticle("html")))

@@ -46,7 +46,7 @@ func (s *Server) Publishing() *publish.Store { return s.pub }
 
 // publishingRoutes registers publishing, the public read API, the
 // attributes assistant and the reading assistant.
-func (s *Server) publishingRoutes(mux *http.ServeMux) {
+func (s *Server) publishingRoutes(mux *routeMux) {
 	mux.HandleFunc("POST /v1/docs/{id}/publish", s.authed(anyUser, s.doc(s.publishDoc)))
 	mux.HandleFunc("POST /v1/docs/{id}/unpublish", s.authed(anyUser, s.doc(s.unpublishDoc)))
 	mux.HandleFunc("GET /v1/docs/{id}/publication", s.authed(anyUser, s.doc(s.publication)))

@@ -154,6 +154,8 @@ type Server struct {
 	m       *metrics
 	maxBody int64
 	handler http.Handler
+	// patterns are the routes of handler (Routes); set by New.
+	patterns []string
 
 	pub         *publish.Store
 	rendered    *renderCache
@@ -633,9 +635,10 @@ func (s *Server) writeError(w http.ResponseWriter, e Error) {
 
 // Access levels of a route.
 const (
-	anyUser   = iota // any valid token; read-only tokens only for GET
-	adminOnly        // an admin's token
+	anyUser   = iota // any valid token; read-only and agent tokens only for GET
+	adminOnly        // an admin's token (an admin's agent token only for GET)
 	readsOnly        // any valid token, read-only ones included (a POST that only reads)
+	proposes         // any token but a read-only one: a write that only proposes (agents may)
 )
 
 // authed requires a valid bearer token; admin routes also need an admin,
@@ -658,11 +661,18 @@ func (s *Server) authed(level int, h http.HandlerFunc) http.HandlerFunc {
 		if info, ok := r.Context().Value(infoKey).(*reqInfo); ok {
 			info.user = p.User
 		}
+		read := r.Method == http.MethodGet || r.Method == http.MethodHead
+		if p.Agent() && level != readsOnly && level != proposes && !read {
+			// Enforced here, for every route, whatever its handler does:
+			// an agent reads and proposes; the author decides.
+			s.fail(w, r, errAgent(r))
+			return
+		}
 		if admin && !p.Admin {
 			s.fail(w, r, errs.E(errs.Forbidden, "this needs an admin token; user %s is an author", p.User))
 			return
 		}
-		if p.ReadOnly() && level != readsOnly && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if p.ReadOnly() && level != readsOnly && !read {
 			s.fail(w, r, errReadOnly(p.Kind))
 			return
 		}

@@ -62,7 +62,7 @@ type sitePage struct {
 	Wrong bool
 }
 
-func (s *Server) siteRoutes(mux *http.ServeMux) {
+func (s *Server) siteRoutes(mux *routeMux) {
 	mux.HandleFunc("GET /{$}", s.public(s.siteIndex))
 	mux.HandleFunc("GET /c/{category}", s.public(s.siteCategory))
 	mux.HandleFunc("GET /t/{tag}", s.public(s.siteTag))

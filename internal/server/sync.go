@@ -86,13 +86,16 @@ func MountSync(d SyncDeps) (SyncService, error) {
 type syncAuth struct{ s *Server }
 
 func principalOf(p auth.Principal) syncproto.Principal {
-	return syncproto.Principal{User: p.User, UserID: p.UserID, Admin: p.Admin, TokenID: p.TokenID, ReadOnly: p.ReadOnly()}
+	return syncproto.Principal{User: p.User, UserID: p.UserID, Admin: p.Admin, TokenID: p.TokenID, ReadOnly: p.ReadOnly(), Agent: p.Agent()}
 }
 
 func authPrincipal(p syncproto.Principal) auth.Principal {
 	ap := auth.Principal{User: p.User, UserID: p.UserID, Admin: p.Admin, TokenID: p.TokenID}
-	if p.ReadOnly {
+	switch {
+	case p.ReadOnly:
 		ap.Kind = auth.KindBackup
+	case p.Agent:
+		ap.Kind = auth.KindAgent
 	}
 	return ap
 }

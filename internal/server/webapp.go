@@ -31,7 +31,7 @@ const AppCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src
 var appRoutes = []string{"GET /signin", "GET /app", "GET /d/{id}", "GET /personas", "GET /personas/{id}", "GET /admin", "GET /admin/{tab}"}
 
 // webAppRoutes mounts the editor (package web) on mux.
-func (s *Server) webAppRoutes(mux *http.ServeMux) {
+func (s *Server) webAppRoutes(mux *routeMux) {
 	files := web.Files()
 	index, err := fs.ReadFile(files, "index.html")
 	if err != nil {
