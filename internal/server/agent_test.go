@@ -5,15 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"net/http"
-	"strings"
-	"testing"
-	"time"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/syncproto"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
 )
 
 // storeDigest hashes every key and value of the store: two equal digests
