@@ -52,10 +52,11 @@ func TestGitHabits(t *testing.T) {
 }
 
 // Every verb that prints a result takes --format json; the verbs left out
-// write data (a pack, an asset, a git stream) or run the daemon.
+// write data (a pack, an asset, a git stream), run the daemon or speak a
+// protocol on standard output (mcp).
 func TestEveryPrintingVerbHasJSON(t *testing.T) {
 	streams := map[string]bool{"folio asset get": true, "folio pack export": true, "folio export git": true,
-		"folio serve": true, "folio completion": true}
+		"folio serve": true, "folio completion": true, "folio mcp": true}
 	var walk func(prefix string, cmds []*cli.Command)
 	walk = func(prefix string, cmds []*cli.Command) {
 		for _, c := range cmds {

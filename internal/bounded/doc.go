@@ -29,7 +29,7 @@
 // MaxAlloc whatever the input's size. Keys a
 // struct does not have are skipped by the decoder and cost nothing. The
 // factor is set by the most compact valid data Folio has (an empty list
-// item, one byte, costs 96 bytes), so no valid value is refused. A type with its own decoder
+// item, one byte, costs 176 bytes), so no valid value is refused. A type with its own decoder
 // (msgpack.CustomDecoder, encoding.BinaryUnmarshaler, ...) is charged
 // CustomPerByte per byte of its value; such decoders (draft blocks, object
 // ids, fingerprints) keep to that by checking their own lengths.

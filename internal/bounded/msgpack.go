@@ -20,13 +20,13 @@ const (
 	// AllocPerByte and AllocBase bound the memory one decode may allocate:
 	// AllocPerByte × len(input) + AllocBase bytes. The most compact valid
 	// data Folio has, a list of empty list items ("{}", one byte each in
-	// msgpack, three in JSON), takes about 96 bytes per input byte.
-	AllocPerByte = 128
+	// msgpack, three in JSON), takes about 176 bytes per input byte.
+	AllocPerByte = 192
 	AllocBase    = 64 << 10
 	// MaxAlloc caps the memory of one decode whatever the input's size:
 	// the largest valid values at Folio's limits (a 32 MiB object, a 1 MiB
-	// frame) need well under it, while 128 bytes per byte of a 32 MiB pack
-	// entry would be 4 GiB.
+	// frame) need well under it, while 192 bytes per byte of a 32 MiB pack
+	// entry would be 6 GiB.
 	MaxAlloc = 256 << 20
 	// CustomPerByte is what a value decoded by its own decoder is charged
 	// per byte; such decoders must allocate no more.

@@ -25,12 +25,12 @@ import (
 )
 
 // The bound CheckMemory holds every decode to: what package bounded
-// allows a msgpack or JSON decode (128 bytes per input byte plus 64 KiB),
+// allows a msgpack or JSON decode (192 bytes per input byte plus 64 KiB),
 // with room in the constant for what a decoder does besides (wrapping
 // errors, an index of the decoded value) and for the first use of a type,
 // which fills the codecs' caches.
 const (
-	PerByte = 128
+	PerByte = 192
 	Base    = 256 << 10
 )
 
