@@ -418,6 +418,7 @@ func caretAtEnd(id string) step {
 		el.closest('.ProseMirror').focus();
 		const r = document.createRange(); r.selectNodeContents(el); r.collapse(false);
 		const s = getSelection(); s.removeAllRanges(); s.addRange(r);
+		window.folioEditor.view.editor.view.domObserver.flush();
 		return true; })()`, id))
 }
 

@@ -183,6 +183,7 @@ func TestTwoTabsSameParagraphMerge(t *testing.T) {
 		el.closest('.ProseMirror').focus();
 		const r = document.createRange(); r.selectNodeContents(el); r.collapse(true);
 		const s = getSelection(); s.removeAllRanges(); s.addRange(r);
+		window.folioEditor.view.editor.view.domObserver.flush();
 		return true; })()`)
 	// Both hold their saves until both have typed: the saves then carry
 	// the same baseSeq.
