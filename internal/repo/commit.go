@@ -170,7 +170,7 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 	for _, e := range txnEvents {
 		switch e.Op {
 		case objstore.EventAdd, objstore.EventModify, objstore.EventRestore:
-			err = b.Set(bidxKey(d.ID, e.BlockID, v.Seq), e.After[:], nil)
+			err = b.Set(bidxKey(d.ID, e.BlockID, v.Seq), bidxInVersion, nil)
 		case objstore.EventDelete:
 			err = b.Set(bidxKey(d.ID, e.BlockID, v.Seq), nil, nil)
 		}

@@ -112,7 +112,7 @@ func (r *Repo) indexInto(ctx context.Context, b *pebble.Batch, doc string, head 
 			switch e.Op {
 			case objstore.EventAdd, objstore.EventModify:
 				contents[e.After] = true
-				err = b.Set(bidxKey(doc, e.BlockID, v.Seq), e.After[:], nil)
+				err = b.Set(bidxKey(doc, e.BlockID, v.Seq), bidxInVersion, nil)
 			case objstore.EventDelete:
 				err = b.Set(bidxKey(doc, e.BlockID, v.Seq), nil, nil)
 			}
