@@ -220,7 +220,9 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *pebb
 		b.Close()
 		return VersionInfo{}, err
 	}
-	err = r.refs.Update(b, []refs.Update{{Name: HeadRef(d.ID), Old: old, New: vid}}, spec.kind+" "+label)
+	// The version log entry above is this move's log: the head's reflog
+	// would hold the same id, time and label a second time.
+	err = r.refs.Update(b, []refs.Update{{Name: HeadRef(d.ID), Old: old, New: vid, LoggedElsewhere: true}}, spec.kind+" "+label)
 	if err != nil {
 		// The head moved under the lock (a pack import), or the commit
 		// failed: the next change reads the record from the store.
