@@ -377,12 +377,22 @@ func (l *localBackend) Reject(ctx context.Context, id, reason string) (sg assist
 	return sg, err
 }
 
-func (l *localBackend) Presets(ctx context.Context, t assistant.PresetType, archived bool) (ps []assistant.Preset, err error) {
+func (l *localBackend) Presets(ctx context.Context, t assistant.PresetType, archived bool) (vs []server.PresetView, err error) {
 	err = l.call(ctx, false, func(svc *assistant.Service, _ assistant.Actor) error {
-		ps, err = svc.Presets(ctx, t, archived)
-		return err
+		ps, err := svc.Presets(ctx, t, archived)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			note, err := svc.PresetOffline(p)
+			if err != nil {
+				return err
+			}
+			vs = append(vs, server.PresetView{Preset: p, Offline: note})
+		}
+		return nil
 	})
-	return ps, err
+	return vs, err
 }
 
 func (l *localBackend) PresetDetail(ctx context.Context, id string) (d assistant.PresetDetail, err error) {
