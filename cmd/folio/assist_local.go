@@ -25,7 +25,7 @@ func newAssistant(ctx context.Context, r *repo.Repo, fc *config.Config, ledger *
 		return nil, nil, errs.E(errs.Internal, "open the task runner: %v", err)
 	}
 	o := assistant.Options{Repo: r, Runner: runner, Gateway: gw, Ledger: ledger,
-		Switches: fc.Assistant, Logger: log.With("part", "assistant")}
+		Switches: fc.Assistant, Language: fc.Site.Language, Logger: log.With("part", "assistant")}
 	if ps != nil {
 		o.Personas, o.References = ps.svc, ps.src
 	}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/foliodev/folio/assistant"
 	"github.com/foliodev/folio/internal/llm/llmtest"
 )
 
@@ -106,5 +108,52 @@ func TestConnectAModelDocs(t *testing.T) {
 	}
 	if rows != 11 {
 		t.Fatalf("%d presets listed, want the 11 built-in ones:\n%s", rows, out)
+	}
+}
+
+// Preset names follow [site] language; the default instruction of an
+// editing-preset request follows the document's language.
+func TestPresetLanguage(t *testing.T) {
+	e := newAITestEnv(t, "[site]\nlanguage = \"en\"\n")
+	out, cerr := e.run("preset", "list")
+	if cerr != nil || !strings.Contains(out, "Clear and concise") || !strings.Contains(out, "Six rules for stronger prose") || strings.Contains(out, "清晰简洁") {
+		t.Fatalf("preset list in English: %v\n%s", cerr, out)
+	}
+	if _, cerr := newAITestEnv(t, "[site]\nlanguage = \"fr\"\n").run("preset", "list"); cerr == nil || cerr.code != exitInvalid || !strings.Contains(cerr.msg, "[site] language") {
+		t.Fatalf("an unknown language: %v", cerr)
+	}
+	zh := newAITestEnv(t, "")
+	out, _ = zh.run("preset", "list")
+	if !strings.Contains(out, "清晰简洁") {
+		t.Fatalf("preset list without a language:\n%s", out)
+	}
+	t.Setenv("FOLIO_USER", "ana")
+	if _, cerr := zh.run("user", "add", "ana"); cerr != nil {
+		t.Fatal(cerr)
+	}
+	for _, c := range []struct{ name, text, want string }{
+		{"zh", "# 标题\n\n由于我们迟到了，会议被推迟了。我们对计划进行了调整。\n", assistant.DefaultEditingInstruction},
+		{"en", "# Title\n\nDue to the fact that we were late, the meeting was postponed.\n", assistant.DefaultEditingInstructionEN},
+	} {
+		f := t.TempDir() + "/" + c.name + ".md"
+		if err := os.WriteFile(f, []byte(c.text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, cerr := zh.run("doc", "new", "--from", f, "--id", "d-"+c.name); cerr != nil {
+			t.Fatal(cerr)
+		}
+		out, cerr := zh.run("assist", "d-"+c.name, "--scope", "document", "--editing-preset", "six-rules", "--wait", "--format", "json")
+		if cerr != nil {
+			t.Fatalf("%s: %v", c.name, cerr)
+		}
+		var res struct {
+			Run assistant.Run `json:"run"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Run.Instruction != c.want || !res.Run.DefaultInstruction {
+			t.Errorf("%s document: default instruction %q, want %q", c.name, res.Run.Instruction, c.want)
+		}
 	}
 }
