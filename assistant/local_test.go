@@ -364,7 +364,7 @@ func TestEditTaskCarriesTheScopeAndPin(t *testing.T) {
 	}
 	got, _ := json.Marshal(task)
 	want := `{"scope":{"kind":"selection","blocks":[{"id":"p2","type":"paragraph","richText":[{"text":"Paragraph 2 says something about 世界 and 🌍."}]}],"start":2,"end":8},` +
-		`"personalization":"editing","instruction":"` + DefaultEditingInstruction + `",` +
+		`"personalization":"editing","instruction":"` + DefaultEditingInstructionEN + `",` +
 		`"preset":{"id":"six-rules","name":"六条文章强化规则","rules":["filler","strong-verbs","active-voice","jargon","cliche","keep"]}}`
 	if string(got) != want {
 		t.Fatalf("task\n got %s\nwant %s", got, want)

@@ -299,6 +299,7 @@ func (s *Service) Presets(ctx context.Context, t PresetType, archived bool) ([]P
 		if (t != "" && pr.Type != t) || (pr.Archived && !archived) {
 			continue
 		}
+		pr.Name, pr.Description = presets.Localize(pr.ID, pr.Name, pr.Description, s.lang)
 		out = append(out, pr)
 	}
 	slices.SortFunc(out, func(a, b Preset) int {

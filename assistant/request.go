@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/foliodev/folio/assistant/presets"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -20,6 +21,34 @@ import (
 // DefaultEditingInstruction is the instruction of an editing-preset
 // request whose instruction is empty.
 const DefaultEditingInstruction = "按所选编辑预设编辑当前范围，并保留事实、观点和作者声音"
+
+// DefaultEditingInstructionEN is DefaultEditingInstruction in English,
+// for a document written in English.
+const DefaultEditingInstructionEN = "Edit the chosen scope with the selected editing preset, keeping the facts, opinions and the author's voice"
+
+// defaultInstruction is the default instruction in the language of doc's
+// draft (presets.DetectLanguage of its text), or of the site when the
+// draft has no text to tell by; Chinese when neither says.
+func (s *Service) defaultInstruction(ctx context.Context, doc string) string {
+	lang := ""
+	if d, err := s.repo.Draft(ctx, doc); err == nil {
+		var b strings.Builder
+		for _, blk := range d.Body.Blocks {
+			b.WriteString(flowdoc.PlainText(blk.RichText))
+			if b.Len() > 4096 {
+				break
+			}
+		}
+		lang = presets.DetectLanguage(b.String())
+	}
+	if lang == "" {
+		lang = s.lang
+	}
+	if lang == presets.English {
+		return DefaultEditingInstructionEN
+	}
+	return DefaultEditingInstruction
+}
 
 // AssistRequest is one assistant request.
 type AssistRequest struct {
@@ -163,7 +192,7 @@ func (s *Service) Assist(ctx context.Context, a Actor, req AssistRequest) (Queue
 	instr := strings.TrimSpace(req.Instruction)
 	defaulted := false
 	if instr == "" && pers.Kind == PersonalizeEditing {
-		instr, defaulted = DefaultEditingInstruction, true
+		instr, defaulted = s.defaultInstruction(ctx, req.Doc), true
 	}
 	switch {
 	case instr == "":

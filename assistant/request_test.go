@@ -73,7 +73,8 @@ func TestEditingPresetGetsTheDefaultInstruction(t *testing.T) {
 	w := newWorld(t)
 	doc := w.article(2, false)
 	_, run := w.assist(AssistRequest{Doc: doc, Scope: Scope{Kind: ScopeBlock, Block: "p1"}, EditingPreset: "six-rules"})
-	if run.Instruction != DefaultEditingInstruction || !run.DefaultInstruction {
+	// The article is English: the default instruction is too.
+	if run.Instruction != DefaultEditingInstructionEN || !run.DefaultInstruction {
 		t.Fatalf("instruction %q (default %v)", run.Instruction, run.DefaultInstruction)
 	}
 	pin := run.Personalization.Preset
@@ -86,7 +87,7 @@ func TestEditingPresetGetsTheDefaultInstruction(t *testing.T) {
 	for _, m := range reqs[len(reqs)-1].Messages {
 		all += m.Content + "\n"
 	}
-	for _, want := range []string{DefaultEditingInstruction, "六条文章强化规则", "2. 用有力的动词：", "6. 保留事实、观点和作者声音："} {
+	for _, want := range []string{DefaultEditingInstructionEN, "六条文章强化规则", "2. 用有力的动词：", "6. 保留事实、观点和作者声音："} {
 		if !strings.Contains(all, want) {
 			t.Fatalf("the prompt lacks %q", want)
 		}

@@ -75,6 +75,10 @@ type Options struct {
 	// (nil: persona runs get none).
 	Personas   *persona.Service
 	References ReferenceSource
+	// Language is the [site] language ("en", "zh" or ""): preset names
+	// and descriptions are listed in it (presets.Localize), and it is the
+	// default instruction's language for a document without text.
+	Language string
 	// Logger receives redacted integrity errors; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock of records; nil means time.Now.
@@ -91,6 +95,7 @@ var DefaultTaskOptions = task.KindOptions{Concurrency: 4, MaxAttempts: 3, Backof
 // is safe for concurrent use. Every method that writes commits durably
 // before it returns.
 type Service struct {
+	lang   string // the [site] language (Options.Language)
 	repo   *repo.Repo
 	db     *kv.DB
 	runner *task.Runner
@@ -184,6 +189,7 @@ func NewService(ctx context.Context, o Options) (*Service, error) {
 		sw: o.Switches, log: o.Logger, now: o.Now, limits: o.Repo.Limits(),
 		lastErr: map[task.ID]runError{}, point: func(string) {}, personas: o.Personas, refs: o.References,
 		grounding: map[task.ID]RunGrounding{}, agents: agentLimiter{rate: o.AgentRate, burst: o.AgentBurst},
+		lang: o.Language,
 	}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -27,6 +27,11 @@ type Update struct {
 	Name string
 	Old  objstore.ID
 	New  objstore.ID
+	// Logged elsewhere: the caller records this move in the same batch
+	// in a log of its own (a document's version log records every head
+	// move a new version makes), so no reflog entry is written for it.
+	// A later entry of the ref then carries its old value explicitly.
+	LoggedElsewhere bool
 }
 
 // Entry is one reflog entry. In storage Old is left out when it equals
@@ -107,6 +112,9 @@ func (s *Store) Update(b *kv.Batch, ups []Update, msg string) error {
 			}
 		} else if err := b.Set(Key(u.Name), u.New[:]); err != nil {
 			return err
+		}
+		if u.LoggedElsewhere {
+			continue
 		}
 		seq, prevNew, err := s.lastReflog(u.Name)
 		if err != nil {

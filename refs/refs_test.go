@@ -157,3 +157,28 @@ func TestCreateDeleteAndReflog(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A move logged elsewhere moves the ref and writes no reflog entry; the
+// next logged move records where the ref really was.
+func TestUpdateLoggedElsewhere(t *testing.T) {
+	db, rs := open(t)
+	name := "docs/d/head"
+	steps := []refs.Update{
+		{Name: name, New: id("1")},
+		{Name: name, Old: id("1"), New: id("2"), LoggedElsewhere: true},
+		{Name: name, Old: id("2"), New: id("3"), LoggedElsewhere: true},
+		{Name: name, Old: id("3")}, // delete
+	}
+	for i, u := range steps {
+		if err := rs.Update(db.NewBatch(), []refs.Update{u}, fmt.Sprint("step ", i)); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	log, err := rs.Reflog(name)
+	if err != nil || len(log) != 2 {
+		t.Fatalf("reflog: %+v, %v; want the two logged moves", log, err)
+	}
+	if log[0].New != id("1") || log[1].Old != id("3") || !log[1].New.IsZero() {
+		t.Fatalf("reflog %+v: the delete must name the value the ref really had", log)
+	}
+}

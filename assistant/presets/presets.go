@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/BurntSushi/toml"
 )
@@ -41,6 +42,10 @@ type Preset struct {
 	Kind        Kind   `toml:"kind" json:"kind"`
 	Name        string `toml:"name" json:"name"`
 	Description string `toml:"description" json:"description"`
+	// NameEN and DescriptionEN are the name and description in English
+	// (Name and Description are Chinese); see Localize.
+	NameEN        string `toml:"name_en" json:"nameEn"`
+	DescriptionEN string `toml:"description_en" json:"descriptionEn"`
 	// Prompt is the text given to models. For an editing preset, the rules'
 	// instructions follow it (see FullPrompt).
 	Prompt  string   `toml:"prompt" json:"prompt"`
@@ -92,4 +97,57 @@ func Builtin() ([]Preset, error) {
 		out[i] = p
 	}
 	return out, nil
+}
+
+// Languages a built-in preset's name and description exist in.
+const (
+	Chinese = "zh"
+	English = "en"
+)
+
+// Localize returns the name and description of preset id in lang, for a
+// built-in preset whose name and description are still the built-in ones
+// (name, desc as stored): English for English, the stored text for
+// anything else. A preset an admin renamed keeps the admin's words.
+func Localize(id, name, desc, lang string) (string, string) {
+	if lang != English {
+		return name, desc
+	}
+	all, err := Builtin()
+	if err != nil {
+		return name, desc
+	}
+	for _, p := range all {
+		if p.ID == id && p.Name == name && p.NameEN != "" {
+			if p.Description == desc {
+				desc = p.DescriptionEN
+			}
+			return p.NameEN, desc
+		}
+	}
+	return name, desc
+}
+
+// DetectLanguage is the language of text for choosing the words shown
+// with it: Chinese when at least one letter in five is a CJK ideograph
+// (Chinese prose mixes in Latin names, numbers and code), else English
+// when it has letters, else "" (nothing to tell by).
+func DetectLanguage(text string) string {
+	han, letters := 0, 0
+	for _, r := range text {
+		switch {
+		case unicode.Is(unicode.Han, r):
+			han++
+			letters++
+		case unicode.IsLetter(r):
+			letters++
+		}
+	}
+	switch {
+	case letters == 0:
+		return ""
+	case han*5 >= letters:
+		return Chinese
+	}
+	return English
 }

@@ -88,3 +88,36 @@ func TestBuiltinCopies(t *testing.T) {
 		t.Fatal("Builtin shares its data")
 	}
 }
+
+func TestLocalizeAndDetectLanguage(t *testing.T) {
+	all, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range all {
+		if p.NameEN == "" || p.DescriptionEN == "" {
+			t.Errorf("preset %s has no English name or description", p.ID)
+		}
+		if n, d := Localize(p.ID, p.Name, p.Description, English); n != p.NameEN || d != p.DescriptionEN {
+			t.Errorf("Localize(%s, en) = %q, %q", p.ID, n, d)
+		}
+		if n, d := Localize(p.ID, p.Name, p.Description, Chinese); n != p.Name || d != p.Description {
+			t.Errorf("Localize(%s, zh) = %q, %q", p.ID, n, d)
+		}
+	}
+	// An admin's own words are never replaced.
+	if n, d := Localize("clear-concise", "我的预设", "我的说明", English); n != "我的预设" || d != "我的说明" {
+		t.Errorf("a renamed preset was localized: %q %q", n, d)
+	}
+	for text, want := range map[string]string{
+		"We chose Pebble for the store.":     English,
+		"我们为存储选用了 Pebble，因为它简单可靠。":           Chinese,
+		"The word 你好 means hello in Chinese": English,
+		"2026-07-01 12:00 ```":               "",
+		"":                                   "",
+	} {
+		if got := DetectLanguage(text); got != want {
+			t.Errorf("DetectLanguage(%q) = %q, want %q", text, got, want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/foliodev/folio/assistant"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/llm"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/server"
 	"github.com/foliodev/folio/objstore"
@@ -53,7 +54,7 @@ type assistBackend interface {
 	Accept(ctx context.Context, id string, o assistant.AcceptOptions) (assistant.Accepted, error)
 	Reject(ctx context.Context, id, reason string) (assistant.Suggestion, error)
 
-	Presets(ctx context.Context, t assistant.PresetType, archived bool) ([]assistant.Preset, error)
+	Presets(ctx context.Context, t assistant.PresetType, archived bool) ([]server.PresetView, error)
 	PresetDetail(ctx context.Context, id string) (assistant.PresetDetail, error)
 	PresetVersion(ctx context.Context, id string, n int) (assistant.PresetVersion, error)
 	CreatePreset(ctx context.Context, in assistant.PresetInput) (assistant.Preset, error)
@@ -303,7 +304,10 @@ func assistAction(c *cli.Context, a []string, format string, b backend) error {
 		if err := printJSON(w, res); err != nil {
 			return err
 		}
-		return runFailure(res.Run)
+		if err := runFailure(res.Run); err != nil {
+			return err
+		}
+		return offlineRefusal(res.Run)
 	}
 	if res.Checkpoint != "" {
 		fmt.Fprintf(w, "sealed the unsealed draft as %s@%s (reason ai) first\n", a[0], res.Checkpoint)
@@ -318,7 +322,40 @@ func assistAction(c *cli.Context, a []string, format string, b backend) error {
 		return nil
 	}
 	printOutcome(w, res.Run, res.Suggestion, res.Changes)
-	return runFailure(res.Run)
+	if err := runFailure(res.Run); err != nil {
+		return err
+	}
+	return offlineRefusal(res.Run)
+}
+
+// CodeNeedsModel is the error of a run that the offline local provider
+// answered with "no change" because what it was asked (a writing preset,
+// a persona, an instruction its rules do not do) needs a model provider:
+// the CLI exits by kind disabled (9) instead of reporting success.
+const CodeNeedsModel = "needs_model_provider"
+
+// offlineRefusal is the error of a run the local provider could not do at
+// all (the rule of llm.LocalHonours, which `preset list` shows up front);
+// nil for any other run, a no-change one whose text simply needed no edit
+// included.
+func offlineRefusal(run assistant.Run) error {
+	if run.State != assistant.RunSucceeded || run.Outcome != assistant.OutcomeNoChange || run.Provider != "local" {
+		return nil
+	}
+	kind := ""
+	switch run.Personalization.Kind {
+	case assistant.PersonalizeWriting:
+		kind = "writing"
+	case assistant.PersonalizeEditing:
+		kind = "editing"
+	case assistant.PersonalizePersona:
+		kind = "persona"
+	}
+	ok, reason := llm.LocalHonoursInstruction(kind, run.Instruction, nil)
+	if ok {
+		return nil
+	}
+	return errs.C(errs.Disabled, CodeNeedsModel, "run %s: the offline assistant cannot do this: %s (docs/ai.md, \"Connect a model\")", run.ID, reason)
 }
 
 // printOutcome prints what a final run produced: its suggestion with its
@@ -948,24 +985,67 @@ func presetListAction(c *cli.Context, _ []string, format string, b backend) erro
 		return err
 	}
 	if ps == nil {
-		ps = []assistant.Preset{}
+		ps = []server.PresetView{}
 	}
 	if format == "json" {
 		return printJSON(c.App.Writer, ps)
 	}
-	printPresets(c.App.Writer, ps)
+	printPresetViews(c.App.Writer, ps)
 	return nil
 }
 
 func printPresets(w io.Writer, ps []assistant.Preset) {
+	vs := make([]server.PresetView, len(ps))
+	for i, p := range ps {
+		vs[i] = server.PresetView{Preset: p}
+	}
+	printPresetViews(w, vs)
+}
+
+// printPresetViews prints presets; when the writing assistant runs on the
+// offline local provider (the views carry offline notes), it says first
+// which presets edit offline and which need a model provider, and marks
+// each (the rule of llm.LocalHonours, the same the presets API states).
+func printPresetViews(w io.Writer, ps []server.PresetView) {
+	offline := false
+	var edits []string
+	for _, p := range ps {
+		if p.Offline != nil {
+			offline = true
+			if p.Offline.Edits {
+				edits = append(edits, p.ID)
+			}
+		}
+	}
+	if offline {
+		only := "none of these presets"
+		if len(edits) > 0 {
+			only = "only " + strings.Join(edits, ", ")
+		}
+		fmt.Fprintf(w, "The writing assistant runs offline (provider local, no model configured): %s edits text;\n"+
+			"presets marked \"needs a model\" and personas answer no change until a model provider is connected\n"+
+			"(docs/ai.md, \"Connect a model\").\n\n", only)
+	}
 	tw := newTable(w)
-	fmt.Fprintln(tw, "ID\tTYPE\tVERSION\tNAME\tDESCRIPTION")
+	if offline {
+		fmt.Fprintln(tw, "ID\tTYPE\tVERSION\tOFFLINE\tNAME\tDESCRIPTION")
+	} else {
+		fmt.Fprintln(tw, "ID\tTYPE\tVERSION\tNAME\tDESCRIPTION")
+	}
 	for _, p := range ps {
 		name := p.Name
 		if p.Archived {
 			name += " (archived)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", p.ID, p.Type, p.Version.Number, name, firstWords(p.Description, 50))
+		if !offline {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", p.ID, p.Type, p.Version.Number, name, firstWords(p.Description, 50))
+			continue
+		}
+		mark := "needs a model"
+		if p.Offline != nil && p.Offline.Edits {
+			mark = "edits"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", p.ID, p.Type, p.Version.Number, mark, name, firstWords(p.Description, 50))
 	}
 	tw.Flush()
 }

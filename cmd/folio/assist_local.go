@@ -29,7 +29,7 @@ func newAssistant(ctx context.Context, r *repo.Repo, fc *config.Config, ledger *
 		return nil, nil, errs.E(errs.Internal, "open the task runner: %v", err)
 	}
 	o := assistant.Options{Repo: r, Runner: runner, Gateway: gw, Ledger: ledger,
-		Switches: fc.Assistant, Logger: log.With("part", "assistant"), AgentRate: agentRate}
+		Switches: fc.Assistant, Language: fc.Site.Language, Logger: log.With("part", "assistant"), AgentRate: agentRate}
 	if ps != nil {
 		o.Personas, o.References = ps.svc, ps.src
 	}
@@ -381,12 +381,22 @@ func (l *localBackend) Reject(ctx context.Context, id, reason string) (sg assist
 	return sg, err
 }
 
-func (l *localBackend) Presets(ctx context.Context, t assistant.PresetType, archived bool) (ps []assistant.Preset, err error) {
+func (l *localBackend) Presets(ctx context.Context, t assistant.PresetType, archived bool) (vs []server.PresetView, err error) {
 	err = l.call(ctx, false, func(svc *assistant.Service, _ assistant.Actor) error {
-		ps, err = svc.Presets(ctx, t, archived)
-		return err
+		ps, err := svc.Presets(ctx, t, archived)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			note, err := svc.PresetOffline(p)
+			if err != nil {
+				return err
+			}
+			vs = append(vs, server.PresetView{Preset: p, Offline: note})
+		}
+		return nil
 	})
-	return ps, err
+	return vs, err
 }
 
 func (l *localBackend) PresetDetail(ctx context.Context, id string) (d assistant.PresetDetail, err error) {

@@ -255,7 +255,7 @@ func (r *remote) Reject(ctx context.Context, id, reason string) (assistant.Sugge
 	return sg, err
 }
 
-func (r *remote) Presets(ctx context.Context, t assistant.PresetType, archived bool) ([]assistant.Preset, error) {
+func (r *remote) Presets(ctx context.Context, t assistant.PresetType, archived bool) ([]server.PresetView, error) {
 	q := url.Values{}
 	if t != "" {
 		q.Set("type", string(t))
@@ -263,7 +263,7 @@ func (r *remote) Presets(ctx context.Context, t assistant.PresetType, archived b
 	if archived {
 		q.Set("archived", "true")
 	}
-	var ps []assistant.Preset
+	var ps []server.PresetView
 	err := r.do(ctx, http.MethodGet, "/v1/presets", q, nil, &ps)
 	if len(ps) == 0 {
 		ps = nil

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
@@ -41,6 +42,7 @@ func init() {
 					&cli.Int64Flag{Name: "seed", Value: 1},
 					&cli.StringFlag{Name: "git-stream", Usage: "write the same history as a git fast-import stream to this file"},
 					&cli.StringFlag{Name: "input", Value: "changes", Usage: "what each checkpoint hands Folio: `changes` (the changed blocks, as an editor sends them) or document (the whole document, as git gets it)"},
+					&cli.BoolFlag{Name: "census", Usage: "also report the compacted store's bytes (keys and values, before sstable compression) by key family"},
 					formatFlag("text", "text", "json"),
 				},
 				Action: cmdBenchHistory,
@@ -174,6 +176,10 @@ func cmdBenchHistory(c *cli.Context) error {
 	lat := make([]time.Duration, 0, n)
 	seq := uint64(1)
 	var wall time.Duration // Folio's time only: the git stream is written outside it
+	// cpu is the process's CPU time (user + system, every thread: the
+	// store's background flushes and compactions too) while saves ran and
+	// while the store closed, the figure to compare on a loaded machine.
+	var cpu time.Duration
 	for i := 0; i < n; i++ {
 		changed := g.next()
 		var whole flowdoc.Document
@@ -181,6 +187,7 @@ func cmdBenchHistory(c *cli.Context) error {
 			whole = g.body.Clone() // what the caller holds; the copy is not timed
 		}
 		t0 := time.Now()
+		c0 := processCPU()
 		p := repo.SaveParams{Doc: "bench", Actor: "bench", BaseSeq: seq, Seal: objstore.ReasonManual}
 		if input == "document" {
 			p.Body = &whole
@@ -200,6 +207,7 @@ func cmdBenchHistory(c *cli.Context) error {
 		}
 		seq = res.Seq
 		v := *res.Version
+		cpu += processCPU() - c0
 		lat = append(lat, time.Since(t0))
 		wall += lat[len(lat)-1]
 		git.commit(g.body, v.Label)
@@ -207,11 +215,19 @@ func cmdBenchHistory(c *cli.Context) error {
 	if err := git.close(); err != nil {
 		return err
 	}
+	c0 := processCPU()
 	if err := r.Close(); err != nil {
 		return err
 	}
+	cpu += processCPU() - c0
 	if err := compactStore(dir); err != nil {
 		return err
+	}
+	var census []censusRow
+	if c.Bool("census") {
+		if census, err = storeCensus(dir); err != nil {
+			return err
+		}
 	}
 	if os.Getenv("FOLIO_BENCH_LS") != "" {
 		filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
@@ -231,12 +247,19 @@ func cmdBenchHistory(c *cli.Context) error {
 		"checkpointsPerSecond": float64(n) / wall.Seconds(),
 		"p50Micros":            lat[len(lat)/2].Microseconds(), "p99Micros": lat[len(lat)*99/100].Microseconds(),
 		"storeBytes": size, "bytesPerCheckpoint": float64(size) / float64(n),
+		"cpuMicrosPerCheckpoint": float64(cpu.Microseconds()) / float64(n),
+	}
+	if census != nil {
+		out["census"] = census
 	}
 	if c.String("format") == "json" {
 		return json.NewEncoder(c.App.Writer).Encode(out)
 	}
-	fmt.Fprintf(c.App.Writer, "folio: %d checkpoints of a %d-block document (input: %s) in %.2fs (%.0f/s, p50 %v, p99 %v), store %d bytes (%.0f B/checkpoint)\n",
-		n, blocks, input, wall.Seconds(), float64(n)/wall.Seconds(), lat[len(lat)/2], lat[len(lat)*99/100], size, float64(size)/float64(n))
+	fmt.Fprintf(c.App.Writer, "folio: %d checkpoints of a %d-block document (input: %s) in %.2fs (%.0f/s, p50 %v, p99 %v, CPU %.0f µs/checkpoint), store %d bytes (%.0f B/checkpoint)\n",
+		n, blocks, input, wall.Seconds(), float64(n)/wall.Seconds(), lat[len(lat)/2], lat[len(lat)*99/100], float64(cpu.Microseconds())/float64(n), size, float64(size)/float64(n))
+	for _, r := range census {
+		fmt.Fprintf(c.App.Writer, "  %-24s %8d keys %10d B keys %10d B values\n", r.Family, r.Keys, r.KeyBytes, r.ValueBytes)
+	}
 	return nil
 }
 
@@ -468,4 +491,83 @@ func scrapeMetrics(ctx context.Context, url string, names ...string) (map[string
 		}
 	}
 	return vals, nil
+}
+
+// processCPU is the CPU time (user + system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// censusRow is one key family of a store: its keys and their bytes as
+// Pebble holds them before compressing sstable blocks.
+type censusRow struct {
+	Family     string `json:"family"`
+	Keys       int    `json:"keys"`
+	KeyBytes   int64  `json:"keyBytes"`
+	ValueBytes int64  `json:"valueBytes"`
+}
+
+// storeCensus counts the store at dir by key family: objects by kind and
+// storage codec, every other prefix by its first name component.
+func storeCensus(dir string) ([]censusRow, error) {
+	db, err := kv.Open(dir, kv.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	it, err := db.NewIter(nil)
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	rows := map[string]*censusRow{}
+	for it.First(); it.Valid(); it.Next() {
+		k, v := it.Key(), it.Value()
+		fam := censusFamily(k, v)
+		r := rows[fam]
+		if r == nil {
+			r = &censusRow{Family: fam}
+			rows[fam] = r
+		}
+		r.Keys++
+		r.KeyBytes += int64(len(k))
+		r.ValueBytes += int64(len(v))
+	}
+	if err := it.Error(); err != nil {
+		return nil, err
+	}
+	out := make([]censusRow, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].KeyBytes+out[i].ValueBytes > out[j].KeyBytes+out[j].ValueBytes
+	})
+	return out, nil
+}
+
+func censusFamily(k, v []byte) string {
+	if len(k) < 2 {
+		return string(k)
+	}
+	if k[0] == 'o' && len(v) >= 2 {
+		return fmt.Sprintf("o/%s codec %d", objstore.Kind(v[1]), v[0])
+	}
+	rest := k[2:]
+	end := len(rest)
+	for i, c := range rest {
+		if c == '/' || c == 0 || c == ':' {
+			end = i
+			break
+		}
+	}
+	if k[0] == 't' && end < len(rest) && rest[end] == '/' {
+		// tables: t/<table>/<key>, the table names the family
+		return string(k[:2]) + string(rest[:end])
+	}
+	return string(k[:2]) + string(rest[:end])
 }

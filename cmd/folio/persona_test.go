@@ -106,8 +106,9 @@ func TestPersonaRemoteMatchesDirect(t *testing.T) {
 		t.Errorf("persona memory --query: %+v", query)
 	}
 	// The local provider says it cannot write as a persona: an honest
-	// no-change, with the persona pinned.
-	if a, _ := on("assist", "d1", "--scope", "block:p1", "--instruction", "用我的口吻", "--persona", "ID", "--wait"); a.code != 0 || !strings.Contains(a.stdout, "cannot write as a persona") {
+	// no-change, with the persona pinned, and an exit that says the
+	// offline assistant could not do it (disabled, needs_model_provider).
+	if a, _ := on("assist", "d1", "--scope", "block:p1", "--instruction", "用我的口吻", "--persona", "ID", "--wait"); a.code != exitLimited || !strings.Contains(a.stdout, "cannot write as a persona") || !strings.Contains(a.stderr, CodeNeedsModel) && !strings.Contains(a.stderr, "offline assistant") {
 		t.Errorf("assist --persona: %+v", a)
 	}
 	if a, _ := both("persona", "show", "pnnosuch"); a.code != exitNotFound {

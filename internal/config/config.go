@@ -118,6 +118,11 @@ type Site struct {
 	// are built on it, never on a request's Host header. Empty: the feed
 	// uses links relative to the feed's own address.
 	URL string `toml:"url"`
+	// Language is the site's language, "en" or "zh" ("" : none set): the
+	// language of preset names and descriptions in listings, and of the
+	// default instruction of an editing-preset request whose document
+	// has no text to tell its language by (docs/config.md).
+	Language string `toml:"language"`
 }
 
 // Storage configures how the daemon treats its disk (docs/config.md,
@@ -464,6 +469,9 @@ func (c *Config) validate() error {
 	}
 	if len(c.Site.Title) > 200 || len(c.Site.Author) > 200 || strings.ContainsAny(c.Site.Title+c.Site.Author, "\r\n") {
 		return fmt.Errorf("%w: [site] title and author must be one line of at most 200 bytes", ErrInvalid)
+	}
+	if l := c.Site.Language; l != "" && l != "en" && l != "zh" {
+		return fmt.Errorf("%w: [site] language %q: want \"en\" or \"zh\" (or leave it out)", ErrInvalid, l)
 	}
 	if c.Storage.MinFree < 0 || c.Storage.MaxStall < 0 {
 		return fmt.Errorf("%w: [storage] min_free and max_stall must not be negative (0 turns them off)", ErrInvalid)

@@ -319,7 +319,14 @@ func (s *PieceStream) Close() error { s.closed = true; return nil }
 // before any text is read, so a selector can say beforehand which choices
 // need a configured model provider. reason says why not.
 func LocalHonours(personalization string, preset *EditPreset) (ok bool, reason string) {
-	_, refusal, err := taskRules(&EditTask{Personalization: personalization, Preset: preset})
+	return LocalHonoursInstruction(personalization, "", preset)
+}
+
+// LocalHonoursInstruction is LocalHonours for a request with its
+// instruction: a free instruction is honoured only when it asks for what
+// the rules do (localedit.CanHonour).
+func LocalHonoursInstruction(personalization, instruction string, preset *EditPreset) (ok bool, reason string) {
+	_, refusal, err := taskRules(&EditTask{Personalization: personalization, Instruction: instruction, Preset: preset})
 	if err != nil {
 		return false, err.Error()
 	}

@@ -230,19 +230,27 @@ func (r *Repo) grantAssets(b *kv.Batch, owner string, contents map[objstore.ID]b
 }
 
 // grantDocAssets is grantAssets for every content document doc's
-// history (its block-revision index) and draft name.
+// history (each version in its log) and draft name.
 func (r *Repo) grantDocAssets(b *kv.Batch, doc, owner string) error {
 	contents := map[objstore.ID]bool{}
-	p := append(kv.TableKey("bidx", doc), 0)
+	p := vlogPrefix(doc)
 	it, err := r.db.NewIter(&kv.IterOptions{LowerBound: p, UpperBound: kv.PrefixEnd(p)})
 	if err != nil {
 		return err
 	}
 	for it.First(); it.Valid(); it.Next() {
-		var id objstore.ID
-		if len(it.Value()) == len(id) {
-			copy(id[:], it.Value())
-			contents[id] = true
+		var lr logRec
+		if err := kv.Unmarshal(it.Value(), &lr); err != nil {
+			it.Close()
+			return fmt.Errorf("decode %s: %w", it.Key(), err)
+		}
+		v, err := r.objs.GetVersion(lr.Hash)
+		if err != nil {
+			it.Close()
+			return fmt.Errorf("read version %s of %s: %w", lr.Label, doc, err)
+		}
+		for _, e := range v.Blocks {
+			contents[e.Content] = true
 		}
 	}
 	if err := it.Close(); err != nil {

@@ -172,7 +172,7 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *kv.B
 	for _, e := range txnEvents {
 		switch e.Op {
 		case objstore.EventAdd, objstore.EventModify, objstore.EventRestore:
-			err = b.Set(bidxKey(d.ID, e.BlockID, v.Seq), e.After[:])
+			err = b.Set(bidxKey(d.ID, e.BlockID, v.Seq), bidxInVersion)
 		case objstore.EventDelete:
 			err = b.Set(bidxKey(d.ID, e.BlockID, v.Seq), nil)
 		}
@@ -222,7 +222,9 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *kv.B
 		b.Close()
 		return VersionInfo{}, err
 	}
-	err = r.refs.Update(b, []refs.Update{{Name: HeadRef(d.ID), Old: old, New: vid}}, spec.kind+" "+label)
+	// The version log entry above is this move's log: the head's reflog
+	// would hold the same id, time and label a second time.
+	err = r.refs.Update(b, []refs.Update{{Name: HeadRef(d.ID), Old: old, New: vid, LoggedElsewhere: true}}, spec.kind+" "+label)
 	if err != nil {
 		// The head moved under the lock (a pack import), or the commit
 		// failed: the next change reads the record from the store.

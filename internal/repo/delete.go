@@ -3,10 +3,10 @@ package repo
 import (
 	"context"
 	"fmt"
-	"time"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/refs"
+	"time"
 )
 
 // A deleted document is hidden, not gone: its record is marked (docRec

@@ -60,7 +60,8 @@
 //	t/dtomb/<id>\x00<block>          tombstone: seq of the block's delete
 //	t/vlog/<id>\x00<seq8>            log entry of version seq (projection)
 //	t/vlabel/<id>\x00<label>         seq of a label
-//	t/bidx/<id>\x00<block>\x00<seq8> content hash of block at version seq
+//	t/bidx/<id>\x00<block>\x00<seq8> 0x01: block changed at version seq (its content id is the
+//	                                   version's; older stores: the 32-byte id); empty: deleted
 //	t/idem/<id>\x00<key>             version id of an idempotency key
 //	r/docs/<id>/head                 head version (package refs)
 //	t/meta/owner-ids                 set once owners are user ids (MigrateOwners)

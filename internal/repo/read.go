@@ -310,10 +310,14 @@ func (r *Repo) BlockHistory(ctx context.Context, doc, blockID string) ([]BlockRe
 			return nil, err
 		}
 		br := BlockRevision{Label: lr.Label, Seq: seq, Kind: lr.Kind, Author: lr.Author, Time: lr.Time}
-		if len(it.Value()) == 0 {
-			br.Deleted = true
-		} else {
-			copy(br.Content[:], it.Value())
+		var v *objstore.Version
+		if len(it.Value()) == 1 {
+			if v, err = r.objs.GetVersion(lr.Hash); err != nil {
+				return nil, fmt.Errorf("read version %s of %s: %w", lr.Label, doc, err)
+			}
+		}
+		if br.Content, br.Deleted, err = r.bidxValue(doc, blockID, seq, it.Value(), v); err != nil {
+			return nil, err
 		}
 		out = append(out, br)
 	}
@@ -339,12 +343,8 @@ func (r *Repo) BlockAt(doc, blockID string) (objstore.ID, bool, error) {
 	if !it.Last() {
 		return objstore.ID{}, false, it.Error()
 	}
-	if len(it.Value()) == 0 {
-		return objstore.ID{}, false, nil
-	}
-	var id objstore.ID
-	copy(id[:], it.Value())
-	return id, true, nil
+	id, deleted, err := r.bidxValue(doc, blockID, kv.ParseUint64(it.Key()), it.Value(), nil)
+	return id, !deleted && err == nil, err
 }
 
 // ParseRef splits "ID@LABEL" into its parts; the label may be empty.

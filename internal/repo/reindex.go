@@ -111,7 +111,7 @@ func (r *Repo) indexInto(ctx context.Context, b *kv.Batch, doc string, head objs
 			switch e.Op {
 			case objstore.EventAdd, objstore.EventModify:
 				contents[e.After] = true
-				err = b.Set(bidxKey(doc, e.BlockID, v.Seq), e.After[:])
+				err = b.Set(bidxKey(doc, e.BlockID, v.Seq), bidxInVersion)
 			case objstore.EventDelete:
 				err = b.Set(bidxKey(doc, e.BlockID, v.Seq), nil)
 			}

@@ -526,7 +526,43 @@ func bidxPrefix(doc, block string) []byte {
 	return append(kv.TableKey("bidx", doc, block), 0)
 }
 func bidxKey(doc, block string, seq uint64) []byte { return kv.Uint64(bidxPrefix(doc, block), seq) }
-func idemKey(doc, key string) []byte               { return kv.TableKey("idem", doc, key) }
+
+// bidxInVersion is the value of a block-index entry whose block is in
+// the version at that seq: its content id is the version's, read from
+// there rather than stored a second time (a 32-byte hash is what no
+// compressor shrinks). Stores written before kept the 32-byte content id
+// as the value; both forms are read (bidxValue). Empty: deleted.
+var bidxInVersion = []byte{1}
+
+// bidxValue reads a block-index entry of block at version seq of doc:
+// the block's content id, or deleted. v, when not nil, is that version.
+func (r *Repo) bidxValue(doc, block string, seq uint64, val []byte, v *objstore.Version) (id objstore.ID, deleted bool, err error) {
+	switch {
+	case len(val) == 0:
+		return objstore.ID{}, true, nil
+	case len(val) == len(id):
+		copy(id[:], val)
+		return id, false, nil
+	case len(val) != 1 || val[0] != bidxInVersion[0]:
+		return objstore.ID{}, false, fmt.Errorf("%w: block index entry %s@%d of %s has a value of %d bytes", objstore.ErrCorrupt, block, seq, doc, len(val))
+	}
+	if v == nil {
+		lr, err := r.logEntry(doc, seq)
+		if err != nil {
+			return objstore.ID{}, false, err
+		}
+		if v, err = r.objs.GetVersion(lr.Hash); err != nil {
+			return objstore.ID{}, false, fmt.Errorf("read version %s of %s for block %s: %w", lr.Label, doc, block, err)
+		}
+	}
+	for _, e := range v.Blocks {
+		if e.ID == block {
+			return e.Content, false, nil
+		}
+	}
+	return objstore.ID{}, false, fmt.Errorf("%w: block index names block %s in version %d of %s, which does not hold it: run folio fsck", objstore.ErrCorrupt, block, seq, doc)
+}
+func idemKey(doc, key string) []byte { return kv.TableKey("idem", doc, key) }
 
 func getRec(r kv.Reader, key []byte, v any) (bool, error) {
 	data, err := kv.Get(r, key)

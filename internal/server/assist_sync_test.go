@@ -191,7 +191,7 @@ func TestAssistOverWebSocket(t *testing.T) {
 			if !q.Created || q.Doc != doc || q.Run.State != "queued" || q.Stream != "run:"+q.Run.ID || q.Session == "" || q.Message != 1 {
 				t.Fatalf("queued %+v", q)
 			}
-			if q.Run.Instruction != assistant.DefaultEditingInstruction || q.Run.Personalization != "editing_preset" ||
+			if q.Run.Instruction != assistant.DefaultEditingInstructionEN || q.Run.Personalization != "editing_preset" ||
 				q.Run.Preset == nil || q.Run.Preset.ID != "six-rules" || q.Run.Preset.Type != "editing" || q.Run.Preset.Number != 1 ||
 				q.Run.Preset.VersionID == "" || q.Run.Base != "v1.r0" || q.Run.Scope != blockScope("p1") {
 				t.Fatalf("run %+v", q.Run)

@@ -221,7 +221,7 @@ func TestAssistOverHTTP(t *testing.T) {
 	if st != http.StatusAccepted || json.Unmarshal(data, &q) != nil || !q.Created || q.Run.State != assistant.RunQueued {
 		t.Fatalf("assist: %d %s", st, data)
 	}
-	if q.Run.Instruction != assistant.DefaultEditingInstruction || q.Run.Personalization.Preset == nil || q.Run.Personalization.Preset.ID != "six-rules" {
+	if q.Run.Instruction != assistant.DefaultEditingInstructionEN || q.Run.Personalization.Preset == nil || q.Run.Personalization.Preset.ID != "six-rules" {
 		t.Fatalf("run %+v", q.Run)
 	}
 	evs, _ := ae.sse(ae.a, q.Run.ID, "", nil)

@@ -13,11 +13,25 @@
 // the ref's reflog and the document's stream, and repo.Log marks the
 // version the ref names.
 //
-// Slugs are unique among published articles: the ref pub/slugs/<slug>
-// claims a slug for the version published under it and moves in the same
-// refs.Update as the published ref, so of two documents published at once
-// with one slug exactly one compare-and-swap succeeds; the other gets
-// slug_taken, naming the other article only to a caller who may see it.
+// Slugs are unique among reachable articles — published ones whose
+// visibility is public or password (the site answers a password
+// article's URL with a password form, so its existence under the slug is
+// public). The ref pub/slugs/<slug> claims a slug for the version
+// published under it and moves in the same refs.Update as the published
+// ref or the visibility, so of two documents claiming one slug at once
+// exactly one compare-and-swap succeeds; the other gets slug_taken,
+// naming the other article only to a caller who may see it.
+//
+// A private article holds no claim: turning one private releases its
+// slug, turning it public or password claims the slug again (slug_taken
+// when a reachable article took it meanwhile, and nothing changes). So
+// slug_taken depends only on what any visitor can see, and an author
+// who tries slugs learns nothing about private articles, drafts or
+// other authors' unpublished work. Scoping slugs per author would hide
+// them as well, but public URLs are site-wide; reserving slugs from the
+// draft on would leak drafts. Claims of private articles left by older
+// stores are released when another article wants the slug
+// (releaseHidden), under the holder's lock.
 //
 // A document's visibility (public, private, password) is a setting of its
 // own, outside the versions: it changes at once (SetVisibility, event
@@ -38,7 +52,7 @@
 // Keys (under kv.PrefixTable unless noted):
 //
 //	r/docs/<id>/published                      published version (package refs)
-//	r/pub/slugs/<slug>                         version holding the slug (package refs)
+//	r/pub/slugs/<slug>                         version holding the slug, public and password only (package refs)
 //	t/pub/<doc>                                publication record (msgpack Publication)
 //	t/pubvis/<doc>                             visibility and password hash
 //	t/publ/<^published 8>\x00<doc>             public list, newest first (empty)

@@ -252,7 +252,7 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 	if err := s.checkAttrs(p.Doc, d.Attrs.Title, d.Attrs.Category); err != nil {
 		return Result{}, err
 	}
-	if err := s.precheck(p, d.Attrs, hash); err != nil {
+	if err := s.precheck(ctx, p, d.Attrs, hash); err != nil {
 		return Result{}, err
 	}
 	var res Result
@@ -319,10 +319,17 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 		if published && prevID == tx.Head {
 			prev.Visibility = vis.Visibility
 			res.Publication, res.Previous = prev, prev.Label
-			if b.Empty() {
+			moves, err := s.slugMoves(p.Doc, prev.Slug, prev.Slug, prev.Version, reachable(vis.Visibility), p.MaySee)
+			if err != nil {
+				return err
+			}
+			if b.Empty() && len(moves) == 0 {
 				return nil
 			}
 			owned = false
+			if len(moves) > 0 {
+				return s.refs.Update(b, moves, "visibility "+vis.Visibility)
+			}
 			return s.db.Apply(b, kv.Sync)
 		}
 		pub := Publication{Doc: p.Doc, Version: tx.Head, Label: v.Label, Slug: slug, Title: v.Attrs.Title,
@@ -337,20 +344,18 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 				return err
 			}
 		}
-		// Slug claims move with the published ref in one compare-and-swap.
+		// Slug claims move with the published ref in one compare-and-swap;
+		// a private article claims none (see slugMoves).
 		ups := []refs.Update{{Name: repo.PublishedRef(p.Doc), Old: prevID, New: tx.Head}}
-		switch {
-		case published && prev.Slug == slug:
-			ups = append(ups, refs.Update{Name: SlugRef(slug), Old: prev.Version, New: tx.Head})
-		case published:
-			ups = append(ups, refs.Update{Name: SlugRef(prev.Slug), Old: prev.Version},
-				refs.Update{Name: SlugRef(slug), New: tx.Head})
-		default:
-			ups = append(ups, refs.Update{Name: SlugRef(slug), New: tx.Head})
+		oldSlug := ""
+		if published {
+			oldSlug = prev.Slug
 		}
-		if err := s.checkSlug(slug, p.Doc, p.MaySee); err != nil {
+		moves, err := s.slugMoves(p.Doc, oldSlug, slug, tx.Head, reachable(vis.Visibility), p.MaySee)
+		if err != nil {
 			return err
 		}
+		ups = append(ups, moves...)
 		fresh, err := s.checkTags(p.Actor, pub.Tags, now)
 		if err != nil {
 			return err
@@ -381,7 +386,7 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 		if errors.Is(err, refs.ErrConflict) {
 			// Only the slug claim can race: the published ref moves
 			// under the document's lock.
-			if cerr := s.checkSlug(slug, p.Doc, p.MaySee); cerr != nil {
+			if _, cerr := s.slugMoves(p.Doc, oldSlug, slug, tx.Head, reachable(vis.Visibility), p.MaySee); cerr != nil {
 				return cerr
 			}
 			return errs.E(errs.Conflict, "publishing %s raced another change; nothing was published, retry: %w", p.Doc, err)
@@ -424,20 +429,26 @@ func (s *Store) checkAttrs(doc, title, category string) error {
 // password visibility without a password, too many tags), so that a
 // refused publish seals no checkpoint. The same checks run again on the
 // sealed version under the lock.
-func (s *Store) precheck(p Params, attrs flowdoc.Attributes, hash string) error {
+func (s *Store) precheck(ctx context.Context, p Params, attrs flowdoc.Attributes, hash string) error {
 	slug := attrs.Slug
 	if slug == "" {
 		slug = SlugOfID(p.Doc)
-	}
-	if err := s.checkSlug(slug, p.Doc, p.MaySee); err != nil {
-		return err
 	}
 	cur, _, err := s.loadVis(p.Doc)
 	if err != nil {
 		return err
 	}
-	if _, err := nextVis(cur, p.Visibility, hash); err != nil {
+	next, err := nextVis(cur, p.Visibility, hash)
+	if err != nil {
 		return err
+	}
+	if reachable(next.Visibility) {
+		if err := s.releaseHidden(ctx, slug, p.Doc); err != nil {
+			return err
+		}
+		if err := s.checkSlug(slug, p.Doc, p.MaySee); err != nil {
+			return err
+		}
 	}
 	_, err = s.checkTags(p.Actor, dedupTags(attrs.Tags), s.now())
 	return err
@@ -512,26 +523,107 @@ func (s *Store) countNewTags(b *kv.Batch, actor string, now int64, n int) error 
 	return kv.SetRecord(b, newTagsKey(actor, now), made+n)
 }
 
-// checkSlug refuses a slug that another published article holds.
-func (s *Store) checkSlug(slug, doc string, maySee func(string) bool) error {
+// reachable reports whether a published article of visibility vis is
+// reachable at its URL, and so holds its slug: public articles, and
+// password-protected ones, whose URL the site answers with a password
+// form for anyone (their existence under the slug is public; their text
+// is not). A private article is reachable nowhere and holds no slug.
+func reachable(vis string) bool { return vis == Public || vis == Password }
+
+// slugHolder returns the version that claims slug and its document; ""
+// when no article claims it.
+func (s *Store) slugHolder(slug string) (objstore.ID, *objstore.Version, error) {
 	id, err := s.refs.Get(SlugRef(slug))
 	if errors.Is(err, refs.ErrNotFound) {
-		return nil
+		return objstore.ID{}, nil, nil
 	}
 	if err != nil {
-		return err
+		return objstore.ID{}, nil, err
 	}
 	v, err := s.objs.GetVersion(id)
 	if err != nil {
-		return fmt.Errorf("read the version slug %q names: %w", slug, err)
+		return objstore.ID{}, nil, fmt.Errorf("read the version slug %q names: %w", slug, err)
 	}
-	if v.Doc == doc {
-		return nil
+	return id, v, nil
+}
+
+// checkSlug refuses a slug that another reachable article holds.
+func (s *Store) checkSlug(slug, doc string, maySee func(string) bool) error {
+	_, v, err := s.slugHolder(slug)
+	if err != nil || v == nil || v.Doc == doc {
+		return err
 	}
-	if maySee != nil && maySee(v.Doc) {
-		return errs.C(errs.Conflict, CodeSlugTaken, "slug %q is used by the published article %s (%q); choose another slug", slug, v.Doc, v.Attrs.Title)
+	return slugTaken(slug, v, maySee)
+}
+
+func slugTaken(slug string, holder *objstore.Version, maySee func(string) bool) error {
+	if maySee != nil && maySee(holder.Doc) {
+		return errs.C(errs.Conflict, CodeSlugTaken, "slug %q is used by the published article %s (%q); choose another slug", slug, holder.Doc, holder.Attrs.Title)
 	}
 	return errs.C(errs.Conflict, CodeSlugTaken, "slug %q is used by another published article; choose another slug", slug)
+}
+
+// slugMoves returns the ref updates that leave document doc's slug claim
+// right when its published version becomes id under newSlug: the claim
+// of oldSlug ("" for none) released when doc holds it and keeps it no
+// longer, and newSlug claimed for id when claim (the article is
+// reachable). Another article's claim of newSlug is slug_taken. Only
+// reachable articles hold claims, so that answer depends on nothing a
+// visitor of the site could not see: a private article (or a draft) never
+// makes a slug taken. The updates are compare-and-swaps, so a claim that
+// races another one commits for exactly one of them.
+func (s *Store) slugMoves(doc, oldSlug, newSlug string, id objstore.ID, claim bool, maySee func(string) bool) ([]refs.Update, error) {
+	var ups []refs.Update
+	if oldSlug != "" && (oldSlug != newSlug || !claim) {
+		cur, v, err := s.slugHolder(oldSlug)
+		if err != nil {
+			return nil, err
+		}
+		if v != nil && v.Doc == doc {
+			ups = append(ups, refs.Update{Name: SlugRef(oldSlug), Old: cur})
+		}
+	}
+	if !claim {
+		return ups, nil
+	}
+	cur, v, err := s.slugHolder(newSlug)
+	if err != nil {
+		return nil, err
+	}
+	if v != nil && v.Doc != doc {
+		return nil, slugTaken(newSlug, v, maySee)
+	}
+	if cur != id {
+		ups = append(ups, refs.Update{Name: SlugRef(newSlug), Old: cur, New: id})
+	}
+	return ups, nil
+}
+
+// releaseHidden releases slug when a private article claims it: stores
+// written before private articles stopped holding slugs have such
+// claims, and the article that wants the slug must not learn of them.
+// The release runs under the holder's lock and re-checks its visibility
+// there, so it cannot race the holder becoming reachable again.
+func (s *Store) releaseHidden(ctx context.Context, slug, doc string) error {
+	id, v, err := s.slugHolder(slug)
+	if err != nil || v == nil || v.Doc == doc {
+		return err
+	}
+	vis, _, err := s.loadVis(v.Doc)
+	if err != nil || reachable(vis.Visibility) {
+		return err
+	}
+	return s.repo.Locked(ctx, v.Doc, func(*repo.DocTx) error {
+		vis, _, err := s.loadVis(v.Doc)
+		if err != nil || reachable(vis.Visibility) {
+			return err
+		}
+		err = s.refs.Update(s.db.NewBatch(), []refs.Update{{Name: SlugRef(slug), Old: id}}, "release the slug of a private article")
+		if errors.Is(err, refs.ErrConflict) {
+			return nil // moved meanwhile: the caller's own compare-and-swap decides
+		}
+		return err
+	})
 }
 
 // nextVis applies a requested visibility (and password hash) to cur.
@@ -672,7 +764,12 @@ func (s *Store) Unpublish(ctx context.Context, doc, actor string) (Publication, 
 			b.Close()
 			return err
 		}
-		ups := []refs.Update{{Name: repo.PublishedRef(doc), Old: prev.Version}, {Name: SlugRef(prev.Slug), Old: prev.Version}}
+		moves, err := s.slugMoves(doc, prev.Slug, "", objstore.ID{}, false, nil)
+		if err != nil {
+			b.Close()
+			return err
+		}
+		ups := append([]refs.Update{{Name: repo.PublishedRef(doc), Old: prev.Version}}, moves...)
 		if err := s.refs.Update(b, ups, "unpublish "+prev.Label); err != nil {
 			return fmt.Errorf("unpublish %s: %w", doc, err)
 		}
@@ -709,6 +806,18 @@ func (s *Store) SetVisibility(ctx context.Context, doc, actor, visibility, passw
 	if err != nil {
 		return Visibility{}, err
 	}
+	if reachable(visibility) {
+		var pub Publication
+		ok, err := kv.GetRecord(s.db, pubKey(doc), &pub)
+		if err != nil {
+			return Visibility{}, err
+		}
+		if ok {
+			if err := s.releaseHidden(ctx, pub.Slug, doc); err != nil {
+				return Visibility{}, err
+			}
+		}
+	}
 	var out Visibility
 	err = s.repo.Locked(ctx, doc, func(tx *repo.DocTx) error {
 		cur, _, err := s.loadVis(doc)
@@ -720,15 +829,30 @@ func (s *Store) SetVisibility(ctx context.Context, doc, actor, visibility, passw
 			return err
 		}
 		var pub Publication
-		if _, err := kv.GetRecord(s.db, pubKey(doc), &pub); err != nil {
+		published, err := kv.GetRecord(s.db, pubKey(doc), &pub)
+		if err != nil {
 			return err
 		}
 		out = Visibility{Doc: doc, Visibility: next.Visibility, HasPassword: next.Hash != "", Published: pub.Label}
-		if next == cur {
+		// A published article claims its slug while it is reachable and
+		// gives it up while it is private (slugMoves); the claim moves in
+		// the batch that changes the visibility.
+		var moves []refs.Update
+		if published {
+			if moves, err = s.slugMoves(doc, pub.Slug, pub.Slug, pub.Version, reachable(next.Visibility), nil); err != nil {
+				return err
+			}
+		}
+		if next == cur && len(moves) == 0 {
 			return nil
 		}
 		b := s.db.NewBatch()
-		defer b.Close()
+		owned := true
+		defer func() {
+			if owned {
+				b.Close()
+			}
+		}()
 		if err := kv.SetRecord(b, visKey(doc), next); err != nil {
 			return err
 		}
@@ -736,6 +860,14 @@ func (s *Store) SetVisibility(ctx context.Context, doc, actor, visibility, passw
 			if err := tx.Emit(b, EventVisibility, s.now(), VisibilityEvent{Visibility: next.Visibility, Previous: cur.Visibility, Actor: actor}); err != nil {
 				return err
 			}
+		}
+		owned = false
+		if len(moves) > 0 {
+			err := s.refs.Update(b, moves, "visibility "+next.Visibility)
+			if errors.Is(err, refs.ErrConflict) {
+				return errs.E(errs.Conflict, "changing the visibility of %s raced a publish of its slug %q; nothing changed, retry: %w", doc, pub.Slug, err)
+			}
+			return err
 		}
 		return s.db.Apply(b, kv.Sync)
 	})
