@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"regexp"
 	"strings"
@@ -149,7 +148,7 @@ func TestPresetLanguage(t *testing.T) {
 		var res struct {
 			Run assistant.Run `json:"run"`
 		}
-		if err := json.Unmarshal([]byte(out), &res); err != nil {
+		if err := unmarshalCLI([]byte(out), &res); err != nil {
 			t.Fatal(err)
 		}
 		if res.Run.Instruction != c.want || !res.Run.DefaultInstruction {
