@@ -413,13 +413,21 @@ func typeInBlock(t testing.TB, ctx context.Context, id, text string) {
 // caretAtEnd places the caret at the end of block id (a DOM selection,
 // which ProseMirror reads as its own).
 func caretAtEnd(id string) step {
+	return caretAt(fmt.Sprintf(`.ProseMirror [data-block-id=%q]`, id), true)
+}
+
+// caretAt puts the caret at the start or the end of the element sel
+// finds, through the editor (as a click there would), so that the next
+// input lands there whatever the editor does with the page's selection
+// when it gains focus.
+func caretAt(sel string, end bool) step {
 	return eval(fmt.Sprintf(`(() => {
-		const el = document.querySelector('.ProseMirror [data-block-id=%q]');
-		el.closest('.ProseMirror').focus();
-		const r = document.createRange(); r.selectNodeContents(el); r.collapse(false);
-		const s = getSelection(); s.removeAllRanges(); s.addRange(r);
-		window.folioEditor.view.editor.view.domObserver.flush();
-		return true; })()`, id))
+		const el = document.querySelector(%q);
+		const ed = window.folioEditor.view.editor;
+		const pos = ed.view.posAtDOM(el, %t ? el.childNodes.length : 0);
+		ed.commands.setTextSelection(pos);
+		ed.view.focus(); // now, not on the next animation frame, which a background tab never gets
+		return ed.state.selection.from === pos && ed.view.hasFocus(); })()`, sel, end))
 }
 
 // insertText types text at the caret as one input (Input.insertText).

@@ -178,13 +178,7 @@ func TestTwoTabsSameParagraphMerge(t *testing.T) {
 	doc := d.newDoc("Same paragraph", [2]string{"p1", "Middle."})
 	a := openDoc(t, d, doc)
 	b := openDoc(t, d, doc)
-	caretAtStart := eval(`(() => {
-		const el = document.querySelector('.ProseMirror [data-block-id="p1"]');
-		el.closest('.ProseMirror').focus();
-		const r = document.createRange(); r.selectNodeContents(el); r.collapse(true);
-		const s = getSelection(); s.removeAllRanges(); s.addRange(r);
-		window.folioEditor.view.editor.view.domObserver.flush();
-		return true; })()`)
+	caretAtStart := caretAt(`.ProseMirror [data-block-id="p1"]`, false)
 	// Both hold their saves until both have typed: the saves then carry
 	// the same baseSeq.
 	must(t, a, eval(`window.folioEditor.sync.held = true`), caretAtStart, insertText("Start: "))
