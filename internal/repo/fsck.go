@@ -70,7 +70,7 @@ func (r *Repo) Fsck(ctx context.Context, o FsckOptions) (FsckReport, error) {
 		if err == nil {
 			break
 		}
-		if !isCorruption(err) {
+		if !kv.IsCorruption(err) {
 			return rep, err
 		}
 		// A damaged table file: say so (once per distinct error), and go
@@ -99,7 +99,7 @@ func (r *Repo) Fsck(ctx context.Context, o FsckOptions) (FsckReport, error) {
 	// Documents.
 	docs, err := r.ListDocs(ctx, "")
 	if err != nil {
-		if !isCorruption(err) {
+		if !kv.IsCorruption(err) {
 			return rep, err
 		}
 		add("", "", "the document records are damaged: %v", err)
@@ -206,10 +206,6 @@ func (r *Repo) fsckObjects(ctx context.Context, snap *kv.Snapshot, lower []byte,
 	}
 	return last, it.Close()
 }
-
-// isCorruption reports whether err is the storage engine's report of a
-// damaged file (a checksum mismatch, a truncated table).
-func isCorruption(err error) bool { return kv.IsCorruption(err) }
 
 // skipPast is the first key to try after a damaged block that holds the
 // keys after last (nil: from the first key of prefix p): last with its
