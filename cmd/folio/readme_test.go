@@ -427,7 +427,8 @@ func newReadmeExpectations() *readmeExpectations {
 	}
 	return &readmeExpectations{list: []readmeExpectation{
 		e(`^folio doc new .*--id notes`, `\bnotes\b`),
-		e(`^folio doc save notes --from notes\.md .*--checkpoint`, `\bv1\.r1\b`),
+		e(`^folio status notes\b`, `(?s)\bv1\.r0\b.*modified paragraph b2\b`),
+		e(`^folio checkpoint notes -m `, `sealed notes as v1\.r1\b`),
 		e(`^folio doc save notes --from draft\.md .*--checkpoint`, `\bv2\.r2\b`),
 		e(`^folio log notes\b`, `(?s)\bv1\.r1\b.*\bv1\.r0\b`),
 		e(`^folio show notes@v1\.r1 --format json`, `^\{"schemaVersion":1,"blocks":\[\{"id":"b1","type":"heading"`),
