@@ -194,22 +194,15 @@ func diff(a, b []char, side int) []hunk {
 		slide(a, out)
 		return out
 	}
-	// L[i][j] is the length of the LCS of am[i:] and bm[j:]; it never
-	// exceeds min(n, m) <= 2048, so uint16 holds it.
-	w := m + 1
-	L := make([]uint16, (n+1)*w)
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			switch {
-			case am[i] == bm[j]:
-				L[i*w+j] = L[(i+1)*w+j+1] + 1
-			case L[(i+1)*w+j] >= L[i*w+j+1]:
-				L[i*w+j] = L[(i+1)*w+j]
-			default:
-				L[i*w+j] = L[i*w+j+1]
-			}
-		}
-	}
+	out := walk(lcsOf(am, bm), am, bm, p, side)
+	slide(a, out)
+	return out
+}
+
+// walk turns the table of the middles am and bm (which start at p in
+// base) into hunks.
+func walk(t *lcs, am, bm []char, p, side int) []hunk {
+	n, m, at := len(am), len(bm), t.at
 	var out []hunk
 	var cur *hunk
 	i, j := 0, 0
@@ -217,7 +210,6 @@ func diff(a, b []char, side int) []hunk {
 	// else keeps an equal character, else deletes. Edits so stay whole:
 	// a word typed before an equal letter is one insertion, and a word
 	// deleted after equal letters one deletion, not pieces around them.
-	at := func(i, j int) uint16 { return L[i*w+j] }
 	for i < n || j < m {
 		ins := j < m && at(i, j+1) == at(i, j)
 		keep := !ins && i < n && j < m && am[i] == bm[j]
@@ -240,8 +232,116 @@ func diff(a, b []char, side int) []hunk {
 			j++
 		}
 	}
-	slide(a, out)
 	return out
+}
+
+// lcs holds L(i, j), the length of the longest common subsequence of
+// a[i:] and b[j:], for the cells the walk of diff can ask about: every
+// cell when w is 0, else only the diagonals |j-i| <= w (a band), where a
+// cell outside reads 0. The walk asks only about cells on an optimal
+// path and their right neighbours; a path with D insertions and
+// deletions never leaves the diagonals |j-i| <= D, so with w >= D those
+// cells read their exact value and any other cell at most its own, which
+// leaves every decision of the walk as the full table makes it.
+type lcs struct {
+	n, m, w int
+	L       []uint16
+}
+
+func (t *lcs) at(i, j int) uint16 {
+	if i >= t.n || j >= t.m {
+		return 0
+	}
+	if t.w == 0 {
+		return t.L[i*(t.m+1)+j]
+	}
+	k := j - i + t.w
+	if k < 0 || k > 2*t.w {
+		return 0
+	}
+	return t.L[i*(2*t.w+1)+k]
+}
+
+// lcsOf computes the table for the changed middles a and b (both
+// non-empty). It tries a band as wide as the lengths' difference (at
+// least 32 diagonals): when the band's LCS implies no more than w
+// insertions and deletions it is exact; else the implied count, an upper
+// bound of the true one, is the width of a second and final try. The full
+// table is used when a band would be as wide as it.
+func lcsOf(a, b []char) *lcs {
+	n, m := len(a), len(b)
+	w := max(n-m, m-n, 32)
+	for {
+		if 2*w+1 >= m+1 {
+			return lcsFull(a, b)
+		}
+		t := lcsBand(a, b, w)
+		d := n + m - 2*int(t.at(0, 0))
+		if d <= w {
+			return t
+		}
+		w = d
+	}
+}
+
+// lcsFull is the whole table, in uint16: L never exceeds min(n, m),
+// which MaxCells keeps below 2048.
+func lcsFull(a, b []char) *lcs {
+	n, m := len(a), len(b)
+	w := m + 1
+	L := make([]uint16, (n+1)*w)
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			switch {
+			case a[i] == b[j]:
+				L[i*w+j] = L[(i+1)*w+j+1] + 1
+			case L[(i+1)*w+j] >= L[i*w+j+1]:
+				L[i*w+j] = L[(i+1)*w+j]
+			default:
+				L[i*w+j] = L[i*w+j+1]
+			}
+		}
+	}
+	return &lcs{n: n, m: m, L: L}
+}
+
+// lcsBand is the table on the diagonals |j-i| <= w, each cell computed
+// from its neighbours as lcsFull does, a neighbour outside the band
+// reading 0.
+func lcsBand(a, b []char, w int) *lcs {
+	n, m := len(a), len(b)
+	cols := 2*w + 1
+	t := &lcs{n: n, m: m, w: w, L: make([]uint16, n*cols)}
+	for i := n - 1; i >= 0; i-- {
+		// Cell (i, j) is row[k] with k = j-i+w; (i+1, j+1) is next[k],
+		// (i+1, j) next[k-1] and (i, j+1) row[k+1].
+		row := t.L[i*cols : (i+1)*cols]
+		var next []uint16
+		if i+1 < n {
+			next = t.L[(i+1)*cols : (i+2)*cols]
+		}
+		for j := min(m-1, i+w); j >= max(0, i-w); j-- {
+			k := j - i + w
+			var diag, down, right uint16
+			if next != nil {
+				if j+1 < m {
+					diag = next[k]
+				}
+				if k > 0 {
+					down = next[k-1]
+				}
+			}
+			if j+1 < m && k+1 < cols {
+				right = row[k+1]
+			}
+			if a[i] == b[j] {
+				row[k] = diag + 1
+			} else {
+				row[k] = max(down, right)
+			}
+		}
+	}
+	return t
 }
 
 // slide places each pure insertion or deletion at the leftmost place that

@@ -425,15 +425,28 @@ func BenchmarkParagraph(b *testing.B) {
 	ours := []flowdoc.Run{{Text: "Start " + string(text[:1000])}, base[1], base[2]}
 	theirs := []flowdoc.Run{base[0], base[1], {Text: string(text[1200:]) + " end."}}
 	mid := []flowdoc.Run{{Text: string(text[:500]) + "typed here" + string(text[510:1000])}, base[1], base[2]}
+	// spread: nine words typed across the paragraph by other editors
+	// (what a same-block editor's base lags behind), one at its end.
+	var typed []rune
+	for k, r := range text {
+		if k > 0 && k%200 == 0 {
+			typed = append(typed, []rune(fmt.Sprintf("typed%d ", k/200))...)
+		}
+		typed = append(typed, r)
+	}
+	spread := []flowdoc.Run{{Text: string(typed)}}
+	plain := []flowdoc.Run{{Text: string(text)}}
+	plainEnd := []flowdoc.Run{{Text: string(text) + " end."}}
 	for _, c := range []struct {
 		name         string
 		ours, theirs []flowdoc.Run
-	}{{"start-end", ours, theirs}, {"middle-end", mid, theirs}} {
+		base         []flowdoc.Run
+	}{{"start-end", ours, theirs, base}, {"middle-end", mid, theirs, base}, {"spread-end", spread, plainEnd, plain}} {
 		b.Run(c.name, func(b *testing.B) {
 			var ds []time.Duration
 			for b.Loop() {
 				t0 := time.Now()
-				if _, err := Runs(base, c.ours, c.theirs); err != nil {
+				if _, err := Runs(c.base, c.ours, c.theirs); err != nil {
 					b.Fatal(err)
 				}
 				ds = append(ds, time.Since(t0))
@@ -442,5 +455,48 @@ func BenchmarkParagraph(b *testing.B) {
 			b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), "p50-µs")
 			b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds()), "p99-µs")
 		})
+	}
+}
+
+// TestBandedTableWalksAsTheFullOne: the banded table gives every diff the
+// walk over the full table gives, on edits of every size over a small
+// alphabet (many equal characters, so many ties between alignments).
+func TestBandedTableWalksAsTheFullOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	banded := 0
+	for iter := 0; iter < 4000; iter++ {
+		alpha := 2 + rng.IntN(4)
+		a := make([]char, 1+rng.IntN(300))
+		for i := range a {
+			a[i] = char{r: rune('a' + rng.IntN(alpha)), fmt: int32(rng.IntN(2))}
+		}
+		b := slices.Clone(a)
+		for e := rng.IntN(1 + rng.IntN(60)); e >= 0 && len(b) > 0; e-- {
+			at := rng.IntN(len(b))
+			switch rng.IntN(3) {
+			case 0:
+				b = slices.Delete(b, at, min(len(b), at+1+rng.IntN(4)))
+			default:
+				ins := make([]char, 1+rng.IntN(6))
+				for i := range ins {
+					ins[i] = char{r: rune('a' + rng.IntN(alpha))}
+				}
+				b = slices.Insert(b, at, ins...)
+			}
+		}
+		if len(b) == 0 {
+			continue
+		}
+		got := lcsOf(a, b)
+		if got.w > 0 {
+			banded++
+		}
+		want := walk(lcsFull(a, b), a, b, 0, 0)
+		if have := walk(got, a, b, 0, 0); !slices.EqualFunc(have, want, hunk.equal) {
+			t.Fatalf("iteration %d: banded walk %v, full walk %v", iter, have, want)
+		}
+	}
+	if banded < 1000 {
+		t.Fatalf("only %d of the diffs used a band: the test does not test it", banded)
 	}
 }

@@ -122,6 +122,66 @@ function slide(a, hs) {
   }
 }
 
+// lcsOf returns at(i, j), the length of the longest common subsequence
+// of a[i:] and b[j:], as the walk of diff needs it: from a band of the
+// diagonals |j-i| <= w when that is exact (the band's LCS implies at most
+// w insertions and deletions; a path with D of them never leaves the
+// diagonals |j-i| <= D, and a cell outside the band reads 0, so every
+// decision of the walk is the full table's), else from the full table.
+// The same function as lcsOf in flowdoc/merge.
+export function lcsOf(a, b) {
+  const n = a.length;
+  const m = b.length;
+  let w = Math.max(n - m, m - n, 32);
+  for (;;) {
+    if (2 * w + 1 >= m + 1) return lcsFull(a, b);
+    const at = lcsBand(a, b, w);
+    const d = n + m - 2 * at(0, 0);
+    if (d <= w) return at;
+    w = d;
+  }
+}
+
+export function lcsFull(a, b) {
+  const n = a.length;
+  const m = b.length;
+  const w = m + 1;
+  const L = new Uint16Array((n + 1) * w);
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) {
+      if (eq(a[i], b[j])) L[i * w + j] = L[(i + 1) * w + j + 1] + 1;
+      else L[i * w + j] = Math.max(L[(i + 1) * w + j], L[i * w + j + 1]);
+    }
+  }
+  return (i, j) => L[i * w + j];
+}
+
+function lcsBand(a, b, w) {
+  const n = a.length;
+  const m = b.length;
+  const cols = 2 * w + 1;
+  const L = new Uint16Array(n * cols);
+  for (let i = n - 1; i >= 0; i--) {
+    const row = i * cols;
+    const next = i + 1 < n ? row + cols : -1;
+    for (let j = Math.min(m - 1, i + w); j >= Math.max(0, i - w); j--) {
+      const k = j - i + w;
+      if (eq(a[i], b[j])) {
+        L[row + k] = (next >= 0 && j + 1 < m ? L[next + k] : 0) + 1;
+      } else {
+        const down = next >= 0 && k > 0 ? L[next + k - 1] : 0;
+        const right = j + 1 < m && k + 1 < cols ? L[row + k + 1] : 0;
+        L[row + k] = Math.max(down, right);
+      }
+    }
+  }
+  return (i, j) => {
+    if (i >= n || j >= m) return 0;
+    const k = j - i + w;
+    return k < 0 || k >= cols ? 0 : L[i * cols + k];
+  };
+}
+
 function diff(a, b, side) {
   let p = 0;
   while (p < a.length && p < b.length && eq(a[p], b[p])) p++;
@@ -137,15 +197,7 @@ function diff(a, b, side) {
     slide(a, out);
     return out;
   }
-  const w = m + 1;
-  const L = new Uint16Array((n + 1) * w);
-  for (let i = n - 1; i >= 0; i--) {
-    for (let j = m - 1; j >= 0; j--) {
-      if (eq(am[i], bm[j])) L[i * w + j] = L[(i + 1) * w + j + 1] + 1;
-      else L[i * w + j] = Math.max(L[(i + 1) * w + j], L[i * w + j + 1]);
-    }
-  }
-  const at = (i, j) => L[i * w + j];
+  const at = lcsOf(am, bm);
   const out = [];
   let cur = null;
   let i = 0;
