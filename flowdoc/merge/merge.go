@@ -194,15 +194,21 @@ func diff(a, b []char, side int) []hunk {
 		slide(a, out)
 		return out
 	}
-	out := walk(lcsOf(am, bm), am, bm, p, side)
+	var t table
+	if e := editsOf(am, bm, maxEdits); e != nil {
+		t = e
+	} else {
+		t = lcsOf(am, bm)
+	}
+	out := walk(t, am, bm, p, side)
 	slide(a, out)
 	return out
 }
 
 // walk turns the table of the middles am and bm (which start at p in
 // base) into hunks.
-func walk(t *lcs, am, bm []char, p, side int) []hunk {
-	n, m, at := len(am), len(bm), t.at
+func walk(t table, am, bm []char, p, side int) []hunk {
+	n, m := len(am), len(bm)
 	var out []hunk
 	var cur *hunk
 	i, j := 0, 0
@@ -211,7 +217,7 @@ func walk(t *lcs, am, bm []char, p, side int) []hunk {
 	// a word typed before an equal letter is one insertion, and a word
 	// deleted after equal letters one deletion, not pieces around them.
 	for i < n || j < m {
-		ins := j < m && at(i, j+1) == at(i, j)
+		ins := j < m && t.insertKeeps(i, j)
 		keep := !ins && i < n && j < m && am[i] == bm[j]
 		del := !ins && !keep
 		if keep {
@@ -234,6 +240,112 @@ func walk(t *lcs, am, bm []char, p, side int) []hunk {
 	}
 	return out
 }
+
+// table answers the walk's one question about L(i, j), the length of the
+// longest common subsequence of am[i:] and bm[j:]: whether L(i, j+1) =
+// L(i, j), that is whether inserting bm[j] keeps an optimal path. The
+// walk asks it only at cells on an optimal path.
+type table interface {
+	insertKeeps(i, j int) bool
+}
+
+// maxEdits bounds the edits table: a diff of more insertions and
+// deletions uses lcsOf's band or full table instead.
+const maxEdits = 256
+
+// edits answers from the distances to the end: D(i, j), the fewest
+// insertions and deletions that turn am[i:] into bm[j:], is
+// (n-i)+(m-j)-2·L(i, j), so L(i, j+1) = L(i, j) exactly when D(i, j+1) =
+// D(i, j)-1. The distances come from Myers' greedy algorithm run from the
+// end: v[d] holds, for each diagonal k = (n-i)-(m-j), the farthest point
+// from the end (the largest n-i) reachable with d edits. On a diagonal
+// D never grows towards the end (D(i+1, j+1) <= D(i, j)), so D(i, j) is
+// the least d whose v[d] reaches n-i on the cell's diagonal. It costs
+// O(n+m+E²) for a diff of E edits, against the band's O((n+m)·E).
+type edits struct {
+	n, m int
+	v    [][]int // v[d][k+d], k = -d, -d+2, ..., d; -1 when unreachable
+}
+
+// editsOf runs the search up to limit edits; nil when the diff needs more.
+func editsOf(a, b []char, limit int) *edits {
+	n, m := len(a), len(b)
+	e := &edits{n: n, m: m}
+	// x counts characters of a consumed from its end, y of b: the cell
+	// (i, j) = (n-x, m-y), and the diagonal k = x-y.
+	prev := []int{}
+	for d := 0; d <= limit; d++ {
+		cur := make([]int, 2*d+1)
+		for k := -d; k <= d; k += 2 {
+			// From diagonal k+1 (one more of b consumed: an insertion) or
+			// k-1 (one more of a: a deletion), the farther. Past the grid
+			// it stops at the diagonal's last cell, which the nearer cells
+			// of the diagonal it came from reach with one edit too.
+			x := 0
+			if d > 0 {
+				x = -1
+				if k+1 <= d-1 {
+					x = prev[k+1+d-1]
+				}
+				if k-1 >= -(d-1) && prev[k-1+d-1] >= 0 {
+					x = max(x, prev[k-1+d-1]+1)
+				}
+				if last := min(n, m+k); x > last {
+					x = last
+				}
+			}
+			if x >= 0 && x >= k {
+				for y := x - k; x < n && y < m && a[n-1-x] == b[m-1-y]; y++ {
+					x++
+				}
+			} else {
+				x = -1
+			}
+			cur[k+d] = x
+		}
+		e.v = append(e.v, cur)
+		if k := n - m; k >= -d && k <= d && (k+d)%2 == 0 && cur[k+d] == n {
+			return e // reached (0, 0): D(0, 0) = d
+		}
+		prev = cur
+	}
+	return nil
+}
+
+// dist is D(i, j), or a number above every computed distance when it is
+// larger than those.
+func (e *edits) dist(i, j int) int {
+	x, y := e.n-i, e.m-j
+	k := x - y
+	lo := max(k, -k)
+	last := len(e.v) - 1
+	if lo > last {
+		return last + 1
+	}
+	// The least d >= lo of k's parity with v[d][k+d] >= x; v[d] on a
+	// diagonal never decreases with d.
+	if (last-lo)%2 != 0 {
+		last--
+	}
+	if e.v[last][k+last] < x {
+		return len(e.v)
+	}
+	for lo < last {
+		mid := lo + (last-lo)/4*2
+		if e.v[mid][k+mid] >= x {
+			last = mid
+		} else {
+			lo = mid + 2
+		}
+	}
+	return lo
+}
+
+func (e *edits) insertKeeps(i, j int) bool {
+	return e.dist(i, j+1) == e.dist(i, j)-1
+}
+
+func (t *lcs) insertKeeps(i, j int) bool { return t.at(i, j+1) == t.at(i, j) }
 
 // lcs holds L(i, j), the length of the longest common subsequence of
 // a[i:] and b[j:], for the cells the walk of diff can ask about: every

@@ -458,12 +458,12 @@ func BenchmarkParagraph(b *testing.B) {
 	}
 }
 
-// TestBandedTableWalksAsTheFullOne: the banded table gives every diff the
-// walk over the full table gives, on edits of every size over a small
+// TestBandedTableWalksAsTheFullOne: the banded table and the edits table
+// give every diff the walk over the full table gives, on edits of every size over a small
 // alphabet (many equal characters, so many ties between alignments).
 func TestBandedTableWalksAsTheFullOne(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
-	banded := 0
+	banded, searched := 0, 0
 	for iter := 0; iter < 4000; iter++ {
 		alpha := 2 + rng.IntN(4)
 		a := make([]char, 1+rng.IntN(300))
@@ -495,8 +495,14 @@ func TestBandedTableWalksAsTheFullOne(t *testing.T) {
 		if have := walk(got, a, b, 0, 0); !slices.EqualFunc(have, want, hunk.equal) {
 			t.Fatalf("iteration %d: banded walk %v, full walk %v", iter, have, want)
 		}
+		if e := editsOf(a, b, maxEdits); e != nil {
+			searched++
+			if have := walk(e, a, b, 0, 0); !slices.EqualFunc(have, want, hunk.equal) {
+				t.Fatalf("iteration %d: edits walk %v, full walk %v", iter, have, want)
+			}
+		}
 	}
-	if banded < 1000 {
-		t.Fatalf("only %d of the diffs used a band: the test does not test it", banded)
+	if banded < 1000 || searched < 1000 {
+		t.Fatalf("only %d of the diffs used a band and %d the edits table: the test does not test them", banded, searched)
 	}
 }
