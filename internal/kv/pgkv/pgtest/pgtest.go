@@ -21,6 +21,8 @@ import (
 type Cluster struct {
 	dir  string // socket directory and parent of the data directory
 	port int
+	bin  string
+	cred *syscall.Credential // nil: the current user
 	n    atomic.Int64
 }
 
@@ -56,29 +58,50 @@ func Start(tb testing.TB) *Cluster {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
-	cred := asUser(tb, dir)
-	run := func(name string, args ...string) {
-		tb.Helper()
-		cmd := exec.Command(filepath.Join(bin, name), args...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			tb.Fatalf("pgtest: %s %q: %v\n%s", name, args, err, out)
-		}
+	c := &Cluster{dir: dir, port: freePort(tb), bin: bin, cred: asUser(tb, dir)}
+	if err := c.run("initdb", "-D", c.data(), "-U", "folio", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"); err != nil {
+		tb.Fatal(err)
 	}
-	data := filepath.Join(dir, "data")
-	run("initdb", "-D", data, "-U", "folio", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
-	c := &Cluster{dir: dir, port: freePort(tb)}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses='' -c fsync=on -c synchronous_commit=on", c.port, dir)
-	run("pg_ctl", "start", "-w", "-t", "60", "-D", data, "-l", filepath.Join(dir, "log"), "-o", opts)
+	if err := c.start(); err != nil {
+		tb.Fatal(err)
+	}
 	tb.Cleanup(func() {
-		cmd := exec.Command(filepath.Join(bin, "pg_ctl"), "stop", "-m", "immediate", "-w", "-D", data)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			tb.Errorf("pgtest: pg_ctl stop: %v\n%s", err, out)
+		if err := c.run("pg_ctl", "stop", "-m", "immediate", "-w", "-D", c.data()); err != nil {
+			tb.Error(err)
 		}
 	})
 	return c
+}
+
+func (c *Cluster) data() string { return filepath.Join(c.dir, "data") }
+
+func (c *Cluster) start() error {
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses='' -c fsync=on -c synchronous_commit=on", c.port, c.dir)
+	return c.run("pg_ctl", "start", "-w", "-t", "60", "-D", c.data(), "-l", filepath.Join(c.dir, "log"), "-o", opts)
+}
+
+// run runs one of the server's programs as the cluster's owner.
+func (c *Cluster) run(name string, args ...string) error {
+	cmd := exec.Command(filepath.Join(c.bin, name), args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	cmd.Dir = c.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("pgtest: %s %q: %v\n%s", name, args, err, out)
+	}
+	return nil
+}
+
+// Crash stops the server as a power cut would look to it (pg_ctl stop
+// -m immediate: no checkpoint, no clean shutdown; the next start replays
+// the WAL) and starts it again.
+func (c *Cluster) Crash(tb testing.TB) {
+	tb.Helper()
+	if err := c.run("pg_ctl", "stop", "-m", "immediate", "-w", "-D", c.data()); err != nil {
+		tb.Fatal(err)
+	}
+	if err := c.start(); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // asUser makes dir usable by the cluster's owner and returns the
