@@ -16,6 +16,8 @@ import (
 // checks: byte-order keys, atomic batches, read-your-writes transactions,
 // named locks held across processes, frozen snapshots, durability on Sync.
 type Engine interface {
+	// Get returns the latest committed value at key, or ErrNotFound.
+	Get(key []byte) ([]byte, error)
 	// Apply commits writes atomically, in order; with sync it returns
 	// only once they are durable.
 	Apply(w []Write, sync bool) error

@@ -433,12 +433,7 @@ func (db *DB) Dir() string { return db.dir }
 // Get implements Reader: the latest committed value at key.
 func (db *DB) Get(key []byte) ([]byte, error) {
 	if db.e != nil {
-		s, err := db.e.Snapshot()
-		if err != nil {
-			return nil, fmt.Errorf("kv: get: %w", err)
-		}
-		defer s.Close()
-		return s.Get(key)
+		return db.e.Get(key)
 	}
 	return get(db.p, key)
 }

@@ -173,7 +173,7 @@ func nonNil(v []byte) []byte {
 	return v
 }
 
-// querier is what reads run on: a transaction.
+// querier is what reads run on: the pool or a transaction.
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
@@ -232,6 +232,9 @@ func scan(q querier, lo, hi []byte, reverse bool, limit int) ([]kv.Pair, error) 
 	}
 	return out, nil
 }
+
+// Get implements kv.Engine: one statement, outside any transaction.
+func (e *Engine) Get(key []byte) ([]byte, error) { return get(e.pool, key) }
 
 // Snapshot implements kv.Engine: a REPEATABLE READ, READ ONLY
 // transaction whose snapshot is taken now (by its first statement).
