@@ -57,7 +57,22 @@ func newIter(r pebble.Reader, o *IterOptions) (*Iter, error) {
 // whether it stands on a key. Key and Value are valid until the next move;
 // keep a copy (bytes.Clone) to hold them longer. An Iter is not safe for
 // concurrent use; Close it (its error is the iteration's).
-type Iter struct{ it *pebble.Iterator }
+type Iter struct{ it iterator }
+
+// iterator is what an Iter walks: a Pebble iterator or an engine's.
+type iterator interface {
+	First() bool
+	Last() bool
+	Next() bool
+	Prev() bool
+	SeekGE(key []byte) bool
+	SeekLT(key []byte) bool
+	Valid() bool
+	Key() []byte
+	Value() []byte
+	Error() error
+	Close() error
+}
 
 // First moves to the first key.
 func (i *Iter) First() bool { return i.it.First() }
@@ -94,21 +109,54 @@ func (i *Iter) Close() error { return i.it.Close() }
 
 // Snapshot is one frozen state of the store, for reads that must agree
 // with each other (fsck, a rebuild, a collection's mark). Close it.
-type Snapshot struct{ s *pebble.Snapshot }
+type Snapshot struct {
+	s *pebble.Snapshot
+	e EngineReader // on an Engine
+}
 
-// NewSnapshot freezes the store's current state.
-func (db *DB) NewSnapshot() *Snapshot { return &Snapshot{s: db.p.NewSnapshot()} }
+// NewSnapshot freezes the store's current state. On an Engine a snapshot
+// that cannot be taken fails its reads.
+func (db *DB) NewSnapshot() *Snapshot {
+	if db.e != nil {
+		r, err := db.e.Snapshot()
+		if err != nil {
+			r = errReader{fmt.Errorf("kv: snapshot: %w", err)}
+		}
+		return &Snapshot{e: r}
+	}
+	return &Snapshot{s: db.p.NewSnapshot()}
+}
 
 // Get implements Reader.
-func (s *Snapshot) Get(key []byte) ([]byte, error) { return get(s.s, key) }
+func (s *Snapshot) Get(key []byte) ([]byte, error) {
+	if s.e != nil {
+		return s.e.Get(key)
+	}
+	return get(s.s, key)
+}
 
 // NewIter implements Reader.
-func (s *Snapshot) NewIter(o *IterOptions) (*Iter, error) { return newIter(s.s, o) }
+func (s *Snapshot) NewIter(o *IterOptions) (*Iter, error) {
+	if s.e != nil {
+		return newEngineIter(s.e, false, o), nil
+	}
+	return newIter(s.s, o)
+}
 
-func (s *Snapshot) pebble() pebble.Reader { return s.s }
+func (s *Snapshot) pebble() pebble.Reader {
+	if s.e != nil {
+		return nil
+	}
+	return s.s
+}
 
 // Close releases the snapshot.
-func (s *Snapshot) Close() error { return s.s.Close() }
+func (s *Snapshot) Close() error {
+	if s.e != nil {
+		return s.e.Close()
+	}
+	return s.s.Close()
+}
 
 // Batch is a set of writes committed atomically: all of them or none.
 // Nothing is visible to others before Commit (or DB.Apply) returns nil;
@@ -123,46 +171,100 @@ func (s *Snapshot) Close() error { return s.s.Close() }
 type Batch struct {
 	db     *DB
 	b      *pebble.Batch
-	unlock func() // releases the locks taken by Lock; nil when none are held
+	unlock func()       // releases the locks taken by Lock; nil when none are held
+	eb     *engineBatch // on an Engine (b is nil)
 }
 
 // ErrNotIndexed is returned by the reads of a batch made by NewBatch.
 var ErrNotIndexed = errors.New("kv: read of a write-only batch (use NewIndexedBatch)")
 
 // NewBatch returns an empty write-only batch.
-func (db *DB) NewBatch() *Batch { return &Batch{db: db, b: db.p.NewBatch()} }
+func (db *DB) NewBatch() *Batch {
+	if db.e != nil {
+		return &Batch{db: db, eb: &engineBatch{}}
+	}
+	return &Batch{db: db, b: db.p.NewBatch()}
+}
 
-// NewIndexedBatch returns an empty batch that reads its own writes.
-func (db *DB) NewIndexedBatch() *Batch { return &Batch{db: db, b: db.p.NewIndexedBatch()} }
+// NewIndexedBatch returns an empty batch that reads its own writes. On an
+// Engine it is a transaction, begun at its first read or Lock.
+func (db *DB) NewIndexedBatch() *Batch {
+	if db.e != nil {
+		return &Batch{db: db, eb: &engineBatch{indexed: true}}
+	}
+	return &Batch{db: db, b: db.p.NewIndexedBatch()}
+}
 
 // Set writes value at key.
-func (b *Batch) Set(key, value []byte) error { return b.b.Set(key, value, nil) }
+func (b *Batch) Set(key, value []byte) error {
+	if b.eb != nil {
+		return b.engineWrite(Write{OpSet, key, value})
+	}
+	return b.b.Set(key, value, nil)
+}
 
 // Delete removes key.
-func (b *Batch) Delete(key []byte) error { return b.b.Delete(key, nil) }
+func (b *Batch) Delete(key []byte) error {
+	if b.eb != nil {
+		return b.engineWrite(Write{OpDelete, key, nil})
+	}
+	return b.b.Delete(key, nil)
+}
 
 // DeleteRange removes every key in [start, end).
-func (b *Batch) DeleteRange(start, end []byte) error { return b.b.DeleteRange(start, end, nil) }
+func (b *Batch) DeleteRange(start, end []byte) error {
+	if b.eb != nil {
+		return b.engineWrite(Write{OpDeleteRange, start, end})
+	}
+	return b.b.DeleteRange(start, end, nil)
+}
 
 // Commit applies the batch through the store's health gate; see DB.Apply
 // for what a nil answer promises and the errors.
 func (b *Batch) Commit(m WriteMode) error { return b.db.Apply(b, m) }
 
 // Count is the number of writes in the batch.
-func (b *Batch) Count() uint32 { return b.b.Count() }
+func (b *Batch) Count() uint32 {
+	if b.eb != nil {
+		return uint32(len(b.eb.writes))
+	}
+	return b.b.Count()
+}
 
 // Len is the batch's encoded size in bytes (what ApplyReserved bounds).
-func (b *Batch) Len() int { return b.b.Len() }
+func (b *Batch) Len() int {
+	if b.eb != nil {
+		return b.eb.size
+	}
+	return b.b.Len()
+}
 
 // Empty reports whether the batch holds no writes.
-func (b *Batch) Empty() bool { return b.b.Empty() }
+func (b *Batch) Empty() bool { return b.Count() == 0 }
 
-// Reset empties the batch for reuse.
-func (b *Batch) Reset() { b.b.Reset() }
+// Reset empties the batch for reuse (on an Engine, rolling back its
+// transaction and releasing its locks).
+func (b *Batch) Reset() {
+	if b.eb != nil {
+		if b.eb.txn != nil {
+			b.eb.txn.Close()
+		}
+		*b.eb = engineBatch{indexed: b.eb.indexed}
+		return
+	}
+	b.b.Reset()
+}
 
 // Close releases the batch and the locks it holds.
 func (b *Batch) Close() error {
 	b.release()
+	if b.eb != nil {
+		if t := b.eb.txn; t != nil {
+			b.eb.txn = nil
+			return t.Close()
+		}
+		return nil
+	}
 	return b.b.Close()
 }
 
@@ -178,6 +280,17 @@ func (b *Batch) Close() error {
 func (b *Batch) Lock(names ...string) error {
 	if b.unlock != nil {
 		return ErrLocksHeld
+	}
+	if b.eb != nil {
+		t, err := b.engineTxn()
+		if err != nil {
+			return err
+		}
+		if err := t.Lock(names); err != nil {
+			return err
+		}
+		b.unlock = func() {} // the transaction's end releases them
+		return nil
 	}
 	b.unlock = b.db.locks.lock(names)
 	return nil
@@ -195,6 +308,16 @@ func (b *Batch) release() {
 
 // Get implements Reader for an indexed batch.
 func (b *Batch) Get(key []byte) ([]byte, error) {
+	if b.eb != nil {
+		if !b.eb.indexed {
+			return nil, ErrNotIndexed
+		}
+		t, err := b.engineTxn()
+		if err != nil {
+			return nil, err
+		}
+		return t.Get(key)
+	}
 	if !b.b.Indexed() {
 		return nil, ErrNotIndexed
 	}
@@ -203,6 +326,16 @@ func (b *Batch) Get(key []byte) ([]byte, error) {
 
 // NewIter implements Reader for an indexed batch.
 func (b *Batch) NewIter(o *IterOptions) (*Iter, error) {
+	if b.eb != nil {
+		if !b.eb.indexed {
+			return nil, ErrNotIndexed
+		}
+		t, err := b.engineTxn()
+		if err != nil {
+			return nil, err
+		}
+		return newEngineIter(t, false, o), nil
+	}
 	if !b.b.Indexed() {
 		return nil, ErrNotIndexed
 	}
@@ -210,6 +343,9 @@ func (b *Batch) NewIter(o *IterOptions) (*Iter, error) {
 }
 
 func (b *Batch) pebble() pebble.Reader {
+	if b.eb != nil {
+		return nil
+	}
 	if !b.b.Indexed() {
 		return notIndexed{}
 	}
@@ -230,6 +366,12 @@ const (
 // (a write-only batch can be read this way). key and value are valid only
 // during the call.
 func (b *Batch) Each(fn func(op Op, key, value []byte)) error {
+	if b.eb != nil {
+		for _, w := range b.eb.writes {
+			fn(w.Op, w.Key, w.Value)
+		}
+		return nil
+	}
 	r := b.b.Reader()
 	for {
 		kind, k, v, ok, err := r.Next()

@@ -15,7 +15,10 @@
 // rest of Folio reads and writes through kv types, and this package holds
 // the engine behind them (Options.Engine: EnginePebble on disk, the
 // default; EngineMemory, the same Pebble on an in-memory filesystem, for
-// tests).
+// tests). An engine outside this package plugs in as an Engine through
+// OpenEngine (package pgkv: PostgreSQL); on such a store the health gate,
+// the collector's write pass and the outbox sequence are still
+// in-process only.
 //
 //	DB        the open store; a Reader of the latest committed state
 //	Batch     writes committed atomically: Set, Delete, DeleteRange, then

@@ -240,6 +240,7 @@ type DB struct {
 	closer io.Closer // stops the disk health checker
 	outbox outboxSeq
 	locks  lockTable
+	e      Engine // set by OpenEngine; p and h are nil then
 }
 
 // WriteMode says whether Apply waits for the write-ahead log to be synced.
@@ -430,15 +431,35 @@ func SyncDir(dir string) error {
 func (db *DB) Dir() string { return db.dir }
 
 // Get implements Reader: the latest committed value at key.
-func (db *DB) Get(key []byte) ([]byte, error) { return get(db.p, key) }
+func (db *DB) Get(key []byte) ([]byte, error) {
+	if db.e != nil {
+		return db.e.Get(key)
+	}
+	return get(db.p, key)
+}
 
-// NewIter implements Reader over the latest committed state.
-func (db *DB) NewIter(o *IterOptions) (*Iter, error) { return newIter(db.p, o) }
+// NewIter implements Reader over the latest committed state (on an
+// Engine, a snapshot held until the iterator is closed).
+func (db *DB) NewIter(o *IterOptions) (*Iter, error) {
+	if db.e != nil {
+		s, err := db.e.Snapshot()
+		if err != nil {
+			return nil, fmt.Errorf("kv: scan: %w", err)
+		}
+		return newEngineIter(s, true, o), nil
+	}
+	return newIter(db.p, o)
+}
 
-func (db *DB) pebble() pebble.Reader { return db.p }
+func (db *DB) pebble() pebble.Reader {
+	if db.e != nil {
+		return nil
+	}
+	return db.p
+}
 
 // Get returns a copy of the value at key in r, or ErrNotFound.
-func Get(r Reader, key []byte) ([]byte, error) { return get(r.pebble(), key) }
+func Get(r Reader, key []byte) ([]byte, error) { return r.Get(key) }
 
 // GetRecord decodes the msgpack record at key in r into v; ok is false
 // when there is none. A record that does not decode is corrupt.
@@ -482,7 +503,15 @@ func Keys(r Reader, prefix []byte, limit int) ([][]byte, error) {
 
 // Has reports whether key exists in r.
 func Has(r Reader, key []byte) (bool, error) {
-	_, c, err := r.pebble().Get(key)
+	p := r.pebble()
+	if p == nil {
+		_, err := r.Get(key)
+		if errors.Is(err, ErrNotFound) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	_, c, err := p.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return false, nil
 	}
@@ -588,10 +617,18 @@ func (db *DB) CompactAll() error {
 
 // DiskSpaceUsage is the engine's own estimate of the bytes the store
 // takes on disk, all files included (Pebble's Metrics.DiskSpaceUsage).
-func (db *DB) DiskSpaceUsage() uint64 { return db.p.Metrics().DiskSpaceUsage() }
+func (db *DB) DiskSpaceUsage() uint64 {
+	if db.e != nil {
+		return 0 // the database server's, not Folio's
+	}
+	return db.p.Metrics().DiskSpaceUsage()
+}
 
 // TableBytes is the size of the store's sstables, every level's.
 func (db *DB) TableBytes() int64 {
+	if db.e != nil {
+		return 0
+	}
 	var n int64
 	for _, l := range db.p.Metrics().Levels {
 		n += l.Size
@@ -604,6 +641,9 @@ func (db *DB) TableBytes() int64 {
 // used write-ahead logs for reuse while it runs (bounded by the memtable
 // size); the next Open deletes them.
 func (db *DB) DiskUsage() int64 {
+	if db.e != nil {
+		return 0
+	}
 	m := db.p.Metrics()
 	n := int64(m.WAL.PhysicalSize)
 	for _, l := range m.Levels {

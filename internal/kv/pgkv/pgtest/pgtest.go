@@ -1,0 +1,156 @@
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Cluster is a running private cluster.
+type Cluster struct {
+	dir  string // socket directory and parent of the data directory
+	port int
+	bin  string
+	cred *syscall.Credential // nil: the current user
+	n    atomic.Int64
+}
+
+// BinDir returns the newest /usr/lib/postgresql/<version>/bin holding
+// initdb, or "" when there is none.
+func BinDir() string {
+	m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	if len(m) == 0 {
+		return ""
+	}
+	slices.SortFunc(m, func(a, b string) int { return version(a) - version(b) })
+	return filepath.Dir(m[len(m)-1])
+}
+
+func version(initdb string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(initdb))))
+	return v
+}
+
+// Start starts a cluster for tb and stops and removes it when tb ends.
+func Start(tb testing.TB) *Cluster {
+	tb.Helper()
+	bin := BinDir()
+	if bin == "" {
+		msg := "PostgreSQL NOT FOUND (no /usr/lib/postgresql/*/bin/initdb): the PostgreSQL engine is NOT TESTED; apt-get install postgresql"
+		if os.Getenv("CI") != "" {
+			tb.Fatal(msg + " (CI is set: CI must not skip this)")
+		}
+		tb.Skip(msg)
+	}
+	dir, err := os.MkdirTemp("", "folio-pg-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	c := &Cluster{dir: dir, port: freePort(tb), bin: bin, cred: asUser(tb, dir)}
+	if err := c.run("initdb", "-D", c.data(), "-U", "folio", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"); err != nil {
+		tb.Fatal(err)
+	}
+	if err := c.start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := c.run("pg_ctl", "stop", "-m", "immediate", "-w", "-D", c.data()); err != nil {
+			tb.Error(err)
+		}
+	})
+	return c
+}
+
+func (c *Cluster) data() string { return filepath.Join(c.dir, "data") }
+
+func (c *Cluster) start() error {
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses='' -c fsync=on -c synchronous_commit=on", c.port, c.dir)
+	return c.run("pg_ctl", "start", "-w", "-t", "60", "-D", c.data(), "-l", filepath.Join(c.dir, "log"), "-o", opts)
+}
+
+// run runs one of the server's programs as the cluster's owner.
+func (c *Cluster) run(name string, args ...string) error {
+	cmd := exec.Command(filepath.Join(c.bin, name), args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	cmd.Dir = c.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("pgtest: %s %q: %v\n%s", name, args, err, out)
+	}
+	return nil
+}
+
+// Crash stops the server as a power cut would look to it (pg_ctl stop
+// -m immediate: no checkpoint, no clean shutdown; the next start replays
+// the WAL) and starts it again.
+func (c *Cluster) Crash(tb testing.TB) {
+	tb.Helper()
+	if err := c.run("pg_ctl", "stop", "-m", "immediate", "-w", "-D", c.data()); err != nil {
+		tb.Fatal(err)
+	}
+	if err := c.start(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// asUser makes dir usable by the cluster's owner and returns the
+// credential to run the server as: nobody when we are root, nil (the
+// current user) otherwise.
+func asUser(tb testing.TB, dir string) *syscall.Credential {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		tb.Fatalf("pgtest: running as root, and there is no user nobody to run PostgreSQL as: %v", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(dir, uid, gid); err != nil {
+		tb.Fatal(err)
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+}
+
+// freePort returns a TCP port number nothing listens on now; the server
+// uses it only to name its socket, so a later taker cannot collide.
+func freePort(tb testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// DSN is the connection string of database db in the cluster.
+func (c *Cluster) DSN(db string) string {
+	return fmt.Sprintf("host=%s port=%d user=folio dbname=%s sslmode=disable", c.dir, c.port, db)
+}
+
+// NewDatabase creates an empty database and returns its DSN.
+func (c *Cluster) NewDatabase(tb testing.TB) string {
+	tb.Helper()
+	name := fmt.Sprintf("folio_%d", c.n.Add(1))
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, c.DSN("postgres"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		tb.Fatal(err)
+	}
+	return c.DSN(name)
+}
