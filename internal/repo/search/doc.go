@@ -1,0 +1,17 @@
+// Package search is the full-text search over an author's own documents:
+// the title, body text and tags of each document's current draft and its
+// head version, analyzed with the CJK-aware analyzer of the persona
+// memory index (persona/index.AddCJKAnalyzer), so a Chinese query finds
+// Chinese text.
+//
+// Invariants:
+//   - The index is a projection, never a source of truth: Rebuild makes
+//     it from the repository alone, and Update reconciles one document
+//     with what the repository holds (re-indexes it, or drops it when it
+//     is deleted or gone). Two indexes built from the same repository
+//     answer a query the same way.
+//   - A query names its owner and returns only that owner's documents;
+//     a soft-deleted document is never indexed, so never returned.
+//   - The index lives in memory (bleve's in-memory index); the repository
+//     is read, never written.
+package search
