@@ -6,10 +6,11 @@
 //
 // Invariants:
 //   - The index is a projection, never a source of truth: Rebuild makes
-//     it from the repository alone, and Update reconciles one document
-//     with what the repository holds (re-indexes it, or drops it when it
-//     is deleted or gone). Two indexes built from the same repository
-//     answer a query the same way.
+//     it from the repository alone, and Sync reconciles it with what the
+//     repository holds (re-indexes the documents whose owner, head or
+//     draft moved, drops the deleted and the gone), whatever transport
+//     made the change. Two indexes built from the same repository answer
+//     a query the same way.
 //   - A query names its owner and returns only that owner's documents;
 //     a soft-deleted document is never indexed, so never returned.
 //   - The index lives in memory (bleve's in-memory index); the repository

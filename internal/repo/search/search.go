@@ -39,10 +39,31 @@ type Hit struct {
 	Score float64 `json:"score"`
 }
 
+// Source is what the index projects: the repository (*repo.Repo) or
+// the daemon's content service.
+type Source interface {
+	// ListDocs describes the documents of owner ("": all of them),
+	// deleted ones excluded.
+	ListDocs(ctx context.Context, owner string) ([]repo.DocInfo, error)
+	// Show materializes a version, or the draft (repo.DraftName).
+	Show(ctx context.Context, doc, label string) (repo.Snapshot, error)
+}
+
+// stamp is what a document's index entry was made from: when any of it
+// moves, Sync re-indexes the document.
+type stamp struct {
+	owner, head string
+	draftSeq    uint64
+}
+
+func stampOf(d repo.DocInfo) stamp { return stamp{d.Owner, d.Head, d.DraftSeq} }
+
 // Index is the document search index. It is safe for concurrent use.
 type Index struct {
-	mu  sync.RWMutex
-	idx bleve.Index
+	syncMu sync.Mutex // serializes Rebuild and Sync
+	mu     sync.RWMutex
+	idx    bleve.Index
+	seen   map[string]stamp // guarded by syncMu
 }
 
 func newMapping() (mapping.IndexMapping, error) {
@@ -69,7 +90,7 @@ func newMapping() (mapping.IndexMapping, error) {
 }
 
 // Build makes an index from every document of r.
-func Build(ctx context.Context, r *repo.Repo) (*Index, error) {
+func Build(ctx context.Context, r Source) (*Index, error) {
 	x := &Index{}
 	if err := x.Rebuild(ctx, r); err != nil {
 		return nil, err
@@ -79,7 +100,9 @@ func Build(ctx context.Context, r *repo.Repo) (*Index, error) {
 
 // Rebuild replaces the index with one made from every document of r;
 // queries answer from the old index until the new one is complete.
-func (x *Index) Rebuild(ctx context.Context, r *repo.Repo) error {
+func (x *Index) Rebuild(ctx context.Context, r Source) error {
+	x.syncMu.Lock()
+	defer x.syncMu.Unlock()
 	m, err := newMapping()
 	if err != nil {
 		return err
@@ -88,37 +111,14 @@ func (x *Index) Rebuild(ctx context.Context, r *repo.Repo) error {
 	if err != nil {
 		return err
 	}
-	docs, err := r.ListDocs(ctx, "")
-	if err != nil {
-		idx.Close()
-		return err
-	}
-	b := idx.NewBatch()
-	for _, d := range docs {
-		f, err := fieldsOf(ctx, r, d)
-		if err != nil {
-			idx.Close()
-			return err
-		}
-		if err := b.Index(d.ID, f); err != nil {
-			idx.Close()
-			return err
-		}
-		if b.Size() >= 500 {
-			if err := idx.Batch(b); err != nil {
-				idx.Close()
-				return err
-			}
-			b.Reset()
-		}
-	}
-	if err := idx.Batch(b); err != nil {
+	seen := map[string]stamp{}
+	if err := fill(ctx, r, idx, seen, nil); err != nil {
 		idx.Close()
 		return err
 	}
 	x.mu.Lock()
 	old := x.idx
-	x.idx = idx
+	x.idx, x.seen = idx, seen
 	x.mu.Unlock()
 	if old != nil {
 		old.Close()
@@ -126,31 +126,68 @@ func (x *Index) Rebuild(ctx context.Context, r *repo.Repo) error {
 	return nil
 }
 
-// Update reconciles document doc with r: re-indexes it, or drops it when
-// it is deleted or does not exist.
-func (x *Index) Update(ctx context.Context, r *repo.Repo, doc string) error {
-	d, err := r.GetDoc(ctx, doc)
+// Sync reconciles the index with r: it re-indexes the documents whose
+// owner, head or draft moved since they were indexed and drops the ones
+// that are gone or deleted. It reads every document's header, and the
+// bodies of the changed ones only.
+func (x *Index) Sync(ctx context.Context, r Source) error {
+	x.syncMu.Lock()
+	defer x.syncMu.Unlock()
 	x.mu.RLock()
-	defer x.mu.RUnlock()
-	if errors.Is(err, repo.ErrNotFound) {
-		return x.idx.Delete(doc)
+	idx := x.idx
+	x.mu.RUnlock()
+	if idx == nil {
+		return errs.E(errs.Unavailable, "search: the index is closed")
 	}
+	return fill(ctx, r, idx, x.seen, x.seen)
+}
+
+// fill indexes into idx the documents of r whose stamp differs from
+// prev (all of them when prev is nil), records the stamps in seen, and
+// deletes from idx the documents of prev that r no longer lists.
+func fill(ctx context.Context, r Source, idx bleve.Index, seen, prev map[string]stamp) error {
+	docs, err := r.ListDocs(ctx, "")
 	if err != nil {
 		return err
 	}
-	f, err := fieldsOf(ctx, r, d)
-	if errors.Is(err, repo.ErrNotFound) {
-		return x.idx.Delete(doc)
+	listed := make(map[string]bool, len(docs))
+	b := idx.NewBatch()
+	for _, d := range docs {
+		listed[d.ID] = true
+		st := stampOf(d)
+		if old, ok := prev[d.ID]; ok && old == st {
+			continue
+		}
+		f, err := fieldsOf(ctx, r, d)
+		if errors.Is(err, repo.ErrNotFound) {
+			continue // deleted since it was listed: the next Sync drops it
+		}
+		if err != nil {
+			return err
+		}
+		if err := b.Index(d.ID, f); err != nil {
+			return err
+		}
+		seen[d.ID] = st
+		if b.Size() >= 500 {
+			if err := idx.Batch(b); err != nil {
+				return err
+			}
+			b.Reset()
+		}
 	}
-	if err != nil {
-		return err
+	for id := range prev {
+		if !listed[id] {
+			b.Delete(id)
+			delete(seen, id)
+		}
 	}
-	return x.idx.Index(doc, f)
+	return idx.Batch(b)
 }
 
 // fieldsOf is the indexed form of d: the draft's and the head's title,
 // text and tags.
-func fieldsOf(ctx context.Context, r *repo.Repo, d repo.DocInfo) (map[string]any, error) {
+func fieldsOf(ctx context.Context, r Source, d repo.DocInfo) (map[string]any, error) {
 	draft, err := r.Show(ctx, d.ID, repo.DraftName)
 	if err != nil {
 		return nil, err

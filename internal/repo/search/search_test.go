@@ -117,19 +117,19 @@ func TestSearchWhatAWriterSees(t *testing.T) {
 		t.Errorf("bo's search tomatoes = %v, want only bo's %s", got, other)
 	}
 
-	// A deleted document disappears once the index is told of it, and a
+	// A deleted document disappears once the index is synced, and a
 	// rebuild never brings it back.
 	if _, err := r.DeleteDoc(ctx, garden, "ana"); err != nil {
 		t.Fatal(err)
 	}
-	if err := x.Update(ctx, r, garden); err != nil {
+	if err := x.Sync(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	cases[0].want, cases[1].want, cases[2].want, cases[3].want = []string{}, []string{}, []string{}, []string{}
 	cases[10].want = []string{}
 	check(x, "after delete")
 
-	// A new draft save is seen after Update.
+	// A new draft save is seen after a Sync.
 	d, err = r.Draft(ctx, beijing)
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +138,7 @@ func TestSearchWhatAWriterSees(t *testing.T) {
 	if _, err := r.SaveDraft(ctx, repo.SaveParams{Doc: beijing, Actor: "ana", BaseSeq: d.Seq, Body: &nb}); err != nil {
 		t.Fatal(err)
 	}
-	if err := x.Update(ctx, r, beijing); err != nil {
+	if err := x.Sync(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	cases = append(cases, struct {
