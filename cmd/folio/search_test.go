@@ -59,4 +59,10 @@ func TestSearchDirectMatchesDaemon(t *testing.T) {
 			t.Errorf("folio %s: %+v, want exit %d, %q and not %q", strings.Join(s.args, " "), a, s.code, s.want, s.not)
 		}
 	}
+	// The daemon's index rebuilt from the store answers as before.
+	before := runCLI(append(remote, "search", "starter", "--format", "json")...)
+	runCLI(append(remote, "index", "rebuild")...)
+	if after := runCLI(append(remote, "search", "starter", "--format", "json")...); after != before || !strings.Contains(after.stdout, `"id": "e"`) {
+		t.Errorf("search after index rebuild: %+v, before: %+v", after, before)
+	}
 }

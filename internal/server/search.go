@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"sync"
 
@@ -63,4 +64,17 @@ func (x *searchIndex) query(r *http.Request, src search.Source, p auth.Principal
 		hits = []search.Hit{}
 	}
 	return hits, err
+}
+
+// rebuild replaces the daemon's search index with one built from src
+// (POST /v1/admin/index/rebuild, `folio index rebuild`).
+func (x *searchIndex) rebuild(ctx context.Context, src search.Source) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.idx == nil {
+		idx, err := search.Build(ctx, src)
+		x.idx = idx
+		return err
+	}
+	return x.idx.Rebuild(ctx, src)
 }
