@@ -446,3 +446,16 @@ func emojiTail(s string) int {
 	}
 	return n
 }
+
+// Text is the readable text of the document, one line per top-level
+// block (what a full-text index reads).
+func (d Document) Text() string {
+	var sb strings.Builder
+	for i, b := range d.Blocks {
+		if i > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString(diffText(b))
+	}
+	return sb.String()
+}

@@ -62,6 +62,8 @@ type backend interface {
 	assetBackend
 	// Soft delete (delete.go).
 	deleteBackend
+	// Full-text search (search.go).
+	searchBackend
 
 	Close() error
 }

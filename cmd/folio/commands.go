@@ -72,6 +72,7 @@ func coreCommands() []*cli.Command {
 				},
 			}, deleteCommands()...),
 		},
+		searchCommand,
 		{
 			Name:      "log",
 			Usage:     "list a document's versions, newest first",

@@ -125,6 +125,9 @@ type DocInfo struct {
 	Head     string    `json:"head"` // label of the head version
 	Versions uint64    `json:"versions"`
 	Unsealed bool      `json:"unsealed"`
+	// DraftSeq is the draft's sequence number: it moves on every save,
+	// so a projection (search) sees a change without reading the body.
+	DraftSeq uint64 `json:"-"`
 	// Published and Visibility are filled in by the server from the
 	// publishing store: the label of the published version ("" when not
 	// published) and the document's visibility (public until it is set).

@@ -38,7 +38,7 @@ func (r *Repo) docInfo(d *docRec, dr *draftRec) (DocInfo, error) {
 	}
 	return DocInfo{ID: d.ID, Title: dr.Attrs.Title, Owner: d.Owner, Created: time.UnixMilli(d.Created).UTC(),
 		Updated: time.UnixMilli(max(dr.LastChange, head.Time, d.Created)).UTC(),
-		Head:    d.Label, Versions: d.Seq, Unsealed: dr.Unsealed}, nil
+		Head:    d.Label, Versions: d.Seq, Unsealed: dr.Unsealed, DraftSeq: dr.Seq}, nil
 }
 
 // ListDocs lists documents, all of them when owner is "", else those of the

@@ -153,6 +153,7 @@ func (s *Server) routes() http.Handler {
 
 	mux.HandleFunc("GET /v1/whoami", s.authed(anyUser, s.whoami))
 	mux.HandleFunc("GET /v1/docs", s.authed(anyUser, s.listDocs))
+	mux.HandleFunc("GET /v1/search", s.authed(anyUser, s.searchDocs))
 	mux.HandleFunc("POST /v1/docs", s.authed(anyUser, s.createDoc))
 	mux.HandleFunc("POST /v1/docs/import", s.authed(anyUser, s.importDoc))
 	mux.HandleFunc("GET /v1/docs/{id}", s.authed(anyUser, s.doc(s.getDoc)))

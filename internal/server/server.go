@@ -171,6 +171,7 @@ type Server struct {
 	gate        *gate // the connection gate of Serve; guarded by httpMu
 	reqSequence atomic.Uint64
 	bootID      string
+	search      searchIndex // GET /v1/search (search.go)
 }
 
 // New wires the handlers. It starts nothing; see Serve.

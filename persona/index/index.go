@@ -242,17 +242,27 @@ func (x *Index) removeStale() {
 	}
 }
 
+// AnalyzerCJK is the name of the analyzer AddCJKAnalyzer registers.
+const AnalyzerCJK = analyzerCJK
+
+// AddCJKAnalyzer registers on im the CJK-aware text analyzer (named
+// AnalyzerCJK) the memory index uses, so that other indexes (document
+// search) analyze text the same way: Unicode word segmentation, width
+// folding, lower case, and bigrams AND unigrams of CJK runs (bigrams rank
+// phrases, unigrams let a one-character query such as 京 match).
+func AddCJKAnalyzer(im *mapping.IndexMappingImpl) error {
+	if err := im.AddCustomTokenFilter(filterBigram, map[string]any{"type": cjk.BigramName, "output_unigram": true}); err != nil {
+		return err
+	}
+	return im.AddCustomAnalyzer(analyzerCJK, map[string]any{"type": custom.Name, "tokenizer": unicode.Name,
+		"token_filters": []any{cjk.WidthName, lowercase.Name, filterBigram}})
+}
+
 // newMapping is the index mapping: exact keyword fields for the filter,
 // the CJK-aware analyzer for the text.
 func newMapping() (mapping.IndexMapping, error) {
 	im := bleve.NewIndexMapping()
-	// Bigrams AND unigrams of CJK runs: bigrams rank phrases, unigrams let
-	// a one-character query (京) match.
-	if err := im.AddCustomTokenFilter(filterBigram, map[string]any{"type": cjk.BigramName, "output_unigram": true}); err != nil {
-		return nil, err
-	}
-	if err := im.AddCustomAnalyzer(analyzerCJK, map[string]any{"type": custom.Name, "tokenizer": unicode.Name,
-		"token_filters": []any{cjk.WidthName, lowercase.Name, filterBigram}}); err != nil {
+	if err := AddCJKAnalyzer(im); err != nil {
 		return nil, err
 	}
 	kw := bleve.NewKeywordFieldMapping()
