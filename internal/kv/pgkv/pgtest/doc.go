@@ -6,6 +6,6 @@
 // runs as the unprivileged user nobody, since PostgreSQL refuses root.
 //
 // Without PostgreSQL the test is skipped with a loud reason, except when
-// the environment variable CI is set: there it fails, so CI cannot pass
-// by skipping.
+// CI=true or FOLIO_REQUIRE_POSTGRES is set (.ci/run sets it): there it
+// fails, so CI cannot pass by skipping.
 package pgtest
