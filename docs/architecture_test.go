@@ -181,3 +181,20 @@ func TestArchitecture(t *testing.T) {
 		}
 	}
 }
+
+// TestFlowdocIsPure holds flowdoc, the document model, free of transports
+// and of the error taxonomy (docs/architecture.md, "The document model"):
+// no package of flowdoc/... depends, directly or through another package,
+// on internal/errs or net/http. Its errors give their kind by name
+// (ErrKindName) and internal/errs maps it.
+func TestFlowdocIsPure(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "../flowdoc/...").Output()
+	if err != nil {
+		t.Fatalf("go list -deps ../flowdoc/...: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if p == module+"/internal/errs" || p == "net/http" {
+			t.Errorf("flowdoc/... depends on %s: flowdoc is the pure document model; give its errors an ErrKindName and let internal/errs map them", p)
+		}
+	}
+}

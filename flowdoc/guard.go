@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-
-	"github.com/foliodev/folio/internal/errs"
 )
 
 // ComplexError carries GuardComplex's problems for a rejected candidate.
@@ -21,8 +19,11 @@ func (e *ComplexError) Error() string {
 	return "candidate changes complex blocks: " + strings.Join(parts, "; ")
 }
 
-// ErrKind makes every *ComplexError of kind errs.Invalid.
-func (e *ComplexError) ErrKind() errs.Kind { return errs.Invalid }
+// ErrKindName makes every *ComplexError of kind KindInvalid.
+func (e *ComplexError) ErrKindName() string { return KindInvalid }
+
+// Is makes errors.Is(err, errs.Invalid) true for it.
+func (e *ComplexError) Is(target error) bool { return isKind(target, KindInvalid) }
 
 // Unwrap makes errors.Is(err, ErrComplexChanged) true.
 func (e *ComplexError) Unwrap() error { return ErrComplexChanged }

@@ -2,28 +2,53 @@ package flowdoc
 
 import (
 	"strings"
-
-	"github.com/foliodev/folio/internal/errs"
 )
+
+// The kinds of flowdoc's errors, named as package internal/errs names
+// them: the document model knows what went wrong, not how a transport
+// reports it. Every flowdoc error has an ErrKindName method returning one
+// of these, which internal/errs reads to give it a status and exit code.
+const (
+	KindInvalid  = "invalid"
+	KindNotFound = "not_found"
+)
+
+// sentinel is one of the sentinel errors below.
+type sentinel struct{ msg, kind string }
+
+func (e *sentinel) Error() string { return e.msg }
+
+// ErrKindName is the error's kind, KindInvalid or KindNotFound.
+func (e *sentinel) ErrKindName() string { return e.kind }
+
+// Is makes errors.Is(err, errs.Invalid) (or errs.NotFound) true for it.
+func (e *sentinel) Is(target error) bool { return isKind(target, e.kind) }
+
+// isKind reports whether target is a kind of internal/errs (which names
+// itself with KindName) with the name kind.
+func isKind(target error, kind string) bool {
+	k, ok := target.(interface{ KindName() string })
+	return ok && k.KindName() == kind
+}
 
 // Sentinel errors. Operation failures are *OpError values that wrap one of
 // these (or a *ValidationError); test with errors.Is / errors.As. Each
-// carries its kind (package errs): a missing block is errs.NotFound,
-// everything else errs.Invalid. Their messages have no "flowdoc:" prefix
-// because an *OpError, whose message has it, always wraps them.
+// carries its kind: a missing block is KindNotFound, everything else
+// KindInvalid. Their messages have no "flowdoc:" prefix because an
+// *OpError, whose message has it, always wraps them.
 var (
 	// ErrInvalid is matched by every *ValidationError.
-	ErrInvalid error = errs.E(errs.Invalid, "invalid document")
+	ErrInvalid error = &sentinel{"invalid document", KindInvalid}
 	// ErrBlockNotFound: an operation names a block id the document lacks.
-	ErrBlockNotFound error = errs.E(errs.NotFound, "block not found")
+	ErrBlockNotFound error = &sentinel{"block not found", KindNotFound}
 	// ErrConfirmationRequired: delete_block without confirm: true.
-	ErrConfirmationRequired error = errs.E(errs.Invalid, "deleting a block needs confirmation (set confirm: true)")
+	ErrConfirmationRequired error = &sentinel{"deleting a block needs confirmation (set confirm: true)", KindInvalid}
 	// ErrBadOp: an operation is malformed (unknown kind, missing or stray
 	// fields, offsets out of range, wrong block type).
-	ErrBadOp error = errs.E(errs.Invalid, "bad operation")
+	ErrBadOp error = &sentinel{"bad operation", KindInvalid}
 	// ErrComplexChanged is matched by every *ComplexError: a whole-document
 	// candidate changes, moves, removes or adds complex blocks.
-	ErrComplexChanged error = errs.E(errs.Invalid, "complex blocks changed")
+	ErrComplexChanged error = &sentinel{"complex blocks changed", KindInvalid}
 )
 
 // Problem is one validation failure: a JSON path into the document and the
@@ -50,8 +75,11 @@ func (e *ValidationError) Error() string {
 	return "invalid document: " + strings.Join(parts, "; ")
 }
 
-// ErrKind makes every *ValidationError of kind errs.Invalid.
-func (e *ValidationError) ErrKind() errs.Kind { return errs.Invalid }
+// ErrKindName makes every *ValidationError of kind KindInvalid.
+func (e *ValidationError) ErrKindName() string { return KindInvalid }
+
+// Is makes errors.Is(err, errs.Invalid) true for it.
+func (e *ValidationError) Is(target error) bool { return isKind(target, KindInvalid) }
 
 // Unwrap makes errors.Is(err, ErrInvalid) true.
 func (e *ValidationError) Unwrap() error { return ErrInvalid }

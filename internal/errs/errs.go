@@ -88,6 +88,10 @@ func (k Kind) info() kindInfo {
 // String is the kind's name, which is also its default wire code.
 func (k Kind) String() string { return k.info().name }
 
+// KindName is the kind's name; the errors of packages below this one
+// (flowdoc) match a kind by it in their Is methods.
+func (k Kind) KindName() string { return k.info().name }
+
 // Error makes a Kind usable as a target of errors.Is.
 func (k Kind) Error() string { return "errs: " + k.String() }
 
@@ -205,6 +209,14 @@ type kinded interface {
 	ErrKind() Kind
 }
 
+// kindNamed is implemented by the errors of packages that sit below this
+// one and so cannot name a Kind (flowdoc, the pure document model): they
+// give their kind's name, as KindFromName reads it.
+type kindNamed interface {
+	error
+	ErrKindName() string
+}
+
 type coded interface {
 	error
 	ErrCode() string
@@ -222,6 +234,13 @@ func KindOf(err error) Kind {
 	var k kinded
 	if errors.As(err, &k) {
 		return k.ErrKind()
+	}
+	var kn kindNamed
+	if errors.As(err, &kn) {
+		if k, ok := KindFromName(kn.ErrKindName()); ok {
+			return k
+		}
+		return Internal
 	}
 	var kk Kind
 	if errors.As(err, &kk) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 )
 
@@ -107,5 +108,39 @@ func TestRemoteKeepsKindCodeAndMessage(t *testing.T) {
 	// Without a kind on the wire, a default code still gives the kind.
 	if errs.KindOf(errs.Remote("", "not_found", "gone")) != errs.NotFound {
 		t.Fatal("default codes map back to their kind")
+	}
+}
+
+// TestFlowdocErrorsKeepTheirKinds: flowdoc's errors, which name their kind
+// instead of importing this package, get the kind (and so the status and
+// exit code) and match errors.Is for it, through wrapping.
+func TestFlowdocErrorsKeepTheirKinds(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want errs.Kind
+	}{
+		{flowdoc.ErrBlockNotFound, errs.NotFound},
+		{flowdoc.ErrBadOp, errs.Invalid},
+		{flowdoc.ErrConfirmationRequired, errs.Invalid},
+		{&flowdoc.ValidationError{Problems: []flowdoc.Problem{{Path: "$", Rule: "x"}}}, errs.Invalid},
+		{&flowdoc.ComplexError{}, errs.Invalid},
+	} {
+		w := fmt.Errorf("wrapped: %w", c.err)
+		if got := errs.KindOf(w); got != c.want {
+			t.Errorf("KindOf(%v) = %s, want %s", c.err, got, c.want)
+		}
+		if !errors.Is(w, c.want) {
+			t.Errorf("errors.Is(%v, %s) is false", c.err, c.want)
+		}
+		other := errs.NotFound
+		if c.want == errs.NotFound {
+			other = errs.Invalid
+		}
+		if errors.Is(w, other) {
+			t.Errorf("errors.Is(%v, %s) is true", c.err, other)
+		}
+	}
+	if errors.Is(flowdoc.ErrBadOp, flowdoc.ErrInvalid) {
+		t.Error("ErrBadOp matches ErrInvalid: sentinels of one kind must stay distinct")
 	}
 }
