@@ -394,6 +394,81 @@ func (s *Service) version(p Persona, seq int) (Version, error) {
 	return v, nil
 }
 
+// Activation records one move of a persona's active pointer back to an
+// existing version: versions are never rewritten, and a generation moves
+// the pointer by itself (its version's Created is its record).
+type Activation struct {
+	N       int    `json:"n" msgpack:"n"`
+	Persona string `json:"persona" msgpack:"persona"`
+	User    string `json:"user" msgpack:"user"`
+	// From is the version active before, To the version made active.
+	From int   `json:"from" msgpack:"from"`
+	To   int   `json:"to" msgpack:"to"`
+	Time int64 `json:"time" msgpack:"time"`
+}
+
+// Activate makes version seq of the persona the active one again. The
+// version must exist; activating the active version is a no-op answered
+// with the persona (no record). Each move is recorded (Activations).
+func (s *Service) Activate(ctx context.Context, user, id string, seq int) (Persona, error) {
+	if err := s.enabled(); err != nil {
+		return Persona{}, err
+	}
+	if seq < 1 {
+		return Persona{}, errs.E(errs.Invalid, "persona: version %d is not a version number; give one of 1..N from the version list", seq)
+	}
+	defer s.lock(id)()
+	p, err := s.load(user, id)
+	if err != nil {
+		return Persona{}, err
+	}
+	if _, err := s.version(p, seq); err != nil {
+		return Persona{}, err
+	}
+	if p.Active == seq {
+		return p, nil
+	}
+	prev, err := kv.Keys(s.db, activatePrefix(id), 0)
+	if err != nil {
+		return Persona{}, err
+	}
+	now := s.now().UnixMilli()
+	a := Activation{N: len(prev) + 1, Persona: id, User: user, From: p.Active, To: seq, Time: now}
+	p.Active, p.Updated = seq, now
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := kv.SetRecord(b, activateKey(id, a.N), a); err != nil {
+		return Persona{}, err
+	}
+	if err := kv.SetRecord(b, personaKey(id), p); err != nil {
+		return Persona{}, err
+	}
+	return p, s.db.Apply(b, kv.Sync)
+}
+
+// Activations returns the persona's re-activations, oldest first.
+func (s *Service) Activations(ctx context.Context, user, id string) ([]Activation, error) {
+	if err := s.enabled(); err != nil {
+		return nil, err
+	}
+	if _, err := s.load(user, id); err != nil {
+		return nil, err
+	}
+	keys, err := kv.Keys(s.db, activatePrefix(id), 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Activation, 0, len(keys))
+	for _, k := range keys {
+		var a Activation
+		if _, err := kv.GetRecord(s.db, k, &a); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
 // errWrap keeps a typed error's kind, wrapping with context.
 func errWrap(what string, err error) error {
 	if err == nil {

@@ -602,3 +602,53 @@ func TestPrivateSourcesWithTheLocalProvider(t *testing.T) {
 type externalProvider struct{ llm.Provider }
 
 func (externalProvider) Name() string { return "openai" }
+
+// Re-activating an older version moves the active pointer back, leaves
+// every version as it was, records the move, and the next generation
+// still gets a new number.
+func TestActivateOlderVersion(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, allOn)
+	w.src.publish("author-a", "d1", VisibilityPublic, 1, articleA()...)
+	p, _ := w.svc.Create(ctx, "author-a", "p", []string{"d1"})
+	for i := 0; i < 2; i++ {
+		if _, err := w.svc.Generate(ctx, GenerateRequest{User: "author-a", Persona: p.ID}, w.src, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := w.svc.Versions(ctx, "author-a", p.ID)
+	got, err := w.svc.Activate(ctx, "author-a", p.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Active != 1 || got.Versions != 2 {
+		t.Fatalf("after activate: active %d, versions %d", got.Active, got.Versions)
+	}
+	if v, err := w.svc.Version(ctx, "author-a", p.ID, 0); err != nil || v.Seq != 1 || v.Style != before[0].Style {
+		t.Fatalf("active version %+v, %v", v, err)
+	}
+	after, _ := w.svc.Versions(ctx, "author-a", p.ID)
+	if len(after) != 2 || after[0].ID != before[0].ID || after[1].Created != before[1].Created {
+		t.Fatalf("versions changed: %+v", after)
+	}
+	acts, err := w.svc.Activations(ctx, "author-a", p.ID)
+	if err != nil || len(acts) != 1 || acts[0].From != 2 || acts[0].To != 1 || acts[0].N != 1 {
+		t.Fatalf("activations %+v, %v", acts, err)
+	}
+	if _, err := w.svc.Activate(ctx, "author-a", p.ID, 3); !errors.Is(err, errs.NotFound) {
+		t.Fatalf("missing version: %v", err)
+	}
+	if _, err := w.svc.Activate(ctx, "author-a", p.ID, 0); !errors.Is(err, errs.Invalid) {
+		t.Fatalf("version 0: %v", err)
+	}
+	if _, err := w.svc.Activate(ctx, "author-b", p.ID, 2); !errors.Is(err, errs.NotFound) {
+		t.Fatalf("another user's persona: %v", err)
+	}
+	v3, err := w.svc.Generate(ctx, GenerateRequest{User: "author-a", Persona: p.ID}, w.src, nil)
+	if err != nil || v3.Seq != 3 {
+		t.Fatalf("generation after activate: %+v, %v", v3, err)
+	}
+	if cur, _ := w.svc.Get(ctx, "author-a", p.ID); cur.Active != 3 {
+		t.Fatalf("active after generation %d", cur.Active)
+	}
+}

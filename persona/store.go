@@ -26,6 +26,7 @@ const (
 	tableMemItem   = "persmemitem" // <snapshot id> 0x00 <item key>
 	tableMemByPers = "persmemp"    // <persona> 0x00 <snapshot id>
 	tableObs       = "persobs"     // <user> 0x00 <version hex> 0x00 <extractor>
+	tableActivate  = "persact"     // <persona> 0x00 <n 8>
 )
 
 func personaKey(id string) []byte           { return kv.TableKey(tablePersona, id) }
@@ -33,6 +34,8 @@ func personaUserPrefix(user string) []byte  { return append(kv.TableKey(tableUse
 func personaUserKey(user, id string) []byte { return kv.TableKey(tableUser, user, id) }
 func versionPrefix(id string) []byte        { return append(kv.TableKey(tableVersion, id), 0) }
 func versionKey(id string, seq int) []byte  { return kv.Uint64(versionPrefix(id), uint64(seq)) }
+func activatePrefix(id string) []byte       { return append(kv.TableKey(tableActivate, id), 0) }
+func activateKey(id string, n int) []byte   { return kv.Uint64(activatePrefix(id), uint64(n)) }
 func genKey(id, key string) []byte          { return kv.TableKey(tableGenKey, id, key) }
 func styleKey(id string) []byte             { return kv.TableKey(tableStyle, id) }
 func learningKey(id string) []byte          { return kv.TableKey(tableLearning, id) }

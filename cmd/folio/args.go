@@ -133,9 +133,8 @@ func flagArity(flags []cli.Flag, a string) int {
 		return 1
 	}
 	name := strings.TrimLeft(a, "-")
-	if name == "help" || name == "h" || name == "version" || name == "v" {
-		return 1
-	}
+	// A command's own flag first: `persona style ID --version N` is the
+	// command's --version N, not the app's --version.
 	for _, f := range flags {
 		for _, n := range f.Names() {
 			if n == name {

@@ -25,6 +25,8 @@ type personaBackend interface {
 	Persona(ctx context.Context, id string) (persona.Persona, error)
 	PersonaSources(ctx context.Context, id string) ([]server.PersonaSource, error)
 	PersonaVersions(ctx context.Context, id string) ([]persona.Version, error)
+	// ActivatePersona makes an existing version the active one again.
+	ActivatePersona(ctx context.Context, id string, version int) (persona.Persona, error)
 	// GeneratePersona queues a generation job; WaitPersonaJob waits for
 	// it to end (in direct mode, running the store's task runner
 	// meanwhile).
@@ -81,6 +83,16 @@ func personaCommands() []*cli.Command {
 				{
 					Name: "versions", Usage: "list a persona's versions", ArgsUsage: "ID",
 					Flags: []cli.Flag{formatFlag("text", text...)}, Action: withBackend(1, text, personaVersionsAction),
+				},
+				{
+					Name: "activate", Usage: "make an existing version the active one again", ArgsUsage: "ID",
+					Description: "Moves the active pointer back to version N (see `folio persona versions`); no version is rewritten\n" +
+						"and the move is recorded (GET /v1/personas/{id}/activations).",
+					Flags: []cli.Flag{
+						&cli.IntFlag{Name: "version", Required: true, Usage: "the version `N` to activate"},
+						formatFlag("text", text...),
+					},
+					Action: withBackend(1, text, personaActivateAction),
 				},
 				{
 					Name: "style", Usage: "show a version's style profile with its evidence", ArgsUsage: "ID",
@@ -318,6 +330,18 @@ func personaVersionsAction(c *cli.Context, a []string, format string, b backend)
 	for _, v := range vs {
 		printVersion(c.App.Writer, v)
 	}
+	return nil
+}
+
+func personaActivateAction(c *cli.Context, a []string, format string, b backend) error {
+	p, err := b.ActivatePersona(c.Context, a[0], c.Int("version"))
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		return printJSON(c.App.Writer, p)
+	}
+	fmt.Fprintf(c.App.Writer, "version %d of persona %s %q is active (%s)\n", p.Active, p.ID, termText(p.Name), plural(p.Versions, "version"))
 	return nil
 }
 

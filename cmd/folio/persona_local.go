@@ -65,6 +65,14 @@ func (l *localBackend) PersonaVersions(ctx context.Context, id string) ([]person
 	return ps.svc.Versions(ctx, user, id)
 }
 
+func (l *localBackend) ActivatePersona(ctx context.Context, id string, version int) (persona.Persona, error) {
+	ps, user, err := l.personas(ctx)
+	if err != nil {
+		return persona.Persona{}, err
+	}
+	return ps.svc.Activate(ctx, user, id, version)
+}
+
 func (l *localBackend) GeneratePersona(ctx context.Context, id string) (persona.Job, error) {
 	ps, user, err := l.personas(ctx)
 	if err != nil {

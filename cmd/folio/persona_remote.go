@@ -51,6 +51,12 @@ func (r *remote) PersonaVersions(ctx context.Context, id string) ([]persona.Vers
 	return vs, err
 }
 
+func (r *remote) ActivatePersona(ctx context.Context, id string, version int) (persona.Persona, error) {
+	var p persona.Persona
+	err := r.do(ctx, http.MethodPost, personaPath(id, "activate"), nil, server.PersonaActivateRequest{Version: version}, &p)
+	return p, err
+}
+
 func (r *remote) GeneratePersona(ctx context.Context, id string) (persona.Job, error) {
 	var j persona.Job
 	err := r.do(ctx, http.MethodPost, personaPath(id, "generate"), nil, nil, &j)

@@ -95,6 +95,19 @@ func TestPersonaRemoteMatchesDirect(t *testing.T) {
 	}
 	on("persona", "versions", "ID")
 	on("persona", "versions", "ID", "--format", "json")
+	// A second version, then back to the first: the same answer both ways.
+	if a, _ := on("persona", "generate", "ID", "--wait"); a.code != 0 || !strings.Contains(a.stdout, "version 2 of persona") {
+		t.Fatalf("generate again: %+v", a)
+	}
+	if a, _ := on("persona", "activate", "ID", "--version", "1"); a.code != 0 || !strings.Contains(a.stdout, "version 1 of persona") || !strings.Contains(a.stdout, "is active") {
+		t.Errorf("persona activate: %+v", a)
+	}
+	if a, _ := on("persona", "show", "ID", "--format", "json"); !strings.Contains(a.stdout, `"active": 1`) && !strings.Contains(a.stdout, `"active":1`) {
+		t.Errorf("persona show after activate: %+v", a)
+	}
+	if a, _ := on("persona", "activate", "ID", "--version", "7"); a.code != exitNotFound {
+		t.Errorf("activate a missing version: %+v", a)
+	}
 	if a, _ := on("persona", "style", "ID"); a.code != 0 || !strings.Contains(a.stdout, "evidence:") {
 		t.Errorf("persona style: %+v", a)
 	}

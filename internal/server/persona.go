@@ -27,6 +27,11 @@ type PersonaRequest struct {
 	Sources []string `json:"sources"`
 }
 
+// PersonaActivateRequest is the body of POST /v1/personas/{id}/activate.
+type PersonaActivateRequest struct {
+	Version int `json:"version"`
+}
+
 // PersonaSourcesRequest is the body of PUT /v1/personas/{id}/sources.
 type PersonaSourcesRequest struct {
 	Sources []string `json:"sources"`
@@ -106,6 +111,8 @@ func (s *Server) personaRoutes(mux *routeMux) {
 	mux.HandleFunc("GET /v1/personas/{id}/sources", s.authed(anyUser, s.personaCall(s.personaSources)))
 	mux.HandleFunc("PUT /v1/personas/{id}/sources", s.authed(anyUser, s.personaCall(s.setPersonaSources)))
 	mux.HandleFunc("GET /v1/personas/{id}/versions", s.authed(anyUser, s.personaCall(s.personaVersions)))
+	mux.HandleFunc("POST /v1/personas/{id}/activate", s.authed(anyUser, s.personaCall(s.activatePersona)))
+	mux.HandleFunc("GET /v1/personas/{id}/activations", s.authed(anyUser, s.personaCall(s.personaActivations)))
 	mux.HandleFunc("POST /v1/personas/{id}/generate", s.authed(anyUser, s.personaCall(s.generatePersona)))
 	mux.HandleFunc("GET /v1/personas/{id}/jobs/{job}", s.authed(anyUser, s.personaCall(s.personaJob)))
 	mux.HandleFunc("GET /v1/personas/{id}/style", s.authed(anyUser, s.personaCall(s.personaStyle)))
@@ -192,6 +199,29 @@ func (s *Server) personaVersions(w http.ResponseWriter, r *http.Request, svc *pe
 		return
 	}
 	writeJSON(w, http.StatusOK, vs)
+}
+
+func (s *Server) activatePersona(w http.ResponseWriter, r *http.Request, svc *persona.Service, user string) {
+	var in PersonaActivateRequest
+	if err := decode(r, &in); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	p, err := svc.Activate(r.Context(), user, r.PathValue("id"), in.Version)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+func (s *Server) personaActivations(w http.ResponseWriter, r *http.Request, svc *persona.Service, user string) {
+	as, err := svc.Activations(r.Context(), user, r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, as)
 }
 
 func (s *Server) generatePersona(w http.ResponseWriter, r *http.Request, svc *persona.Service, user string) {

@@ -100,3 +100,48 @@ func TestPersonaSourcesSayWhatGenerationWouldDo(t *testing.T) {
 type localNamed struct{ fixedModel }
 
 func (localNamed) Name() string { return llm.LocalName }
+
+// POST …/activate makes an older version active again over HTTP; the move
+// is listed, the versions are unchanged, and bad input is refused clearly.
+func TestPersonaActivateOverHTTP(t *testing.T) {
+	ae := newAssistEnv(t, assistOpts{personas: true})
+	ae.personas.UseProvider(localNamed{})
+	var v repo.VersionInfo
+	ae.ok("POST", "/v1/docs", ae.a, CreateRequest{Attrs: flowdoc.Attributes{Title: "公开"},
+		Body: doc(para("s1", "我在2019年加入了星火公司，负责搜索。"))}, &v)
+	ae.ok("POST", "/v1/docs/"+v.Doc+"/publish", ae.a, PublishRequest{Visibility: "public"}, nil)
+	var p persona.Persona
+	ae.ok("POST", "/v1/personas", ae.a, PersonaRequest{Name: "博客", Sources: []string{v.Doc}}, &p)
+	for i := 1; i <= 2; i++ {
+		var job persona.Job
+		ae.ok("POST", "/v1/personas/"+p.ID+"/generate", ae.a, nil, &job)
+		if job, err := ae.personas.WaitJob(context.Background(), job.User, job.Task); err != nil || job.Version != i {
+			t.Fatalf("generation %d: %+v %v", i, job, err)
+		}
+	}
+	ae.ok("POST", "/v1/personas/"+p.ID+"/activate", ae.a, PersonaActivateRequest{Version: 1}, &p)
+	if p.Active != 1 || p.Versions != 2 {
+		t.Fatalf("after activate: %+v", p)
+	}
+	var st struct {
+		Version persona.Version `json:"version"`
+	}
+	ae.ok("GET", "/v1/personas/"+p.ID+"/style", ae.a, nil, &st)
+	if st.Version.Seq != 1 {
+		t.Fatalf("the style endpoint's default version is %d, want 1", st.Version.Seq)
+	}
+	var acts []persona.Activation
+	ae.ok("GET", "/v1/personas/"+p.ID+"/activations", ae.a, nil, &acts)
+	if len(acts) != 1 || acts[0].From != 2 || acts[0].To != 1 {
+		t.Fatalf("activations %+v", acts)
+	}
+	if code, body := ae.call("POST", "/v1/personas/"+p.ID+"/activate", ae.a, PersonaActivateRequest{Version: 9}); code != http.StatusNotFound {
+		t.Errorf("activate a missing version: %d %s", code, body)
+	}
+	if code, body := ae.call("POST", "/v1/personas/"+p.ID+"/activate", ae.a, PersonaActivateRequest{}); code != http.StatusBadRequest {
+		t.Errorf("activate without a version: %d %s", code, body)
+	}
+	if code, _ := ae.call("POST", "/v1/personas/"+p.ID+"/activate", ae.b, PersonaActivateRequest{Version: 2}); code != http.StatusNotFound {
+		t.Errorf("activate another author's persona: %d, want 404", code)
+	}
+}

@@ -139,6 +139,17 @@ func TestPersonaScreens(t *testing.T) {
 	must(t, ctx, chromedp.Click(css(`[data-view="1"]`)), chromedp.WaitVisible(css(`#persona-version-list li.current[data-seq="1"]`)))
 	waitJS(t, ctx, `document.getElementById('style-title').textContent.endsWith('v1')`)
 
+	// Version 1 made active again: the mark moves, both versions stay.
+	must(t, ctx, chromedp.Click(css(`[data-activate="1"]`)),
+		chromedp.WaitVisible(css(`#persona-version-list li[data-seq="1"] [data-active]`)))
+	if n := get(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('#persona-version-list li').length`)); n != 2 {
+		t.Fatalf("%d versions listed after activating version 1", n)
+	}
+	if get(t, ctx, chromedp.Evaluate[bool](`!!document.querySelector('[data-activate="2"]') && !document.querySelector('[data-activate="1"]')`)) != true {
+		t.Fatal("the Activate buttons do not follow the active version")
+	}
+	screenshot(t, ctx, "persona-activated-v1")
+
 	// Keyboard only: Tab to an evidence link, Enter; to the memory search.
 	must(t, ctx, eval(`document.activeElement.blur(), true`))
 	tabToMatch(t, ctx, `#style-rules .evidence-link`)

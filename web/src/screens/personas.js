@@ -180,7 +180,15 @@ export async function personaScreen({ params, root, go }) {
         h('span', { class: 'muted' }, ` · ${(v.sources || []).map((s) => `${titles.get(s.pin.doc) || s.pin.doc} ${s.pin.label}`).join(', ')}`),
         ...(v.notes || []).map((n) => h('p', { class: 'hint' }, n)),
         h('button', { type: 'button', class: 'small', 'data-view': v.seq, 'aria-pressed': String(v.seq === shown),
-          onclick: async () => { shown = v.seq; await Promise.all([renderVersions(), renderVersion()]); document.getElementById('style-title').focus(); } }, t('viewVersion', v.seq))));
+          onclick: async () => { shown = v.seq; await Promise.all([renderVersions(), renderVersion()]); document.getElementById('style-title').focus(); } }, t('viewVersion', v.seq)),
+        isActive ? null : h('button', { type: 'button', class: 'small', 'data-activate': v.seq,
+          onclick: async () => {
+            persona = await api('POST', `/v1/personas/${id}/activate`, { version: v.seq });
+            active.textContent = t('activeVersion', persona.active);
+            shown = persona.active;
+            await Promise.all([renderSources(), renderVersions(), renderVersion()]);
+            document.querySelector(`#persona-version-list li[data-seq="${v.seq}"] [data-view]`)?.focus();
+          } }, t('activateVersion', v.seq))));
     }
     versions.replaceChildren(h('h2', { id: 'versions-title' }, t('versionsTitle')), ol, h('p', { class: 'hint' }, t('activationNote')));
   }
