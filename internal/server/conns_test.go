@@ -269,6 +269,9 @@ func TestAuthenticatedConnectionSurvivesFlood(t *testing.T) {
 	if st != http.StatusOK || !reused {
 		t.Fatalf("after the flood: status %d, same connection %v", st, reused)
 	}
+	// The server marks ann's connection idle only after its answer has
+	// gone out: wait for that, or the last busy admin finds no place.
+	s.gateOf(t, func(st gateState) bool { return st.idle == 1 })
 	// Fill every place with authenticated connections in the middle of
 	// a request (an admin's, since non-admins hold at most limit − 1
 	// protected places; each pushes out an idle one): the next is refused.
