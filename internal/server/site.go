@@ -18,17 +18,18 @@ import (
 	"github.com/foliodev/folio/objstore"
 )
 
-// The public site: server-rendered pages over the public read API, no
-// script. GET / lists the published public articles newest first, /c/NAME
+// The public site: server-rendered pages over the public read API. GET / lists the published public articles newest first, /c/NAME
 // and /t/NAME those of a category or tag, /a/SLUG shows one (its password
 // form for a password-protected article, which POSTs the password back:
 // never in a URL). Every page is made with html/template from the
 // embedded site/pages.html and styled by /site.css; every answer carries
-// siteHeaders. An article a visitor may not read, and every path that is
+// siteHeaders. The pages read without script; an article page, when the
+// reading assistant runs, loads /site.js (the "explain" popover over the
+// public explain endpoint), the only script the site's policy allows. An article a visitor may not read, and every path that is
 // neither the site's nor the API's, is answered by siteNotFound, whose
 // status, headers and bytes never depend on what was asked.
 
-//go:embed site/pages.html site/site.css
+//go:embed site/pages.html site/site.css site/site.js
 var siteFiles embed.FS
 
 var (
@@ -36,15 +37,32 @@ var (
 		"date": func(ms int64) string { return time.UnixMilli(ms).UTC().Format("2 January 2006") },
 		"iso":  func(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339) },
 	}).ParseFS(siteFiles, "site/pages.html"))
-	siteCSS, _  = siteFiles.ReadFile("site/site.css")
-	siteCSSETag = `"` + strconv.FormatUint(fnv64(siteCSS), 16) + `"`
+	siteCSS = newSiteFile("site/site.css", "text/css; charset=utf-8")
+	siteJS  = newSiteFile("site/site.js", "text/javascript; charset=utf-8")
 )
 
+// siteFile is a static file of the site, served with an ETag of its bytes.
+type siteFile struct {
+	body        []byte
+	etag, ctype string
+}
+
+func newSiteFile(name, ctype string) siteFile {
+	b, err := siteFiles.ReadFile(name)
+	if err != nil {
+		panic(err) // the embed directive guarantees it
+	}
+	return siteFile{body: b, etag: `"` + strconv.FormatUint(fnv64(b), 16) + `"`, ctype: ctype}
+}
+
 // siteCSP is the policy of every site page: nothing but the site's own
-// stylesheet and images (and images or video an article names by https
-// URL), no script at all, no framing, forms only to the site.
-const siteCSP = "default-src 'none'; img-src 'self' https:; media-src 'self' https:; style-src 'self'; script-src 'none'; " +
-	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+// stylesheet, script (/site.js: no inline code, no eval, and under Trusted
+// Types no HTML made from strings at all) and images (and images or video
+// an article names by https URL), requests only to the site, no framing,
+// forms only to the site.
+const siteCSP = "default-src 'none'; img-src 'self' https:; media-src 'self' https:; style-src 'self'; script-src 'self'; " +
+	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; " +
+	"require-trusted-types-for 'script'; trusted-types 'none'"
 
 // sitePage is what the templates get.
 type sitePage struct {
@@ -60,6 +78,8 @@ type sitePage struct {
 	Body  template.HTML
 	Slug  string
 	Wrong bool
+	// Explain: the article page loads the reading assistant's script.
+	Explain bool
 }
 
 func (s *Server) siteRoutes(mux *routeMux) {
@@ -68,7 +88,8 @@ func (s *Server) siteRoutes(mux *routeMux) {
 	mux.HandleFunc("GET /t/{tag}", s.public(s.siteTag))
 	mux.HandleFunc("GET /a/{slug}", s.public(s.siteArticle))
 	mux.HandleFunc("POST /a/{slug}", s.public(s.siteArticle))
-	mux.HandleFunc("GET /site.css", s.siteStylesheet)
+	mux.HandleFunc("GET /site.css", siteCSS.serve)
+	mux.HandleFunc("GET /site.js", siteJS.serve)
 }
 
 // siteNames are the site's title and author ([site] in the config).
@@ -218,6 +239,8 @@ func (s *Server) siteArticle(w http.ResponseWriter, r *http.Request) {
 	p.Lang = langOf(pub.Title+pub.Summary, p.Lang)
 	p.Title, p.Summary, p.Pub = pub.Title, pub.Summary, pub
 	p.Body = template.HTML(body) // flowdoc.RenderHTML escapes every text and checks every URL
+	// The explain endpoint answers only for public articles.
+	p.Explain = s.cfg.Reading != nil && vis == publish.Public
 	cache := "no-cache"
 	if vis != publish.Public {
 		cache = "private, no-store"
@@ -225,19 +248,19 @@ func (s *Server) siteArticle(w http.ResponseWriter, r *http.Request) {
 	s.renderSite(w, r, http.StatusOK, cache, "article", p)
 }
 
-func (s *Server) siteStylesheet(w http.ResponseWriter, r *http.Request) {
+func (f siteFile) serve(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	siteHeaders(h)
-	h.Set("ETag", siteCSSETag)
+	h.Set("ETag", f.etag)
 	h.Set("Cache-Control", "public, max-age=3600")
-	if notModified(w, r, siteCSSETag) {
+	if notModified(w, r, f.etag) {
 		return
 	}
-	h.Set("Content-Type", "text/css; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(siteCSS)))
+	h.Set("Content-Type", f.ctype)
+	h.Set("Content-Length", strconv.Itoa(len(f.body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		w.Write(siteCSS)
+		w.Write(f.body)
 	}
 }
 

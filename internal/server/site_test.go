@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -34,7 +35,8 @@ func (e *env) published(title, slug, category string, tags []string, visibility,
 func checkSiteHeaders(t *testing.T, what string, h http.Header) {
 	t.Helper()
 	csp := h.Get("Content-Security-Policy")
-	for _, d := range []string{"default-src 'none'", "img-src 'self'", "style-src 'self'", "script-src 'none'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'"} {
+	for _, d := range []string{"default-src 'none'", "img-src 'self'", "style-src 'self'", "script-src 'self'", "connect-src 'self'",
+		"require-trusted-types-for 'script'", "trusted-types 'none'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'"} {
 		if !strings.Contains(csp, d) {
 			t.Errorf("%s: CSP %q lacks %q", what, csp, d)
 		}
@@ -95,6 +97,10 @@ func TestSitePages(t *testing.T) {
 		t.Fatalf("article page: %d %s", art.Code, body)
 	}
 
+	if strings.Contains(body, "<script") || strings.Contains(body, "data-explain") {
+		t.Error("the article page loads the reading assistant's script without a reading assistant")
+	}
+
 	css := e.raw("GET", "/site.css", nil, "")
 	if css.Code != 200 || !strings.HasPrefix(css.Header().Get("Content-Type"), "text/css") || !strings.Contains(css.Body.String(), "prefers-color-scheme: dark") {
 		t.Fatalf("site.css: %d %v", css.Code, css.Header())
@@ -112,6 +118,48 @@ func TestSitePages(t *testing.T) {
 	next := e.raw("GET", strings.ReplaceAll(m[1], "&amp;", "&"), nil, "").Body.String()
 	if !strings.Contains(next, "Older essay") || !strings.Contains(next, "← Newest") {
 		t.Fatalf("second page: %s", next)
+	}
+}
+
+// With the reading assistant, a public article's page (and only it) loads
+// /site.js and names the explain endpoint; the script is served with the
+// site's headers and holds no HTML made from strings.
+func TestSiteExplainScript(t *testing.T) {
+	e := newEnv(t, withAssistants)
+	e.published("Storage engines", "storage", "", []string{"lsm"}, "public", "")
+	e.published("Members only", "members", "", nil, "password", "hunter2-pw")
+	art := e.raw("GET", "/a/storage", nil, "").Body.String()
+	if !strings.Contains(art, `<script src="/site.js" defer></script>`) || !strings.Contains(art, `data-explain="/v1/public/articles/storage/explain"`) {
+		t.Fatalf("the public article page does not load the reading assistant: %s", art)
+	}
+	if strings.Contains(art, "style=") || strings.Contains(art, "<script>") {
+		t.Error("the article page has an inline script or style")
+	}
+	for _, path := range []string{"/", "/t/lsm", "/a/members"} {
+		if b := e.raw("GET", path, nil, "").Body.String(); strings.Contains(b, "<script") {
+			t.Errorf("%s loads a script", path)
+		}
+	}
+	protected := e.sitePost("/a/members", url.Values{"password": {"hunter2-pw"}})
+	b, _ := io.ReadAll(protected.Body)
+	protected.Body.Close()
+	if protected.StatusCode != 200 || strings.Contains(string(b), "<script") {
+		t.Errorf("the password-protected article (%d) loads the script, which its explain endpoint would refuse", protected.StatusCode)
+	}
+	js := e.raw("GET", "/site.js", nil, "")
+	checkSiteHeaders(t, "site.js", js.Header())
+	src := js.Body.String()
+	if js.Code != 200 || js.Header().Get("Content-Type") != "text/javascript; charset=utf-8" || !strings.Contains(src, "text/event-stream") {
+		t.Fatalf("site.js: %d %v", js.Code, js.Header())
+	}
+	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "eval(", "document.write"} {
+		if strings.Contains(src, bad) {
+			t.Errorf("site.js uses %s", bad)
+		}
+	}
+	again := e.raw("GET", "/site.js", http.Header{"If-None-Match": {js.Header().Get("ETag")}}, "")
+	if again.Code != http.StatusNotModified {
+		t.Errorf("site.js with its ETag: %d", again.Code)
 	}
 }
 
