@@ -4,12 +4,15 @@
 // struck whole, an added block shown after its neighbour) and never
 // touches the editor's content: the document stays what the server has
 // until the suggestion is accepted there. The decorated block carries
-// data-suggestion="<id>". setPreview(view, preview) shows a preview (the
-// server's suggestion preview: suggestion, changes) or clears it (null).
+// data-suggestion="<id>". A whole-document suggestion only outlines the
+// blocks it changes; its words are shown side by side above the document
+// (compare.js). setPreview(view, preview) shows a preview (the server's
+// suggestion preview: suggestion, changes) or clears it (null).
 import { Plugin, PluginKey } from '@tiptap/pm/state';
 import { Decoration, DecorationSet } from '@tiptap/pm/view';
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
+import { isWholeDocument, showCompare } from './compare.js';
 
 export const suggestionKey = new PluginKey('suggestion-preview');
 
@@ -32,6 +35,7 @@ export function suggestionPlugin() {
 export function setPreview(editor, preview) {
   const tr = editor.state.tr.setMeta(suggestionKey, preview).setMeta('remote', true).setMeta('addToHistory', false);
   editor.view.dispatch(tr);
+  showCompare(editor, preview);
 }
 
 // decorations builds the preview's decorations on doc. A block whose
@@ -40,12 +44,14 @@ function decorations(doc, preview) {
   if (!preview) return DecorationSet.empty;
   const id = preview.suggestion.id;
   const conflicted = preview.suggestion.status === 'conflicted';
+  const whole = isWholeDocument(preview);
   const at = new Map();
   doc.forEach((node, off) => at.set(node.attrs.id, { node, off }));
   const decos = [];
   let last = null;
   for (const ch of preview.changes || []) {
     const here = at.get(ch.blockId);
+    if (ch.kind === 'added' && whole) continue; // in the side-by-side view only
     if (ch.kind === 'added') {
       const anchor = last ? last.off + last.node.nodeSize : 0;
       const text = (ch.words || []).filter((w) => w.op !== 'delete').map((w) => w.text).join('') || addedText(preview, ch.blockId);
@@ -62,7 +68,7 @@ function decorations(doc, preview) {
       continue;
     }
     decos.push(Decoration.node(here.off, here.off + here.node.nodeSize, attrs));
-    if (conflicted || !here.node.isTextblock || !ch.words) continue;
+    if (whole || conflicted || !here.node.isTextblock || !ch.words) continue;
     const base = ch.words.filter((w) => w.op !== 'insert').map((w) => w.text).join('');
     if (base !== here.node.textBetween(0, here.node.content.size, '', '\uFFFC')) continue; // the block changed since: outline only
     let pos = here.off + 1;
