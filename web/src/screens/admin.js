@@ -156,8 +156,11 @@ async function presets(body, fail) {
     const [pL, pr] = field(`edit-${p.id}-prompt`, t('presetPrompt'), { multiline: true, rows: 5 });
     pr.value = cur.prompt || '';
     const next = (full.versions || []).length + 1;
-    const form = h('form', { class: 'admin-form' }, nL, n, dL, d, pL, pr,
-      cur.rules && cur.rules.length ? h('p', { class: 'hint' }, t('presetRules', cur.rules.length)) : null,
+    const rules = rowsEditor(`edit-${p.id}-rules`, t('presetRulesTitle'), t('ruleN'), t('addRule'), t('removeRule'),
+      [['name', t('ruleName')], ['instruction', t('ruleInstruction'), true]], cur.rules || [], ['id']);
+    const sources = rowsEditor(`edit-${p.id}-sources`, t('presetSourcesTitle'), t('sourceN'), t('addSource'), t('removeSource'),
+      [['title', t('sourceTitle')], ['author', t('sourceAuthor')], ['year', t('sourceYear')], ['note', t('sourceNote')]], cur.sources || [], []);
+    const form = h('form', { class: 'admin-form' }, nL, n, dL, d, pL, pr, rules.el, sources.el,
       h('div', { class: 'row' }, h('button', { type: 'submit', class: 'primary', id: `save-${p.id}` }, t('saveVersion', next)),
         h('button', { type: 'button', onclick: () => { slot.replaceChildren(); body.querySelector(`[data-edit="${p.id}"]`).focus(); } }, t('cancelEdit'))),
       h('ol', { class: 'hint' }, ...(full.versions || []).map((v) => h('li', {}, `v${v.number} · ${v.author} · ${when(v.time)}`))));
@@ -167,6 +170,10 @@ async function presets(body, fail) {
       if (n.value.trim() !== full.preset.name) change.name = n.value.trim();
       if (d.value.trim() !== (full.preset.description || '')) change.description = d.value.trim();
       if (pr.value !== (cur.prompt || '')) change.prompt = pr.value;
+      const rs = rules.value().filter((r) => r.name || r.instruction);
+      if (JSON.stringify(rs) !== JSON.stringify(rules.initial)) change.rules = rs;
+      const ss = sources.value().filter((x) => x.title);
+      if (JSON.stringify(ss) !== JSON.stringify(sources.initial)) change.sources = ss;
       try {
         const r = await api('POST', `/v1/admin/presets/${p.id}/versions`, change);
         await render(`[data-preset="${p.id}"] [data-edit]`);
@@ -177,6 +184,34 @@ async function presets(body, fail) {
     n.focus();
   }
   await render();
+}
+
+// rowsEditor edits a list of records (a preset's rules, its sources):
+// one fieldset per record with a labelled input per column, Add and
+// Remove buttons. keep are fields carried through unedited (a rule's id,
+// which names the local engine's implementation). value() reads the rows
+// as records with every column (and kept field) present; initial is the
+// starting list in the same shape, to compare with.
+function rowsEditor(id, title, rowTitle, addLabel, removeLabel, cols, start, keep) {
+  const list = h('ol', { class: 'rows-editor', id });
+  const norm = (r) => Object.fromEntries([...keep.filter((k) => r[k]).map((k) => [k, r[k]]), ...cols.map(([k]) => [k, (r[k] || '').trim()])]);
+  let seq = 0;
+  const add = (r) => {
+    const n = ++seq;
+    const inputs = cols.map(([k, label, multi]) => field(`${id}-${n}-${k}`, label, { multiline: multi, rows: multi ? 2 : undefined, value: r[k] || '', 'data-col': k }));
+    const li = h('li', { 'data-row': String(n) },
+      h('fieldset', {}, h('legend', {}, `${rowTitle} ${list.children.length + 1}`), ...inputs.flat(),
+        h('button', { type: 'button', class: 'quiet', 'data-remove': '', onclick: () => { li.remove(); addBtn.focus(); } }, `${removeLabel} ${list.children.length + 1}`)));
+    for (const k of keep) if (r[k]) li.dataset[k] = r[k];
+    list.append(li);
+    return li;
+  };
+  const addBtn = h('button', { type: 'button', id: `${id}-add`, onclick: () => add({}).querySelector('input, textarea').focus() }, addLabel);
+  for (const r of start) add(r);
+  const el = h('section', { class: 'rows-section', 'aria-labelledby': `${id}-title` }, h('h3', { id: `${id}-title` }, title), list, addBtn);
+  const value = () => [...list.children].map((li) => norm(Object.fromEntries([...keep.map((k) => [k, li.dataset[k]]),
+    ...[...li.querySelectorAll('[data-col]')].map((i) => [i.dataset.col, i.value])])));
+  return { el, value, initial: start.map(norm).filter((r) => Object.values(r).some(Boolean)) };
 }
 
 async function categories(body, fail) {
