@@ -123,3 +123,62 @@ func TestAdminUsageUndercountBanner(t *testing.T) {
 	screenshot(t, ctx, "admin-usage-undercount")
 	axeBoth(t, ctx, fmt.Sprintf("admin usage, %s", "undercount"))
 }
+
+// The tags screen lists every tag with the published articles using it
+// (linking to its public page), saves a description, adds a tag and
+// deletes an unused one; a used one cannot be deleted, and the screen
+// says that tags are neither renamed nor merged.
+func TestAdminTags(t *testing.T) {
+	d := startDaemon(t)
+	for i, tags := range [][]string{{"pebble", "storage"}, {"storage"}} {
+		var v struct {
+			Doc string `json:"doc"`
+		}
+		d.api("POST", "/v1/docs", map[string]any{"attrs": map[string]any{"title": fmt.Sprintf("Article %d", i), "tags": tags},
+			"body": map[string]any{"schemaVersion": 1, "blocks": []map[string]any{{"id": "p1", "type": "paragraph", "richText": []map[string]any{{"text": "Text."}}}}}}, &v)
+		d.api("POST", "/v1/docs/"+v.Doc+"/publish", map[string]any{"visibility": "public"}, nil)
+	}
+	ctx := tab(t)
+	signIn(t, ctx, d)
+	must(t, ctx, chromedp.Navigate(d.url+"/admin/users"), chromedp.WaitVisible(css(`#tab-tags`)), press(`#tab-tags`),
+		chromedp.WaitVisible(css(`#tag-list li[data-tag="storage"]`)))
+	counts := get(t, ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('#tag-list li[data-tag]')].map((li) => li.dataset.tag + '=' + li.dataset.articles).join(',')`))
+	if counts != "pebble=1,storage=2" {
+		t.Fatalf("tags and counts: %s", counts)
+	}
+	if got := text(t, ctx, `#tag-list li[data-tag="storage"] .muted`); !strings.Contains(got, "2 articles") {
+		t.Fatalf("the storage tag says %q", got)
+	}
+	if href := get(t, ctx, chromedp.Evaluate[string](`document.querySelector('#tag-list li[data-tag="storage"] a').getAttribute('href')`)); href != "/t/storage" {
+		t.Fatalf("the tag links to %q", href)
+	}
+	if !strings.Contains(text(t, ctx, `#tags-no-rename`), "cannot be renamed or merged") {
+		t.Fatal("the screen does not say that tags are not renamed or merged")
+	}
+	if !get(t, ctx, chromedp.Evaluate[bool](`document.querySelector('#tag-list li[data-tag="storage"] button.danger').disabled`)) {
+		t.Fatal("a used tag's delete button is enabled")
+	}
+	// A description, saved.
+	must(t, ctx, chromedp.SetValue(css(`#tag-list li[data-tag="pebble"] input`), "The storage engine"),
+		press(`#tag-list li[data-tag="pebble"] button:not(.danger)`))
+	waitJS(t, ctx, `document.getElementById('tag-note').textContent.includes('pebble')`)
+	var list []struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+	}
+	d.api("GET", "/v1/tags", nil, &list)
+	if len(list) != 2 || list[0].Name != "pebble" || list[0].Description != "The storage engine" {
+		t.Fatalf("tags after saving a description: %+v", list)
+	}
+	// A new tag, then deleted (it is unused).
+	must(t, ctx, chromedp.SendKeys(css(`#new-tag-name`), "drafts"), press(`#tag-create button[type=submit]`),
+		chromedp.WaitVisible(css(`#tag-list li[data-tag="drafts"]`)))
+	screenshot(t, ctx, "admin-tags")
+	axeBoth(t, ctx, "admin tags")
+	must(t, ctx, press(`#tag-list li[data-tag="drafts"] button.danger`))
+	waitJS(t, ctx, `!document.querySelector('#tag-list li[data-tag="drafts"]')`)
+	d.api("GET", "/v1/tags", nil, &list)
+	if len(list) != 2 {
+		t.Fatalf("after deleting the new tag the API lists %+v", list)
+	}
+}

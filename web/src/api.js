@@ -22,6 +22,7 @@ export async function api(method, path, body, opts = {}) {
     payload = JSON.stringify(body);
   }
   const res = await fetch(path, { method, headers, body: payload });
+  if (opts.headers) opts.headers(res.headers); // for a caller that pages by Link
   const text = await res.text();
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch { data = { message: text }; }

@@ -2,7 +2,10 @@
 // every endpoint here answers 403 to anyone else): users and tokens
 // (tokens shown once), writing and editing presets (create, edit as a new
 // version, copy, reorder, archive, restore), categories, the usage meters
-// with their health and settings sources, and the memory index.
+// with their health and settings sources, the memory index, and the tags
+// with their article counts (described, created, an unused one deleted;
+// the API renames and merges nothing, since published versions name their
+// tags, and the screen says so).
 import { api } from '../api.js';
 import { h } from '../dom.js';
 import { t } from '../i18n.js';
@@ -10,7 +13,7 @@ import { topBar } from './shell.js';
 import { whoami } from './nav.js';
 import './site-words.js';
 
-const TABS = [['users', 'tabUsers'], ['presets', 'tabPresets'], ['categories', 'tabCategories'], ['usage', 'tabUsage'], ['index', 'tabIndex']];
+const TABS = [['users', 'tabUsers'], ['presets', 'tabPresets'], ['categories', 'tabCategories'], ['tags', 'tabTags'], ['usage', 'tabUsage'], ['index', 'tabIndex']];
 
 function problem(err) { return err && err.message ? err.message : String(err); }
 const when = (ms) => new Date(ms).toLocaleString();
@@ -32,7 +35,7 @@ export async function adminScreen({ params, root, go }) {
       h('a', { href: `/admin/${k}`, 'data-route': '', class: 'tab', id: `tab-${k}`, 'aria-current': k === tab ? 'page' : undefined }, t(w)))),
     err, body);
   const fail = (e) => { err.textContent = problem(e); };
-  const screens = { users, presets, categories, usage, index };
+  const screens = { users, presets, categories, tags, usage, index };
   try { await (screens[tab] || users)(body, fail); } catch (e) { fail(e); }
 }
 
@@ -212,6 +215,63 @@ function rowsEditor(id, title, rowTitle, addLabel, removeLabel, cols, start, kee
   const value = () => [...list.children].map((li) => norm(Object.fromEntries([...keep.map((k) => [k, li.dataset[k]]),
     ...[...li.querySelectorAll('[data-col]')].map((i) => [i.dataset.col, i.value])])));
   return { el, value, initial: start.map(norm).filter((r) => Object.values(r).some(Boolean)) };
+}
+
+// tags lists the tags a page at a time (GET /v1/tags follows its Link
+// header), each with the published articles using it and a link to its
+// public page; a description is saved in place; only an unused tag can be
+// deleted, and the button of a used one is disabled with the reason.
+async function tags(body, fail) {
+  const note = h('p', { role: 'status', id: 'tag-note', class: 'muted' });
+  const list = h('ul', { class: 'claims', id: 'tag-list' });
+  const more = h('button', { type: 'button', id: 'tags-more', hidden: true }, t('moreTags'));
+  let next = '';
+  let seq = 0;
+  const row = (tag) => {
+    const i = ++seq;
+    const desc = h('input', { id: `tag-desc-${i}`, value: tag.description || '', 'aria-label': `${t('catDesc')} · ${tag.name}` });
+    const used = tag.articles > 0;
+    const del = h('button', { type: 'button', class: 'small danger', 'aria-label': t('deleteCategory', tag.name), disabled: used,
+      title: used ? t('tagInUse', tag.articles) : undefined, 'aria-describedby': used ? `tag-used-${i}` : undefined, onclick: async () => {
+        try { await api('DELETE', `/v1/tags/${encodeURIComponent(tag.name)}`); li.remove(); note.textContent = t('tagDeleted', tag.name); } catch (e) { fail(e); }
+      } }, '×');
+    const li = h('li', { 'data-tag': tag.name, 'data-articles': String(tag.articles) },
+      used ? h('a', { href: `/t/${encodeURIComponent(tag.name)}` }, h('strong', {}, `#${tag.name}`)) : h('strong', {}, `#${tag.name}`),
+      h('span', { class: 'muted', id: `tag-used-${i}` }, ` · ${t('catArticles', tag.articles)}${used ? ' · ' + t('tagInUse', tag.articles) : ''}`),
+      h('div', { class: 'row' }, desc,
+        h('button', { type: 'button', class: 'small', 'aria-label': t('saveDesc', tag.name), onclick: async () => {
+          try { await api('PUT', `/v1/tags/${encodeURIComponent(tag.name)}`, { description: desc.value }); note.textContent = t('tagSaved', tag.name); } catch (e) { fail(e); }
+        } }, '✓'), del));
+    return li;
+  };
+  const load = async (path) => {
+    let link = '';
+    const page = await api('GET', path, undefined, { headers: (hs) => { link = hs.get('Link') || ''; } });
+    list.append(...page.map(row));
+    const m = /<([^>]+)>;\s*rel="next"/.exec(link);
+    next = m ? m[1] : '';
+    more.hidden = !next;
+    if (!list.children.length) list.append(h('li', { id: 'no-tags', class: 'muted' }, t('noTags')));
+  };
+  more.addEventListener('click', async () => { try { await load(next); } catch (e) { fail(e); } });
+  const [nL, n] = field('new-tag-name', t('catName'), { required: true, maxlength: 64 });
+  const [dL, d] = field('new-tag-desc', t('catDesc'));
+  const form = h('form', { class: 'row admin-form', id: 'tag-create' }, nL, n, dL, d, h('button', { type: 'submit', class: 'primary' }, t('createTag')));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    try {
+      const c = await api('POST', '/v1/tags', { name: n.value.trim(), description: d.value.trim() });
+      const none = document.getElementById('no-tags');
+      if (none) none.remove();
+      list.append(row({ articles: 0, ...c }));
+      note.textContent = t('tagCreated', c.name);
+      n.value = ''; d.value = '';
+      n.focus();
+    } catch (e2) { fail(e2); n.focus(); }
+  });
+  body.replaceChildren(h('section', { class: 'card', 'aria-labelledby': 'tags-title' }, h('h2', { id: 'tags-title' }, t('tagsTitle')),
+    h('p', { class: 'hint', id: 'tags-no-rename' }, t('tagsNoRename')), note, list, more, form));
+  await load('/v1/tags?limit=200');
 }
 
 async function categories(body, fail) {
