@@ -37,8 +37,8 @@ func TestAdminPresetRulesAsNewVersion(t *testing.T) {
 		ID string `json:"id"`
 	}
 	d.api("POST", "/v1/admin/presets", map[string]any{"type": "editing", "name": "House style", "description": "our rules",
-		"prompt": "Edit by the house rules.",
-		"rules": []map[string]string{{"name": "No filler", "instruction": "Cut filler words."}, {"name": "Short", "instruction": "Keep sentences short."}},
+		"prompt":  "Edit by the house rules.",
+		"rules":   []map[string]string{{"name": "No filler", "instruction": "Cut filler words."}, {"name": "Short", "instruction": "Keep sentences short."}},
 		"sources": []map[string]string{{"title": "The house guide", "year": "2020"}}}, &p)
 	ctx := tab(t)
 	signIn(t, ctx, d)
