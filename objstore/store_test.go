@@ -186,7 +186,7 @@ func TestCompressionBoundaries(t *testing.T) {
 	db := openDB(t)
 	st := objstore.New(db)
 	r := rand.New(rand.NewSource(7))
-	random := make([]byte, 1000)
+	random := make([]byte, 2000)
 	r.Read(random)
 	cases := []struct {
 		name  string
@@ -194,8 +194,8 @@ func TestCompressionBoundaries(t *testing.T) {
 		codec byte
 	}{
 		{"empty", []byte{}, 0},
-		{"127 compressible bytes stay raw", bytes.Repeat([]byte("a"), 127), 0},
-		{"128 compressible bytes are zstd", bytes.Repeat([]byte("a"), 128), 1},
+		{"1023 compressible bytes stay raw", bytes.Repeat([]byte("a"), 1023), 0},
+		{"1024 compressible bytes are zstd", bytes.Repeat([]byte("a"), 1024), 1},
 		{"text", []byte(sentence(r, 2000)), 1},
 		{"incompressible stays raw", random, 0},
 	}

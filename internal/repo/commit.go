@@ -52,11 +52,13 @@ type EventBlock struct {
 // events appends to a document's stream inside one batch; publish hands
 // what it appended to the hub once the batch committed.
 type events struct {
-	doc     string
-	next    uint64
-	keep    uint64         // retention; 0 keeps everything
-	out     []stream.Event // appended, for the hub
-	trimmed uint64         // the first retained event after a trim in this batch (0: none)
+	doc      string
+	next     uint64
+	keep     uint64         // retention; 0 keeps everything
+	out      []stream.Event // appended, for the hub
+	trimmed  uint64         // the first retained event after a trim in this batch (0: none)
+	sealing  uint64         // a draft.updated stored by reference, awaiting its version.created (0: none)
+	sealedAt int64          // and its time, which is its version's
 }
 
 // events starts appending to doc's stream; call it under the document
@@ -75,6 +77,11 @@ func (e *events) add(b *kv.Batch, typ string, timeMs int64, data any) error {
 	if err != nil {
 		return err
 	}
+	return e.appended(b, ev)
+}
+
+// appended records ev, just added to b, and trims the stream when due.
+func (e *events) appended(b *kv.Batch, ev stream.Event) error {
 	// Trim in steps of trimEvery so that most commits pay nothing for it.
 	if e.keep > 0 && e.next > e.keep && e.next%trimEvery == 0 {
 		if err := stream.Trim(b, Stream(e.doc), e.next-e.keep+1); err != nil {
@@ -121,6 +128,9 @@ type versionSpec struct {
 func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *kv.Batch, ev *events) (VersionInfo, error) {
 	d := *dr0
 	now := r.now().UnixMilli()
+	if ev.sealing != 0 {
+		now = ev.sealedAt // sealed at the time of the save it seals (eventref.go)
+	}
 	if spec.fp.IsZero() {
 		spec.fp = fingerprintOf(spec.entries)
 	}
@@ -211,8 +221,7 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *kv.B
 		return VersionInfo{}, err
 	}
 	info := infoOf(d.ID, v.Seq, lr)
-	if err := ev.add(b, EventVersionCreated, now, VersionEvent{Label: label, Seq: v.Seq, Kind: v.Kind,
-		Reason: v.Reason, Hash: vid, Author: v.Author, Fingerprint: v.Fingerprint, RestoredFrom: v.RestoredFrom}); err != nil {
+	if err := ev.addVersion(b, now, vid, v); err != nil {
 		b.Close()
 		return VersionInfo{}, err
 	}
@@ -715,7 +724,7 @@ func (r *Repo) commitSlots(doc string, d *docRec, dr *draftRec, slots []slot, at
 		b.Close()
 		return VersionInfo{}, err
 	}
-	if err := ev.add(b, EventDraftUpdated, now, de); err != nil {
+	if err := ev.addSealedDraft(b, now, de); err != nil {
 		b.Close()
 		return VersionInfo{}, err
 	}

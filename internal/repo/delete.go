@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/refs"
 	"time"
 )
@@ -197,9 +198,21 @@ func (r *Repo) purgeDoc(ctx context.Context, doc string, cutoff int64, dryRun bo
 			return nil, err
 		}
 	}
+	// The stream goes with the history its events describe (some are
+	// stored by reference to the version log, eventref.go): every event
+	// is trimmed, and its numbering kept, so that a cursor into it gets
+	// ErrTrimmed rather than the events of a later document of that id.
+	last, err := stream.Last(r.db, Stream(doc))
+	if err != nil {
+		return nil, err
+	}
+	if err := stream.Trim(b, Stream(doc), last+1); err != nil {
+		return nil, err
+	}
 	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return nil, err
 	}
+	r.hub.Notify(Stream(doc)) // forgets the stream's tail
 	r.docs.forget(doc)
 	r.drafts.take(doc)
 	return names, nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
 )
 
@@ -105,6 +106,14 @@ func TestSoftDeleteUndeleteAndPurge(t *testing.T) {
 	}
 	if ok, _ := r.objs.Has(gone); ok {
 		t.Error("the purged document's own content is still stored")
+	}
+	// Its stream goes with it (events name its history), numbering kept:
+	// a cursor into it must resync.
+	if last, err := r.LastEvent(ctx, Stream(doc)); err != nil || last == 0 {
+		t.Errorf("last event of the purged stream = %d %v, want its old number", last, err)
+	}
+	if evs, err := r.ReadEvents(ctx, Stream(doc), 0, 0); !errors.Is(err, stream.ErrTrimmed) {
+		t.Errorf("reading the purged document's stream: %d events, %v; want ErrTrimmed", len(evs), err)
 	}
 	if ds, _ := r.ListDeleted(ctx, ""); len(ds) != 0 {
 		t.Errorf("ListDeleted after the purge = %+v", ds)

@@ -277,7 +277,12 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 		}
 		changed, bodyChanged = eventBlockIDs(de), dr.Fingerprint != fp
 		de.Authors = authors
-		if err := ev.add(b, EventDraftUpdated, now, de); err != nil {
+		if p.Seal != "" && dr.Unsealed {
+			err = ev.addSealedDraft(b, now, de) // the version below seals it, in this batch
+		} else {
+			err = ev.add(b, EventDraftUpdated, now, de)
+		}
+		if err != nil {
 			return SaveResult{}, err
 		}
 		res = SaveResult{Seq: dr.Seq, Fingerprint: dr.Fingerprint, Unsealed: dr.Unsealed}

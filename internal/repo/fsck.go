@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
 	"github.com/foliodev/folio/refs"
 )
@@ -366,6 +367,7 @@ func (r *Repo) fsckDoc(ctx context.Context, doc string, rep *FsckReport, add fun
 	if got != n {
 		add("", doc, "block index has %d valid entries, the versions imply %d", got, n)
 	}
+	r.fsckEvents(doc, add)
 	// Draft.
 	dr, err := r.readDraftSnapshot(doc)
 	if err != nil {
@@ -402,4 +404,39 @@ func (r *Repo) fsckPublished(doc string, entries []VersionInfo, add func(obj, do
 		}
 	}
 	add(pub.String(), doc, "published ref %s names no version in the document's log", pub.Short())
+}
+
+// fsckEvents checks that every event of doc's stream stored by reference
+// (eventref.go) resolves: what a reader replaying the stream would be given.
+func (r *Repo) fsckEvents(doc string, add func(obj, doc, format string, args ...any)) {
+	name := Stream(doc)
+	first, err := stream.FirstRetained(r.db, name)
+	if err != nil {
+		add("", doc, "stream: %v", err)
+		return
+	}
+	for after := first - 1; ; {
+		evs, err := stream.Read(r.db, name, after, 256)
+		if err != nil {
+			add("", doc, "stream after %d: %v", after, err)
+			return
+		}
+		if len(evs) == 0 {
+			return
+		}
+		for i := range evs {
+			if !evs[i].Ref {
+				continue
+			}
+			var next *stream.Event
+			if i+1 < len(evs) {
+				next = &evs[i+1]
+			}
+			seq, typ := evs[i].Seq, evs[i].Type
+			if err := r.resolveEvent(name, &evs[i], next); err != nil {
+				add("", doc, "stream event %d (%s): %v", seq, typ, err)
+			}
+		}
+		after = evs[len(evs)-1].Seq
+	}
 }

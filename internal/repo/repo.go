@@ -251,8 +251,19 @@ func (r *Repo) Writable() error { return r.db.Writable() }
 // ReadEvents returns up to limit events of the persisted stream name
 // after seq after, in order (stream.Read; recent ones from the hub's
 // tail): stream.ErrTrimmed when some of them were trimmed.
+//
+// Events stored by reference (a sealing change's, eventref.go) are
+// rebuilt from the version they name, so every reader gets them as they
+// were published.
 func (r *Repo) ReadEvents(_ context.Context, name string, after uint64, limit int) ([]stream.Event, error) {
-	return r.hub.Read(r.db, name, after, limit)
+	evs, err := r.hub.Read(r.db, name, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.resolveEvents(name, evs); err != nil {
+		return nil, err
+	}
+	return evs, nil
 }
 
 // LastEvent returns the last seq of stream name (0 when never written).

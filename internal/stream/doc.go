@@ -15,4 +15,10 @@
 // holds a contiguous run of committed events (see Hub). Trim removes a
 // stream's oldest events; a cursor older than the first retained event
 // must resync (ErrTrimmed).
+//
+// An event may be stored by reference (AppendEventAs, Event.Ref): its
+// stored data names what the payload is made of elsewhere in the store,
+// and the stream's owner rebuilds it before anyone reads it (the
+// document streams: repo.Repo.ReadEvents, docs/objects.md §4.2). The Hub
+// only ever holds events as published.
 package stream

@@ -10,17 +10,28 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// ErrTrimmed is returned by Read when events after the cursor were trimmed.
-var ErrTrimmed = errors.New("stream: cursor is older than retention")
+var (
+	// ErrTrimmed is returned by Read when events after the cursor were trimmed.
+	ErrTrimmed = errors.New("stream: cursor is older than retention")
+	// ErrNotFound is returned by Get when the event does not exist.
+	ErrNotFound = errors.New("stream: no such event")
+)
 
 // Event is one persisted event. Data is the event's payload as msgpack
 // (decode it with kv.Unmarshal into the type its Type names).
+//
+// Ref marks an event stored by reference (AppendEventAs): Data is then
+// the stored form, which names what the payload is made of elsewhere in
+// the store instead of holding it, Time is 0, and the stream's owner
+// turns it back into the event before handing it on (repo.Repo.ReadEvents
+// for document streams). Events a Hub holds are never by reference.
 type Event struct {
 	Stream string             `msgpack:"-" json:"stream"`
 	Seq    uint64             `msgpack:"-" json:"seq"`
 	Type   string             `msgpack:"type" json:"type"`
 	Time   int64              `msgpack:"time" json:"time"` // Unix milliseconds
 	Data   msgpack.RawMessage `msgpack:"data,omitempty" json:"-"`
+	Ref    bool               `msgpack:"ref,omitempty" json:"-"`
 }
 
 func prefix(stream string) []byte {
@@ -83,6 +94,53 @@ func AppendEvent(b *kv.Batch, stream string, seq uint64, typ string, timeMs int6
 		return Event{}, err
 	}
 	return e, b.Set(Key(stream, seq), v)
+}
+
+// AppendEventAs is AppendEvent of an event whose payload is data but
+// which is stored as stored, by reference (Event.Ref), and without its
+// time: the owner restores both, from what the reference names. It
+// returns the event with data and time, as readers must be given it, for
+// Hub.Publish.
+func AppendEventAs(b *kv.Batch, stream string, seq uint64, typ string, timeMs int64, data, stored any) (Event, error) {
+	raw, err := kv.Marshal(data)
+	if err != nil {
+		return Event{}, fmt.Errorf("stream: encode %s event: %w", typ, err)
+	}
+	ref, err := kv.Marshal(stored)
+	if err != nil {
+		return Event{}, fmt.Errorf("stream: encode %s event: %w", typ, err)
+	}
+	v, err := kv.Marshal(refEvent{Type: typ, Data: ref, Ref: true})
+	if err != nil {
+		return Event{}, err
+	}
+	return Event{Stream: stream, Seq: seq, Type: typ, Time: timeMs, Data: raw}, b.Set(Key(stream, seq), v)
+}
+
+// refEvent is how an event stored by reference is encoded: an Event
+// without a time.
+type refEvent struct {
+	Type string             `msgpack:"type"`
+	Data msgpack.RawMessage `msgpack:"data,omitempty"`
+	Ref  bool               `msgpack:"ref"`
+}
+
+// Get returns event seq of stream as stored (ErrNotFound: no such event,
+// or trimmed).
+func Get(r kv.Reader, stream string, seq uint64) (Event, error) {
+	v, err := kv.Get(r, Key(stream, seq))
+	if errors.Is(err, kv.ErrNotFound) {
+		return Event{}, fmt.Errorf("%w: event %d of %s", ErrNotFound, seq, stream)
+	}
+	if err != nil {
+		return Event{}, err
+	}
+	var e Event
+	if err := kv.Unmarshal(v, &e); err != nil {
+		return Event{}, fmt.Errorf("stream: decode %s event: %w", stream, err)
+	}
+	e.Stream, e.Seq = stream, seq
+	return e, nil
 }
 
 // Read returns up to limit events of stream with seq > after, in order.
