@@ -390,7 +390,7 @@ func cmdBenchSync(c *cli.Context) error {
 			"docs": rep.Docs, "blocks": rep.Blocks, "editors": rep.Editors, "editorsPerDoc": rep.EditorsPerDoc,
 			"readers": rep.Readers, "intervalSeconds": rep.Interval.Seconds(), "seconds": rep.Duration.Seconds(),
 			"offered": rep.Offered, "offeredPerSecond": rep.OfferedPerSec,
-			"acked": rep.Acked, "ackedPerSecond": rep.AckedPerSec, "conflicts": rep.Conflicts, "errors": rep.Errors,
+			"acked": rep.Acked, "ackedPerSecond": rep.AckedPerSec, "conflicts": rep.Conflicts, "merged": rep.Merged, "errors": rep.Errors,
 			"ackP50Millis": ms(rep.AckP50), "ackP90Millis": ms(rep.AckP90), "ackP99Millis": ms(rep.AckP99),
 			"ackP999Millis": ms(rep.AckP999), "ackMaxMillis": ms(rep.AckMax),
 			"sendLateP50Millis": ms(rep.SendLateP50), "sendLateP99Millis": ms(rep.SendLateP99), "events": rep.Events,

@@ -264,18 +264,38 @@ const maxEdits = 256
 // O(n+m+E²) for a diff of E edits, against the band's O((n+m)·E).
 type edits struct {
 	n, m int
-	v    [][]int // v[d][k+d], k = -d, -d+2, ..., d; -1 when unreachable
+	// v[d*d+k+d] is v[d][k+d], k = -d, -d+2, ..., d (-1 when
+	// unreachable): the rows of d = 0, 1, ... one after the other, row d
+	// starting at d² (the 2i+1 cells of the rows before it); d runs to D.
+	v []int
+	D int
 }
+
+// at is v[d][k+d].
+func (e *edits) at(d, k int) int { return e.v[d*d+k+d] }
 
 // editsOf runs the search up to limit edits; nil when the diff needs more.
 func editsOf(a, b []char, limit int) *edits {
 	n, m := len(a), len(b)
-	e := &edits{n: n, m: m}
+	// D >= |n-m|, and is that for a diff of insertions (or deletions)
+	// alone, the common case: room for the rows up to it and a few more,
+	// doubled when a diff needs more.
+	guess := min(max(n-m, m-n)+4, limit) + 1
+	e := &edits{n: n, m: m, v: make([]int, 0, guess*guess)}
 	// x counts characters of a consumed from its end, y of b: the cell
 	// (i, j) = (n-x, m-y), and the diagonal k = x-y.
-	prev := []int{}
+	var prev []int
 	for d := 0; d <= limit; d++ {
-		cur := make([]int, 2*d+1)
+		if need := (d + 1) * (d + 1); need > cap(e.v) {
+			v := make([]int, len(e.v), max(need, 2*cap(e.v)))
+			copy(v, e.v)
+			e.v = v
+		}
+		e.v = e.v[:(d+1)*(d+1)]
+		cur := e.v[d*d:]
+		if d > 0 {
+			prev = e.v[(d-1)*(d-1) : d*d]
+		}
 		for k := -d; k <= d; k += 2 {
 			// From diagonal k+1 (one more of b consumed: an insertion) or
 			// k-1 (one more of a: a deletion), the farther. Past the grid
@@ -303,11 +323,10 @@ func editsOf(a, b []char, limit int) *edits {
 			}
 			cur[k+d] = x
 		}
-		e.v = append(e.v, cur)
 		if k := n - m; k >= -d && k <= d && (k+d)%2 == 0 && cur[k+d] == n {
+			e.D = d
 			return e // reached (0, 0): D(0, 0) = d
 		}
-		prev = cur
 	}
 	return nil
 }
@@ -318,7 +337,7 @@ func (e *edits) dist(i, j int) int {
 	x, y := e.n-i, e.m-j
 	k := x - y
 	lo := max(k, -k)
-	last := len(e.v) - 1
+	last := e.D
 	if lo > last {
 		return last + 1
 	}
@@ -327,12 +346,12 @@ func (e *edits) dist(i, j int) int {
 	if (last-lo)%2 != 0 {
 		last--
 	}
-	if e.v[last][k+last] < x {
-		return len(e.v)
+	if e.at(last, k) < x {
+		return e.D + 1
 	}
 	for lo < last {
 		mid := lo + (last-lo)/4*2
-		if e.v[mid][k+mid] >= x {
+		if e.at(mid, k) >= x {
 			last = mid
 		} else {
 			lo = mid + 2

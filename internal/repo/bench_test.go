@@ -2,6 +2,8 @@ package repo
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -311,3 +313,86 @@ func benchAccept(b *testing.B, n int) {
 
 func BenchmarkAcceptBlock50(b *testing.B)   { benchAccept(b, 50) }
 func BenchmarkAcceptBlock1000(b *testing.B) { benchAccept(b, 1000) }
+
+// BenchmarkSaveMerge measures what `folio bench sync --editors-per-doc 10
+// [--same-block]` asks of the repository, one save at a time: 10 editors
+// of a 200-block document take turns, each saving from the seq of its
+// own last save (so 9 saves behind), either each into its own block
+// (own) or all into one paragraph, inserting a word at a place of their
+// own and saving with merge (same). The paragraph starts again from 30
+// words every 150 saves, as long as it grows in a bench run. It reports
+// the process's CPU time per save beside the wall time, which the fsync
+// of every save dominates.
+//
+//	go test ./internal/repo -run '^$' -bench SaveMerge -benchtime 1500x
+func BenchmarkSaveMerge(b *testing.B) {
+	const editors = 10
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	start := strings.Fields(strings.Repeat("words of a paragraph that grows ", 6))
+	for _, same := range []bool{false, true} {
+		name := "own"
+		if same {
+			name = "same"
+		}
+		b.Run(name, func(b *testing.B) {
+			r := newRepo(b)
+			doc := create(b, r, 200)
+			seqs := make([]uint64, editors)
+			words := make([][]string, editors)
+			d0, err := r.Draft(ctx, doc)
+			if err != nil {
+				b.Fatal(err)
+			}
+			last := d0.Seq // the draft's
+			reset := func() {
+				blk := para("b0", strings.Join(start, " "))
+				res, err := r.SaveDraft(ctx, SaveParams{Doc: doc, Actor: "ana", BaseSeq: last, Changes: []DraftChange{{Op: ChangeUpsert, Block: &blk}}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				last = res.Seq
+				for k := range seqs {
+					seqs[k], words[k] = res.Seq, start
+				}
+			}
+			reset()
+			var off time.Duration
+			b.ResetTimer()
+			c0 := cpu()
+			for i := 0; i < b.N; i++ {
+				if same && i > 0 && i%150 == 0 {
+					c := cpu()
+					reset()
+					off += cpu() - c
+				}
+				k := i % editors
+				blk := para(fmt.Sprintf("b%d", 1+k), fmt.Sprintf("Autosaved paragraph, revision %d, of the load generator: a sentence or two of ordinary prose.", i))
+				var ws []string
+				if same {
+					ws = slices.Insert(slices.Clone(words[k]), len(words[k])*k/editors, fmt.Sprintf("w%d.%d", k, i))
+					blk = para("b0", strings.Join(ws, " "))
+				}
+				stale := seqs[k] != last
+				res, err := r.SaveDraft(ctx, SaveParams{Doc: doc, Actor: fmt.Sprintf("e%d", k), BaseSeq: seqs[k], Merge: same,
+					Changes: []DraftChange{{Op: ChangeUpsert, Block: &blk}}})
+				if err != nil {
+					b.Fatalf("save %d: %v", i, err)
+				}
+				seqs[k], words[k], last = res.Seq, ws, res.Seq
+				if same {
+					if stale && len(res.Merged) != 1 {
+						b.Fatalf("save %d was not merged", i)
+					}
+					for _, m := range res.Merged {
+						words[k] = strings.Fields(flowdoc.PlainText(m.Block.RichText))
+					}
+				}
+			}
+			b.ReportMetric(float64((cpu()-c0-off).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}

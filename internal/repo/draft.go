@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/flowdoc/merge"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/objstore"
@@ -120,6 +121,13 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 			return SaveResult{}, err
 		}
 	}
+	var pre map[string]premerged
+	if p.Merge && prep != nil && prep.body == nil {
+		pre = r.premerge(p, prep)
+		if r.afterPremerge != nil {
+			r.afterPremerge(p.Doc)
+		}
+	}
 	release, err := r.writing(ctx, p.Doc)
 	if err != nil {
 		return SaveResult{}, err
@@ -164,7 +172,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	var mergedBlocks []EventBlock
 	var authors []string
 	if p.Merge && prep.body == nil {
-		merged, mergedBlocks, authors = r.mergeStale(p, dr, prep)
+		merged, mergedBlocks, authors = r.mergeStale(p, dr, prep, pre)
 	}
 	inPlace := prep.body == nil && changesInPlace(dr, prep.changes)
 	var slots []slot
@@ -241,7 +249,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 			for _, c := range prep.changes {
 				if db := dr.Blocks[dr.at(c.nb.blk.ID)]; db.Content != c.nb.content.ID {
 					olds = append(olds, blockRev{id: db.ID, seq: db.Seq, content: db.Content})
-					news = append(news, blockRev{id: db.ID, content: c.nb.content.ID, actor: p.Actor})
+					news = append(news, blockRev{id: db.ID, content: c.nb.content.ID, actor: p.Actor, blk: &c.nb.blk, size: c.nb.size})
 				}
 			}
 		} else {
@@ -252,7 +260,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 					if !s.prev.IsZero() {
 						olds = append(olds, blockRev{id: s.ID, seq: s.Seq, content: s.prev})
 					}
-					news = append(news, blockRev{id: s.ID, content: s.Content, actor: p.Actor})
+					news = append(news, blockRev{id: s.ID, content: s.Content, actor: p.Actor, blk: s.Block, size: s.Size})
 				}
 			}
 			for _, db := range dr.Blocks {
@@ -427,7 +435,11 @@ func (r *Repo) prepareSave(ctx context.Context, p SaveParams) (*savePrep, error)
 			} else if err != nil {
 				return nil, errs.E(errs.Invalid, "changes[%d]: %w", i, err)
 			}
-			prep.changes[i].nb = encodeSized(one.Blocks[0], size-emptyBodySize)
+			if p.Merge && merge.Mergeable(one.Blocks[0].Type) {
+				prep.changes[i].nb = hashSized(one.Blocks[0], size-emptyBodySize) // sealed by premerge or under the lock
+			} else {
+				prep.changes[i].nb = encodeSized(one.Blocks[0], size-emptyBodySize)
+			}
 		case ChangeDelete, ChangeMove:
 			if c.BlockID == "" {
 				return nil, errs.E(errs.Invalid, "changes[%d]: %s needs blockId", i, c.Op)
@@ -803,6 +815,7 @@ func (r *Repo) advanceInPlace(b *kv.Batch, doc, owner string, dr *draftRec, chan
 				nb = c.nb
 			}
 		}
+		nb.seal()
 		if err := r.objs.PutEncoded(b, nb.content); err != nil {
 			return DraftEvent{}, err
 		}

@@ -60,3 +60,11 @@ func (l *docLocks) lock(ctx context.Context, doc string) (func(), error) {
 		done()
 	}, nil
 }
+
+// busy reports whether someone holds or waits for doc's lock: a hint,
+// stale as soon as it is returned.
+func (l *docLocks) busy(doc string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m[doc] != nil
+}

@@ -147,3 +147,47 @@ func TestSaveMergeNeedsBase(t *testing.T) {
 		t.Fatalf("a block deleted and inserted since the base: %v, want a conflict", err)
 	}
 }
+
+// TestSaveMergeBeforeLock: a save merges before it takes the document
+// lock; when another save changes the block in between, that merge is
+// stale and the save merges again with the block as it is then, so no
+// acknowledged edit is lost. The ack's merged block is the caller's own.
+func TestSaveMergeBeforeLock(t *testing.T) {
+	r := newRepo(t)
+	doc := create(t, r, 2) // b1 is "paragraph 1"
+	d0, _ := r.Draft(ctx, doc)
+	if _, err := mergeSave(r, doc, "ana", d0.Seq, true, upsert(para("b1", "A paragraph 1"))); err != nil {
+		t.Fatal(err)
+	}
+	// cy's save slips in after ben's early merge (ana's and ben's edits)
+	// and before ben takes the lock.
+	var cyErr error
+	r.afterPremerge = func(string) {
+		r.afterPremerge = nil
+		d, _ := r.Draft(ctx, doc)
+		_, cyErr = mergeSave(r, doc, "cy", d.Seq, true, upsert(para("b1", "A para-graph 1")))
+	}
+	res, err := mergeSave(r, doc, "ben", d0.Seq, true, upsert(para("b1", "paragraph 1 ends.")))
+	if cyErr != nil {
+		t.Fatalf("the save in between: %v", cyErr)
+	}
+	if err != nil {
+		t.Fatalf("ben's save: %v", err)
+	}
+	const want = "A para-graph 1 ends."
+	if got := textOf(t, r, doc, "b1"); got != want {
+		t.Fatalf("merged text %q, want %q (every acknowledged edit)", got, want)
+	}
+	if len(res.Merged) != 1 || flowdoc.PlainText(res.Merged[0].Block.RichText) != want {
+		t.Fatalf("ack's merged blocks: %+v", res.Merged)
+	}
+	// The caller may change what the ack gave it: the next merge still
+	// starts from the stored block.
+	res.Merged[0].Block.RichText[0].Text = "garbage"
+	if _, err := mergeSave(r, doc, "ana", res.Seq-1, true, upsert(para("b1", "A para-graph 1!"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, r, doc, "b1"); got != "A para-graph 1 ends.!" {
+		t.Fatalf("merged text %q", got)
+	}
+}

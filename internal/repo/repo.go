@@ -87,7 +87,8 @@ type Repo struct {
 	docs   docCache   // document records (loadDoc, lockedDoc)
 	revs   revLog     // recent block revisions, for merging saves (revs.go)
 
-	beforeSave func(*kv.Batch) // tests: sees a draft save's batch before it commits
+	beforeSave    func(*kv.Batch)  // tests: sees a draft save's batch before it commits
+	afterPremerge func(doc string) // tests: runs between a save's merge before the lock and the lock
 }
 
 // headVersion is a decoded version and its id.
@@ -414,7 +415,8 @@ type slot struct {
 // hashed ahead of the document lock, with the meta its draft entry keeps.
 type newBlock struct {
 	blk     flowdoc.Block
-	content objstore.Encoded
+	content objstore.Encoded // its ID alone until seal, when raw is set
+	raw     []byte           // the encoded content not yet in content (see hashSized)
 	size    int
 	count   int
 	nested  []string
@@ -435,8 +437,27 @@ func encodeSized(b flowdoc.Block, size int) *newBlock {
 	return nb
 }
 
+// hashSized is encodeSized that leaves the stored form (compressing it is
+// most of encoding a long block) to seal: for a block of a merging save,
+// which is not stored when the block changed since the save's base (it is
+// merged or a conflict then).
+func hashSized(b flowdoc.Block, size int) *newBlock {
+	raw := flowdoc.EncodeContent(b)
+	nb := &newBlock{blk: b, content: objstore.Encoded{ID: objstore.Sum(objstore.KindContent, raw)}, raw: raw, size: size}
+	nb.count, nb.nested = nestedOf(b)
+	return nb
+}
+
+// seal makes nb's stored form, if hashSized left it.
+func (nb *newBlock) seal() {
+	if nb.raw != nil {
+		nb.content, nb.raw = objstore.Encode(objstore.KindContent, nb.raw), nil
+	}
+}
+
 // give makes nb the slot's new content.
 func (s *slot) give(nb *newBlock) {
+	nb.seal()
 	s.Block, s.enc = &nb.blk, &nb.content
 	s.Content, s.Size, s.Count, s.Nested = nb.content.ID, nb.size, nb.count, nb.nested
 }
