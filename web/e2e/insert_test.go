@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"image/color"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -162,6 +164,12 @@ func TestInsertBarTypeAtOnce(t *testing.T) {
 		check(d.draftBlocks(doc), i+1)
 	}
 	screenshot(t, ctx, "editor-inserts")
+	// What the window shows (a full-page capture paints no block that
+	// content-visibility skips outside the window).
+	must(t, ctx, eval(`(window.scrollTo(0, 0), true)`))
+	if err := os.WriteFile(filepath.Join(shotDir, "editor-inserts-window.png"), get(t, ctx, chromedp.CaptureScreenshot()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	got := d.draftBlocks(doc)
 
 	must(t, ctx, chromedp.Reload(), chromedp.WaitVisible(css(`#sync-status[data-sync-state="saved"]`)))
