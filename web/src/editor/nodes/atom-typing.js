@@ -37,8 +37,10 @@ export const AtomTyping = Extension.create({
           return true;
         },
         handleDOMEvents: {
-          // Text that comes without a key press.
+          // Text that comes without a key press, into the text itself
+          // (not a field of the card's form).
           beforeinput(view, event) {
+            if (event.target !== view.dom) return false;
             const sel = selectedCard(view.state);
             if (!sel || event.inputType !== 'insertText' || !event.data || view.composing) return false;
             event.preventDefault();
