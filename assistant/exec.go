@@ -237,7 +237,7 @@ func (s *Service) writeSuccess(b *kv.Batch, tx *repo.DocTx, pl payload, out *Str
 		}
 		scope := sg.Scope
 		created := SuggestionEvent{ID: sg.ID, Doc: sg.Doc, Run: sg.Run, Status: sg.Status, Scope: &scope,
-			Base: sg.Base.Label, Ops: len(sg.Ops), Deletes: sg.Deletes, Summary: sg.Summary}
+			Base: sg.Base.Label, Ops: len(sg.Ops), Deletes: sg.Deletes, Summary: sg.Summary, Agent: eventAgent(sg.Agent)}
 		if err := tx.Emit(b, EventSuggestionCreated, now, created); err != nil {
 			return err
 		}

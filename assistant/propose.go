@@ -273,7 +273,7 @@ func (s *Service) Propose(ctx context.Context, a Actor, req ProposeRequest) (Sug
 		}
 		scope := sg.Scope
 		if err := tx.Emit(b, EventSuggestionCreated, now, SuggestionEvent{ID: sg.ID, Doc: sg.Doc, Status: sg.Status, Scope: &scope,
-			Base: sg.Base.Label, Ops: len(sg.Ops), Deletes: sg.Deletes, Summary: sg.Summary, Actor: a.Agent.String()}); err != nil {
+			Base: sg.Base.Label, Ops: len(sg.Ops), Deletes: sg.Deletes, Summary: sg.Summary, Actor: a.Agent.String(), Agent: eventAgent(sg.Agent)}); err != nil {
 			return err
 		}
 		if err := indexPending(b, &sg); err != nil {

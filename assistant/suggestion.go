@@ -115,6 +115,27 @@ type SuggestionEvent struct {
 	// CarriedFrom is, on suggestion.accepted, the suggestion's own
 	// baseline label when the accept carried it over to a newer one.
 	CarriedFrom string `json:"carriedFrom,omitempty" msgpack:"carriedFrom,omitempty"`
+	// Agent is, on suggestion.created, the outside agent the suggestion
+	// came from (its Suggestion.Agent), so that an open editor can name it
+	// without reading the record; absent for the author's own requests.
+	Agent *EventAgent `json:"agent,omitempty" msgpack:"agent,omitempty"`
+}
+
+// EventAgent is an AgentSource as the suggestion events carry it (msgpack
+// names are the JSON names, as for the rest of the payload).
+type EventAgent struct {
+	Client        string `json:"client,omitempty" msgpack:"client,omitempty"`
+	ClientVersion string `json:"clientVersion,omitempty" msgpack:"clientVersion,omitempty"`
+	Token         string `json:"token" msgpack:"token"`
+	User          string `json:"user" msgpack:"user"`
+}
+
+// eventAgent is a's event form (nil for nil).
+func eventAgent(a *AgentSource) *EventAgent {
+	if a == nil {
+		return nil
+	}
+	return &EventAgent{Client: a.Client, ClientVersion: a.ClientVersion, Token: a.Token, User: a.User}
 }
 
 func (s *Service) loadSuggestion(r kv.Reader, id string) (Suggestion, error) {

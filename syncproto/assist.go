@@ -486,6 +486,20 @@ type SuggestionEventData struct {
 	// CarriedFrom is, on suggestion.accepted, the suggestion's own
 	// baseline label when the accept carried it over to a newer one.
 	CarriedFrom string `json:"carriedFrom,omitempty"`
+	// Agent is, on suggestion.created, the outside agent (an agent token,
+	// docs/agents.md) the suggestion came from; absent for the author's
+	// own requests.
+	Agent *SuggestionAgent `json:"agent,omitempty"`
+}
+
+// SuggestionAgent names the outside agent of a suggestion: the client
+// and its version (from the MCP handshake or the X-Folio-Agent header),
+// the agent token's id and its user.
+type SuggestionAgent struct {
+	Client        string `json:"client,omitempty"`
+	ClientVersion string `json:"clientVersion,omitempty"`
+	Token         string `json:"token"`
+	User          string `json:"user"`
 }
 
 // Assistant is the writing assistant as the sync server needs it

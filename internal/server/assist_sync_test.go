@@ -163,6 +163,43 @@ func remoteErr(t testing.TB, c *client.Client, m syncproto.Message) *syncproto.R
 	return re
 }
 
+// An agent's proposal (POST /v1/docs/{id}/suggestions with an agent
+// token) is announced on the document's stream naming the agent, in both
+// codecs, so that the author's open editor can say who proposed it.
+func TestAgentProposalAnnouncedWithItsAgent(t *testing.T) {
+	for _, sp := range codecs {
+		t.Run(sp, func(t *testing.T) {
+			ae := newSyncAssistEnv(t, assistOpts{})
+			doc := ae.article(ae.a)
+			evs := newEvents()
+			c := ae.dial(ae.a, sp, evs)
+			snap, err := c.Open(context.Background(), doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			agent := ae.agentToken("author-a")
+			st, data := ae.propose(agent.Secret, doc, ProposeRequest{Scope: assistant.Scope{Kind: assistant.ScopeBlock, Block: "p1"}, Base: "v1.r0",
+				Ops: json.RawMessage(`[{"op":"replace_block","blockId":"p1","block":{"id":"p1","type":"paragraph","richText":[{"text":"To win, the team decided."}]}}]`)})
+			if st != http.StatusCreated {
+				t.Fatalf("proposal: %d %s", st, data)
+			}
+			var sg assistant.Suggestion
+			if err := json.Unmarshal(data, &sg); err != nil {
+				t.Fatal(err)
+			}
+			created := evs.wait(t, snap.Stream, suggestionEvent(t, "suggestion.created", sg.ID))
+			var se syncproto.SuggestionEventData
+			if err := created[len(created)-1].DecodeData(&se); err != nil {
+				t.Fatal(err)
+			}
+			want := syncproto.SuggestionAgent{Client: "test-agent", ClientVersion: "0.9", Token: agent.ID, User: "author-a"}
+			if se.Agent == nil || *se.Agent != want || se.Run != "" || se.Status != "pending" {
+				t.Fatalf("suggestion.created %+v (agent %+v), want agent %+v", se, se.Agent, want)
+			}
+		})
+	}
+}
+
 // blockScope is the wire scope of one block.
 func blockScope(id string) syncproto.AssistScope {
 	return syncproto.AssistScope{Kind: "block", Block: id}
@@ -227,7 +264,7 @@ func TestAssistOverWebSocket(t *testing.T) {
 			created := evs.wait(t, snap.Stream, suggestionEvent(t, "suggestion.created", sg))
 			var se syncproto.SuggestionEventData
 			if err := created[len(created)-1].DecodeData(&se); err != nil || se.Run != q.Run.ID || se.Status != "pending" ||
-				se.Scope == nil || *se.Scope != blockScope("p1") || se.Base != "v1.r0" || se.Ops != 1 {
+				se.Scope == nil || *se.Scope != blockScope("p1") || se.Base != "v1.r0" || se.Ops != 1 || se.Agent != nil {
 				t.Fatalf("suggestion.created %+v %v", se, err)
 			}
 
@@ -640,6 +677,7 @@ func TestAssistEventWireTypes(t *testing.T) {
 		{assistant.EventUsage{}, syncproto.RunUsage{}},
 		{assistant.SuggestionEvent{}, syncproto.SuggestionEventData{}},
 		{assistant.Scope{}, syncproto.AssistScope{}},
+		{assistant.EventAgent{}, syncproto.SuggestionAgent{}},
 	} {
 		st, wt := reflect.TypeOf(c.stored), reflect.TypeOf(c.wire)
 		if st.NumField() != wt.NumField() {

@@ -1,7 +1,9 @@
 // The editor's extensions: Tiptap's StarterKit (less its blockquote, which
 // holds blocks where a FlowDocument quote holds text), tables, and one node
 // per FlowDocument block type that StarterKit lacks (editor/nodes), and
-// the paste and drop of files (nodes/media.js).
+// the paste and drop of files (nodes/media.js), the caret's block kept
+// laid out (nodes/caret-block.js) and text typed on a selected card put
+// after it (nodes/atom-typing.js).
 import { Extension } from '@tiptap/core';
 import StarterKit from '@tiptap/starter-kit';
 import { Code } from '@tiptap/extension-code';
@@ -14,6 +16,8 @@ import { AtomBlocks } from './nodes/atoms.js';
 import { Details, DetailsBody, DetailsSummary } from './nodes/details.js';
 import { Column, Columns } from './nodes/columns.js';
 import { MediaInput } from './nodes/media.js';
+import { CaretBlock } from './nodes/caret-block.js';
+import { AtomTyping } from './nodes/atom-typing.js';
 
 export function extensions() {
   return [
@@ -43,6 +47,8 @@ export function extensions() {
     Columns,
     Column,
     MediaInput,
+    CaretBlock,
+    AtomTyping,
     ...AtomBlocks,
   ];
 }

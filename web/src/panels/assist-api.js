@@ -18,6 +18,7 @@ export const assistApi = {
   ask: (doc, body) => api('POST', `/v1/docs/${doc}/assist`, body),
   run: (id) => api('GET', `/v1/runs/${id}`),
   cancel: (id) => api('POST', `/v1/runs/${id}/cancel`),
+  pending: (doc) => api('GET', `/v1/docs/${doc}/suggestions?status=pending&limit=20`),
   suggestion: (id) => api('GET', `/v1/suggestions/${id}`),
   preview: (id) => api('GET', `/v1/suggestions/${id}/preview`),
   accept: (id, confirmDelete) => api('POST', `/v1/suggestions/${id}/accept`, confirmDelete ? { confirmDelete: true } : {}),

@@ -5,7 +5,8 @@
 // / none, one at a time, remembered per session on the server), the
 // request's run live from its stream with Cancel, and a pending
 // suggestion: previewed in the document (editor/suggestions.js), its diff,
-// summary and pinned preset here, with Accept and Reject. The block menu
+// summary and pinned preset here (and the agent, for one an outside agent
+// proposed), with Accept and Reject. The block menu
 // (editor/block-menu.js) and the selection toolbar
 // (editor/selection-toolbar.js) ask through the same panel, so every entry
 // uses the same session and choice.
@@ -154,9 +155,14 @@ class AssistantPanel {
 
   // resumePending shows the session's newest pending suggestion again
   // (after a reload, or one made in another tab).
+  // An outside agent's pending proposal (docs/agents.md) belongs to no
+  // session: the newest is shown when the session has none.
   async resumePending() {
     const last = [...(this.messages || [])].reverse().find((m) => m.role === 'assistant' && m.suggestion);
-    if (last && last.status === 'pending') await this.showSuggestion(last.suggestion);
+    if (last && last.status === 'pending') { await this.showSuggestion(last.suggestion); return; }
+    const pending = (await assistApi.pending(this.doc)) || [];
+    const agent = pending.find((s) => s.agent);
+    if (agent && !this.preview) await this.showSuggestion(agent.id);
   }
 
   renderSessions() {
@@ -415,6 +421,7 @@ class AssistantPanel {
       h('h3', {}, t('suggestion'), s.status === 'conflicted' ? h('span', { class: 'badge status-conflicted' }, t('conflictedShort')) : null),
       h('p', { class: 'sugg-summary', id: 'assist-summary' }, s.summary || ''),
       pin ? h('p', { class: 'muted sugg-pin', id: 'assist-pin' }, t('pinned', pin)) : null,
+      s.agent ? h('p', { class: 'sugg-agent', id: 'assist-agent', title: t('agentOf', s.agent.token || '', s.agent.user || '') }, t('proposedByAgent', agentName(s.agent))) : null,
       diff, status,
       s.status === 'pending' || s.status === 'conflicted' ? h('div', { class: 'row' }, accept, reject) : null].filter(Boolean));
     box.hidden = false;
@@ -464,6 +471,11 @@ class AssistantPanel {
     const d = m.data || {};
     const cur = this.preview && this.preview.suggestion;
     switch (m.type) {
+      case 'suggestion.created':
+        // An agent's proposal arrives while the author has the document
+        // open: shown unless a pending suggestion is on the card already.
+        if (d.agent && (!cur || cur.status !== 'pending')) this.showSuggestion(d.id).catch((e) => this.fail(e));
+        break;
       case 'suggestion.conflicted':
         if (cur && cur.id === d.id) this.markConflicted({ ...cur, conflict: { reason: d.reason, blocks: d.blocks, by: d.by } });
         break;
@@ -481,6 +493,12 @@ class AssistantPanel {
     this.error.textContent = (e && e.message) || String(e);
     this.open();
   }
+}
+
+// agentName is how a card names an outside agent: its client's name and
+// version (from the MCP handshake or the X-Folio-Agent header).
+function agentName(a) {
+  return [a.client || t('unnamedAgent'), a.clientVersion].filter(Boolean).join(' ');
 }
 
 // scopeString is a scope as the tests and the docs write it: document,
