@@ -68,11 +68,15 @@ func (r *Repo) setDeleted(ctx context.Context, doc, actor string, deleted bool) 
 	if err := setRec(b, docKey(doc), d); err != nil {
 		return DeletedDoc{}, err
 	}
+	if err := r.EnqueueDoc(b, doc); err != nil {
+		return DeletedDoc{}, err
+	}
 	if err := r.db.Apply(b, kv.Sync); err != nil {
 		r.docs.forget(doc)
 		return DeletedDoc{}, fmt.Errorf("delete %s: %w", doc, err)
 	}
 	r.docs.set(d)
+	r.OutboxCommitted()
 	dr, err := r.readDraftHeader(doc)
 	if err != nil {
 		return DeletedDoc{}, err
@@ -197,10 +201,14 @@ func (r *Repo) purgeDoc(ctx context.Context, doc string, cutoff int64, dryRun bo
 			return nil, err
 		}
 	}
+	if err := r.EnqueueDoc(b, doc); err != nil {
+		return nil, err
+	}
 	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return nil, err
 	}
 	r.docs.forget(doc)
 	r.drafts.take(doc)
+	r.OutboxCommitted()
 	return names, nil
 }
