@@ -343,8 +343,10 @@ func create(dir string, public bool) (bleve.Index, error) {
 
 // Rebuild makes a new generation from every document of the source and
 // swaps it in (on disk: CURRENT replaced durably, the old directory
-// removed). Queries answer from the old one until the swap; outbox
-// entries committed meanwhile stay and are applied after.
+// removed). Queries answer from the old one until the swap. The outbox
+// entries pending when it starts are covered by what it reads and are
+// deleted after the swap; those committed meanwhile stay and are applied
+// after.
 func (x *Index) Rebuild(ctx context.Context) error {
 	x.applyMu.Lock()
 	defer x.applyMu.Unlock()
@@ -369,7 +371,13 @@ func (x *Index) Rebuild(ctx context.Context) error {
 		}
 		return filepath.Join(dir, name)
 	}
+	var covered []repo.DocChange
 	err := func() (err error) {
+		// Listed before the documents are read: each change these name
+		// committed before the reads, which see it.
+		if covered, err = x.src.DocChanges(ctx); err != nil {
+			return err
+		}
 		if g.own, err = create(sub("own"), false); err != nil {
 			return err
 		}
@@ -417,6 +425,10 @@ func (x *Index) Rebuild(ctx context.Context) error {
 		if dir != "" {
 			os.RemoveAll(filepath.Join(x.o.Dir, genName(old.n)))
 		}
+	}
+	// Below the disk's reserve they stay, and are applied again: harmless.
+	if err := x.src.AckDocChanges(ctx, covered); err != nil && !kv.BelowReserve(err) {
+		return err
 	}
 	return nil
 }
