@@ -12,6 +12,7 @@ import (
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/repo/search"
 	"github.com/foliodev/folio/internal/server"
 	"github.com/foliodev/folio/objstore"
 	"github.com/foliodev/folio/objstore/pack"
@@ -101,6 +102,7 @@ type localBackend struct {
 	actor      string
 	configPath string
 	da         *directAssist // the writing assistant, once a verb used it
+	sx         *search.Index // the search index, once a verb used it
 }
 
 var _ backend = (*localBackend)(nil)
@@ -269,6 +271,9 @@ func (l *localBackend) AICheck(ctx context.Context, cat quota.Category, prompt s
 func (l *localBackend) Close() error {
 	if !l.closeAssist() {
 		return nil
+	}
+	if l.sx != nil {
+		l.sx.Close(context.Background())
 	}
 	return l.r.Close()
 }

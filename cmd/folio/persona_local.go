@@ -137,6 +137,14 @@ func (l *localBackend) IndexStatus(ctx context.Context) (index.Status, error) {
 }
 
 func (l *localBackend) IndexRebuild(ctx context.Context) (index.Status, error) {
+	// The document search index is rebuilt too, as the daemon does.
+	sx, err := l.searchIndex(ctx)
+	if err != nil {
+		return index.Status{}, err
+	}
+	if err := sx.Rebuild(ctx); err != nil {
+		return index.Status{}, err
+	}
 	idx, err := l.memoryIndex(ctx)
 	if err != nil {
 		return index.Status{}, err

@@ -3,11 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/foliodev/folio/internal/errs"
+	"github.com/foliodev/folio/internal/repo"
+	"github.com/foliodev/folio/internal/repo/publish"
 	"github.com/foliodev/folio/internal/repo/search"
 	"github.com/foliodev/folio/internal/server"
 	"github.com/urfave/cli/v2"
@@ -57,8 +63,34 @@ var cmdSearch = withBackend(-1, []string{"text", "json"}, func(c *cli.Context, _
 	return tw.Flush()
 })
 
-// Search builds the index from the data directory (it is a projection:
-// direct mode keeps none between runs) and searches the documents of the
+// searchDir is the search index's directory beside the store.
+func searchDir(dataDir string) string { return filepath.Join(dataDir, "search") }
+
+// openSearch opens the search index of r beside the store in dir (built
+// there when missing, then brought up to date from the outbox); pub
+// tells it which articles visitors may find.
+func openSearch(ctx context.Context, r *repo.Repo, pub *publish.Store, dir string, manual bool, log *slog.Logger) (*search.Index, error) {
+	x, err := search.Open(ctx, r, search.Options{Dir: searchDir(dir), Public: search.Published(pub, r),
+		Manual: manual, Logger: log})
+	if err != nil {
+		return nil, errs.E(errs.Internal, "open the search index in %s: %v", searchDir(dir), err)
+	}
+	return x, nil
+}
+
+// searchIndex is the direct mode's search index, opened at first use.
+func (l *localBackend) searchIndex(ctx context.Context) (*search.Index, error) {
+	if l.sx == nil {
+		x, err := openSearch(ctx, l.r, publish.New(l.r, nil), l.dir, true, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			return nil, err
+		}
+		l.sx = x
+	}
+	return l.sx, nil
+}
+
+// Search searches, in the index beside the store, the documents of the
 // user FOLIO_USER (or the login name) names.
 func (l *localBackend) Search(ctx context.Context, q string, limit int) ([]search.Hit, error) {
 	owner, err := userID(ctx, l.r, l.actor)
@@ -68,11 +100,10 @@ func (l *localBackend) Search(ctx context.Context, q string, limit int) ([]searc
 	if owner == "" {
 		return nil, usagef("no user is named %q, so no document is yours to search; set FOLIO_USER or create the user (folio user add)", l.actor)
 	}
-	x, err := search.Build(ctx, l.r)
+	x, err := l.searchIndex(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer x.Close()
 	return x.Search(ctx, owner, q, limit)
 }
 

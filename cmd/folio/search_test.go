@@ -66,3 +66,62 @@ func TestSearchDirectMatchesDaemon(t *testing.T) {
 		t.Errorf("search after index rebuild: %+v, before: %+v", after, before)
 	}
 }
+
+// The daemon's search index lives beside the store and catches up at
+// start with what changed while it was not applying: changes made by
+// direct-mode commands while the daemon was stopped, and a change
+// acknowledged just before the daemon was killed (SIGKILL).
+func TestSearchCatchesUpAcrossRestarts(t *testing.T) {
+	isolateEnv(t)
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "data")
+	light := writeFile(t, tmp, "a.md", "# Lighthouse\n\nThe lamp turns all night.\n")
+	harbour := writeFile(t, tmp, "b.md", "# Lighthouse\n\nBoats sleep in the harbour.\n")
+	gulls := writeFile(t, tmp, "c.md", "# Gulls\n\nGulls quarrel over the pier.\n")
+	tide := writeFile(t, tmp, "d.md", "# Gulls\n\nThe tide comes in at noon.\n")
+	d := startDaemon(t, dir, "")
+	remote := []string{"--server", d.url, "--token", d.token}
+	expect := func(args []string, q, want, not string) {
+		t.Helper()
+		r := runCLI(append(args, "search", q)...)
+		if r.code != 0 || !strings.Contains(r.stdout, want) || not != "" && strings.Contains(r.stdout, not) {
+			t.Errorf("search %s: %+v, want %q and not %q", q, r, want, not)
+		}
+	}
+	for _, a := range [][]string{{"doc", "new", "--id", "l", "--from", light}, {"doc", "new", "--id", "g", "--from", gulls}} {
+		if r := runCLI(append(remote, a...)...); r.code != 0 {
+			t.Fatalf("%v: %+v", a, r)
+		}
+	}
+	expect(remote, "lamp", "l  Lighthouse", "")
+	d.stop(t)
+
+	// Direct mode while the daemon is down: a save and a delete.
+	direct := []string{"--data", dir}
+	for _, a := range [][]string{{"doc", "save", "l", "--from", harbour, "--checkpoint"}, {"doc", "rm", "g"}} {
+		if r := runCLI(append(direct, a...)...); r.code != 0 {
+			t.Fatalf("%v: %+v", a, r)
+		}
+	}
+	d = startDaemon(t, dir, d.token)
+	remote = []string{"--server", d.url, "--token", d.token}
+	expect(remote, "harbour", "l  Lighthouse", "")
+	expect(remote, "lamp", "", "Lighthouse") // gone from draft and head
+	expect(remote, "gulls", "", "Gulls")     // deleted
+
+	// Acknowledged, then killed: the restarted daemon finds it.
+	if r := runCLI(append(remote, "doc", "undelete", "g")...); r.code != 0 {
+		t.Fatalf("undelete: %+v", r)
+	}
+	if r := runCLI(append(remote, "doc", "save", "g", "--from", tide)...); r.code != 0 {
+		t.Fatalf("save: %+v", r)
+	}
+	if err := d.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-d.done
+	d = startDaemon(t, dir, d.token)
+	remote = []string{"--server", d.url, "--token", d.token}
+	expect(remote, "tide noon", "g  Gulls", "")
+	expect(remote, "quarrel", "g  Gulls", "") // the head still has it
+}

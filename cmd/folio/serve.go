@@ -201,6 +201,22 @@ func cmdServe(c *cli.Context) error {
 	})
 	defer closePersonas()
 	cfg.Personas, cfg.PersonaSources, cfg.MemoryIndex = ps.svc, ps.src, ps.idx
+	// The document search index beside the store, brought up to date
+	// from the outbox (built when missing); its applier writes to the
+	// store, so it stops before the store closes.
+	sx, err := openSearch(c.Context, r, cfg.Publish, dir, false, log.With("part", "search"))
+	if err != nil {
+		return err
+	}
+	closeSearch := sync.OnceFunc(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), runnerGrace)
+		defer cancel()
+		if err := sx.Close(ctx); err != nil {
+			log.Warn("search index: close", "err", err)
+		}
+	})
+	defer closeSearch()
+	cfg.Search = sx
 	runner, svc, err := newAssistant(c.Context, r, fc, ledger, gw, ps, log)
 	if err != nil {
 		return err
@@ -297,6 +313,7 @@ func cmdServe(c *cli.Context) error {
 		return nil
 	}
 	closePersonas()
+	closeSearch()
 	if err := closeRepo(); err != nil {
 		log.Error("close the store", "err", err)
 		return errs.E(errs.Internal, "close the store in %s: %v", dir, err)

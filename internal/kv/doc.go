@@ -9,7 +9,7 @@
 //	l/<ref name>\x00<8-byte seq>       reflog entries (package refs)
 //	e/<stream>\x00<8-byte seq>         persisted event streams
 //	t/<table>/<key>                    tables of mutable records
-//	x/<8-byte seq>                     outbox for the search index
+//	x/<8-byte seq>                     outbox for the indexes beside the store
 //
 // The storage seam. Nothing outside this package names the engine: the
 // rest of Folio reads and writes through kv types, and this package holds

@@ -231,6 +231,10 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *kv.B
 		b.Close()
 		return VersionInfo{}, err
 	}
+	if err := r.EnqueueDoc(b, d.ID); err != nil {
+		b.Close()
+		return VersionInfo{}, err
+	}
 	// The version log entry above is this move's log: the head's reflog
 	// would hold the same id, time and label a second time.
 	err = r.refs.Update(b, []refs.Update{{Name: HeadRef(d.ID), Old: old, New: vid, LoggedElsewhere: true}}, spec.kind+" "+label)
@@ -250,6 +254,7 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *kv.B
 	r.keepDraft(d.ID, dr)
 	r.cp.sealed(d.ID)
 	r.publish(ev)
+	r.OutboxCommitted()
 	return info, nil
 }
 

@@ -69,11 +69,15 @@ func (r *Repo) setDeleted(ctx context.Context, doc, actor string, deleted bool) 
 	if err := setRec(b, docKey(doc), d); err != nil {
 		return DeletedDoc{}, err
 	}
+	if err := r.EnqueueDoc(b, doc); err != nil {
+		return DeletedDoc{}, err
+	}
 	if err := r.db.Apply(b, kv.Sync); err != nil {
 		r.docs.forget(doc)
 		return DeletedDoc{}, fmt.Errorf("delete %s: %w", doc, err)
 	}
 	r.docs.set(d)
+	r.OutboxCommitted()
 	dr, err := r.readDraftHeader(doc)
 	if err != nil {
 		return DeletedDoc{}, err
@@ -209,11 +213,15 @@ func (r *Repo) purgeDoc(ctx context.Context, doc string, cutoff int64, dryRun bo
 	if err := stream.Trim(b, Stream(doc), last+1); err != nil {
 		return nil, err
 	}
+	if err := r.EnqueueDoc(b, doc); err != nil {
+		return nil, err
+	}
 	if err := r.db.Apply(b, kv.Sync); err != nil {
 		return nil, err
 	}
 	r.hub.Notify(Stream(doc)) // forgets the stream's tail
 	r.docs.forget(doc)
 	r.drafts.take(doc)
+	r.OutboxCommitted()
 	return names, nil
 }

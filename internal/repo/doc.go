@@ -66,6 +66,9 @@
 //	r/docs/<id>/head                 head version (package refs)
 //	t/meta/owner-ids                 set once owners are user ids (MigrateOwners)
 //	e/doc:<id>                       version.created, draft.updated, owner.changed events
+//	x/<seq8>                         {k: "repo.doc", id: <doc>}: outbox entry of a change (outbox.go),
+//	                                   in the batch of every save, version, reindex, chown, delete,
+//	                                   undelete and purge; the search index applies and deletes it
 //
 // Ownership: a document's owner is a user id (package auth), changed only
 // by Chown; the authors and actors that versions and transactions record

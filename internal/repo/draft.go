@@ -322,6 +322,9 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 			return SaveResult{}, err
 		}
 	}
+	if err := r.EnqueueDoc(b, p.Doc); err != nil {
+		return SaveResult{}, err
+	}
 	if r.beforeSave != nil {
 		r.beforeSave(b)
 	}
@@ -332,6 +335,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	r.revs.record(p.Doc, seq0, dr.Seq, olds, news)
 	r.cp.saved(p.Doc, p.Actor, at, dr.Unsealed, time.UnixMilli(dr.UnsealedSince))
 	r.publish(ev)
+	r.OutboxCommitted()
 	return res, nil
 }
 

@@ -81,12 +81,16 @@ func (r *Repo) Chown(ctx context.Context, p ChownParams) (prev string, err error
 	if err := ev.add(b, EventOwnerChanged, r.now().UnixMilli(), e); err != nil {
 		return "", err
 	}
+	if err := r.EnqueueDoc(b, p.Doc); err != nil {
+		return "", err
+	}
 	if err := r.db.Apply(b, kv.Sync); err != nil {
 		r.docs.forget(p.Doc)
 		return "", fmt.Errorf("chown %s: %w", p.Doc, err)
 	}
 	r.docs.set(d)
 	r.publish(ev)
+	r.OutboxCommitted()
 	return prev, nil
 }
 
@@ -158,6 +162,10 @@ func (r *Repo) MigrateOwners(ctx context.Context, users UserIDs) (MigrateReport,
 		}
 		d.LegacyOwner = ""
 		if err := setRec(b, docKey(d.ID), &d); err != nil {
+			it.Close()
+			return MigrateReport{}, err
+		}
+		if err := r.EnqueueDoc(b, d.ID); err != nil {
 			it.Close()
 			return MigrateReport{}, err
 		}

@@ -43,6 +43,9 @@ func (r *Repo) ReindexWith(ctx context.Context, doc, owner string, progress Prog
 	}
 	err = r.db.Apply(b, kv.Sync)
 	r.docs.forget(doc)
+	if err == nil {
+		r.OutboxCommitted()
+	}
 	return err
 }
 
@@ -124,6 +127,9 @@ func (r *Repo) indexInto(ctx context.Context, b *kv.Batch, doc string, head objs
 		progress("versions indexed", int64(len(chain)-i), int64(len(chain)))
 	}
 	if err := setRec(b, docKey(doc), d); err != nil {
+		return err
+	}
+	if err := r.EnqueueDoc(b, doc); err != nil {
 		return err
 	}
 	if err := r.grantAssets(b, d.Owner, contents); err != nil {

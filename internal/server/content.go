@@ -29,6 +29,7 @@ type Content interface {
 	Streams
 	Packs
 	Assets
+	Changes
 }
 
 // The sync server's adapter is handed the server's Content.
@@ -139,6 +140,15 @@ type Streams interface {
 	// stream name until stop is called; fn runs on the writer's
 	// goroutine and must return at once. Register before reading.
 	WatchEvents(name string, fn func()) (stop func())
+}
+
+// Changes are the outbox entries of document changes that feed the
+// search index (repo.OutboxDoc; package search applies them).
+type Changes interface {
+	// DocChanges lists the pending entries, oldest first.
+	DocChanges(ctx context.Context) ([]repo.DocChange, error)
+	// AckDocChanges deletes entries once the index has their changes.
+	AckDocChanges(ctx context.Context, cs []repo.DocChange) error
 }
 
 // Packs gives the stores pack and git exports read from.

@@ -353,7 +353,7 @@ func (s *Server) indexStatus(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) indexRebuild(w http.ResponseWriter, r *http.Request) {
 	// The document search index is rebuilt too (search.go).
-	if err := s.search.rebuild(r.Context(), s.content); err != nil {
+	if err := s.rebuildSearch(r.Context()); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -45,6 +45,7 @@ func (s *Server) publicRoutes(mux *routeMux) {
 	mux.HandleFunc("GET /v1/public/articles/{slug}/html", s.public(s.publicArticle("html")))
 	mux.HandleFunc("GET /v1/public/articles/{slug}/markdown", s.public(s.publicArticle("markdown")))
 	mux.HandleFunc("GET /v1/public/feed.atom", s.public(s.publicFeed))
+	mux.HandleFunc("GET /v1/public/search", s.public(s.publicSearch))
 	mux.HandleFunc("POST /v1/public/articles/{slug}/explain", s.public(s.explain))
 }
 

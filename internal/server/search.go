@@ -16,12 +16,56 @@ type SearchResponse struct {
 	Hits  []search.Hit `json:"hits"`
 }
 
-// searchIndex is the daemon's document search index, built from the
-// content service on the first query and reconciled with it before each
-// one (search.Index.Sync), so a change from any transport is found.
+// PublicSearchResponse is GET /v1/public/search's answer: the published
+// public articles that match q, best first.
+type PublicSearchResponse struct {
+	Query string             `json:"query"`
+	Hits  []search.PublicHit `json:"hits"`
+}
+
+// searchIndex is the daemon's document search index: Config.Search, or
+// else one the server opens in memory over Content at the first query.
+// Either is fed by the repository's outbox (search.Index), so a query
+// reads no document list.
 type searchIndex struct {
-	mu  sync.Mutex
-	idx *search.Index
+	mu     sync.Mutex
+	idx    *search.Index
+	opened bool // idx was opened here, and is closed at Shutdown
+}
+
+// index returns the open search index, opening one in memory the first
+// time when the configuration gave none.
+func (s *Server) searchIndex(ctx context.Context) (*search.Index, error) {
+	x := &s.search
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.idx != nil {
+		return x.idx, nil
+	}
+	if s.cfg.Search != nil {
+		x.idx = s.cfg.Search
+		return x.idx, nil
+	}
+	idx, err := search.Open(ctx, s.content, search.Options{
+		Public: search.Published(s.pub, s.content), Manual: true, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
+	x.idx, x.opened = idx, true
+	return idx, nil
+}
+
+// closeSearch closes the index the server opened itself.
+func (s *Server) closeSearch(ctx context.Context) error {
+	x := &s.search
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.opened {
+		return nil
+	}
+	err := x.idx.Close(ctx)
+	x.idx, x.opened = nil, false
+	return err
 }
 
 func (s *Server) searchDocs(w http.ResponseWriter, r *http.Request) {
@@ -32,7 +76,7 @@ func (s *Server) searchDocs(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	hits, err := s.search.query(r, s.content, p, q, int(limit))
+	hits, err := s.queryDocs(r.Context(), p, q, int(limit))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -40,17 +84,9 @@ func (s *Server) searchDocs(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, SearchResponse{Query: q, Hits: hits})
 }
 
-func (x *searchIndex) query(r *http.Request, src search.Source, p auth.Principal, q string, limit int) ([]search.Hit, error) {
-	ctx := r.Context()
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.idx == nil {
-		idx, err := search.Build(ctx, src)
-		if err != nil {
-			return nil, err
-		}
-		x.idx = idx
-	} else if err := x.idx.Sync(ctx, src); err != nil {
+func (s *Server) queryDocs(ctx context.Context, p auth.Principal, q string, limit int) ([]search.Hit, error) {
+	idx, err := s.searchIndex(ctx)
+	if err != nil {
 		return nil, err
 	}
 	owner := p.UserID
@@ -59,22 +95,46 @@ func (x *searchIndex) query(r *http.Request, src search.Source, p auth.Principal
 		// query is still checked, so bad input fails the same way.
 		owner = "\x00none"
 	}
-	hits, err := x.idx.Search(ctx, owner, q, limit)
+	hits, err := idx.Search(ctx, owner, q, limit)
 	if hits == nil && err == nil {
 		hits = []search.Hit{}
 	}
 	return hits, err
 }
 
-// rebuild replaces the daemon's search index with one built from src
+// publicSearch answers a visitor's query over the published public
+// articles. The public index holds nothing else, so the answer (hits,
+// order, snippets, errors) is the same whatever hidden articles exist.
+func (s *Server) publicSearch(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query().Get("q")
+	limit, err := uintParam(r, "limit")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	idx, err := s.searchIndex(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	hits, err := idx.SearchPublic(r.Context(), q, int(limit))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if hits == nil {
+		hits = []search.PublicHit{}
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, PublicSearchResponse{Query: q, Hits: hits})
+}
+
+// rebuildSearch rebuilds the daemon's search index from the repository
 // (POST /v1/admin/index/rebuild, `folio index rebuild`).
-func (x *searchIndex) rebuild(ctx context.Context, src search.Source) error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.idx == nil {
-		idx, err := search.Build(ctx, src)
-		x.idx = idx
+func (s *Server) rebuildSearch(ctx context.Context) error {
+	idx, err := s.searchIndex(ctx)
+	if err != nil {
 		return err
 	}
-	return x.idx.Rebuild(ctx, src)
+	return idx.Rebuild(ctx)
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo/publish"
+	"github.com/foliodev/folio/internal/repo/search"
 	"github.com/foliodev/folio/persona"
 	"github.com/foliodev/folio/persona/content"
 	"github.com/foliodev/folio/persona/index"
@@ -82,6 +83,11 @@ type Config struct {
 	Personas       *persona.Service
 	PersonaSources *content.Sources
 	MemoryIndex    *index.Index
+	// Search is the document search index (GET /v1/search, GET
+	// /v1/public/search), fed by Content's outbox and opened with the
+	// publishing store as its Public; the caller closes it after
+	// Shutdown. nil: the server opens one in memory at the first query.
+	Search *search.Index
 	// MaxStream bounds how long one run event stream (SSE) stays open
 	// (default 5 min); clients resume with Last-Event-ID.
 	MaxStream time.Duration
@@ -171,7 +177,7 @@ type Server struct {
 	gate        *gate // the connection gate of Serve; guarded by httpMu
 	reqSequence atomic.Uint64
 	bootID      string
-	search      searchIndex // GET /v1/search (search.go)
+	search      searchIndex // GET /v1/search, /v1/public/search (search.go)
 }
 
 // New wires the handlers. It starts nothing; see Serve.
@@ -354,6 +360,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		for end := time.Now().Add(time.Second); s.active.Load() > 0 && time.Now().Before(end); {
 			time.Sleep(10 * time.Millisecond)
 		}
+	}
+	if err := s.closeSearch(ctx); err != nil {
+		s.log.Warn("search index: close", "err", err)
 	}
 	if httpErr != nil {
 		return fmt.Errorf("server: http shutdown: %w", httpErr)

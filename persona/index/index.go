@@ -542,7 +542,7 @@ type Status struct {
 	Generation int    `json:"generation"`
 	Mapping    int    `json:"mapping"`
 	Docs       uint64 `json:"docs"`
-	Pending    int    `json:"pending"` // outbox entries not yet applied
+	Pending    int    `json:"pending"` // this index's outbox entries not yet applied
 	Rebuilding bool   `json:"rebuilding"`
 	LastReason string `json:"lastRebuildReason,omitempty"`
 	LastError  string `json:"lastError,omitempty"`
@@ -569,7 +569,11 @@ func (x *Index) Status(ctx context.Context) (Status, error) {
 	}
 	defer it.Close()
 	for it.First(); it.Valid(); it.Next() {
-		st.Pending++
+		// Other indexes' entries (the document search's) are theirs.
+		var e Entry
+		if kv.Unmarshal(it.Value(), &e) == nil && e.Kind == KindMemorySnapshot {
+			st.Pending++
+		}
 	}
 	return st, it.Error()
 }

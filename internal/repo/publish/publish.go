@@ -326,6 +326,9 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 			if b.Empty() && len(moves) == 0 {
 				return nil
 			}
+			if err := s.repo.EnqueueDoc(b, p.Doc); err != nil {
+				return err
+			}
 			owned = false
 			if len(moves) > 0 {
 				return s.refs.Update(b, moves, "visibility "+vis.Visibility)
@@ -381,6 +384,9 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 		if err := tx.Emit(b, EventPublished, now, ev); err != nil {
 			return err
 		}
+		if err := s.repo.EnqueueDoc(b, p.Doc); err != nil {
+			return err
+		}
 		owned = false
 		err = s.refs.Update(b, ups, "publish "+v.Label)
 		if errors.Is(err, refs.ErrConflict) {
@@ -401,6 +407,7 @@ func (s *Store) Publish(ctx context.Context, p Params) (Result, error) {
 	if err != nil {
 		return Result{}, repoErr(err)
 	}
+	s.repo.OutboxCommitted()
 	return res, nil
 }
 
@@ -764,6 +771,10 @@ func (s *Store) Unpublish(ctx context.Context, doc, actor string) (Publication, 
 			b.Close()
 			return err
 		}
+		if err := s.repo.EnqueueDoc(b, doc); err != nil {
+			b.Close()
+			return err
+		}
 		moves, err := s.slugMoves(doc, prev.Slug, "", objstore.ID{}, false, nil)
 		if err != nil {
 			b.Close()
@@ -779,6 +790,7 @@ func (s *Store) Unpublish(ctx context.Context, doc, actor string) (Publication, 
 	if err != nil {
 		return Publication{}, repoErr(err)
 	}
+	s.repo.OutboxCommitted()
 	vis, _, err := s.loadVis(doc)
 	out.Visibility = vis.Visibility
 	return out, err
@@ -856,6 +868,9 @@ func (s *Store) SetVisibility(ctx context.Context, doc, actor, visibility, passw
 		if err := kv.SetRecord(b, visKey(doc), next); err != nil {
 			return err
 		}
+		if err := s.repo.EnqueueDoc(b, doc); err != nil {
+			return err
+		}
 		if next.Visibility != cur.Visibility {
 			if err := tx.Emit(b, EventVisibility, s.now(), VisibilityEvent{Visibility: next.Visibility, Previous: cur.Visibility, Actor: actor}); err != nil {
 				return err
@@ -874,6 +889,7 @@ func (s *Store) SetVisibility(ctx context.Context, doc, actor, visibility, passw
 	if err != nil {
 		return Visibility{}, repoErr(err)
 	}
+	s.repo.OutboxCommitted()
 	return out, nil
 }
 

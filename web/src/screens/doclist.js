@@ -1,6 +1,9 @@
 // The document list: newest first (by `updated`, the last change), each
 // with its head, unsealed and published markers; a text filter, "New document", import
-// of a Markdown or FlowDocument file (picker or drop), open one.
+// of a Markdown or FlowDocument file (picker or drop), open one. A search
+// box finds documents by the words of their title, body or tags
+// (GET /v1/search), each result with the body around the match, the
+// words marked; arrow keys move between the results, Escape goes back.
 import { api } from '../api.js';
 import { h } from '../dom.js';
 import { topBar } from './shell.js';
@@ -8,6 +11,12 @@ import { topBar } from './shell.js';
 export async function docList({ root, go }) {
   document.title = 'Documents · Folio';
   const filter = h('input', { type: 'search', id: 'filter', placeholder: 'Filter documents', 'aria-label': 'Filter documents' });
+  const search = h('input', { type: 'search', id: 'doc-search', name: 'q', placeholder: 'Search the text of your documents',
+    'aria-label': 'Search the text of your documents', 'aria-controls': 'search-results', autocomplete: 'off' });
+  const searchStatus = h('p', { class: 'muted search-status', id: 'search-status', role: 'status' });
+  const results = h('ol', { class: 'doc-list search-results', id: 'search-results', 'aria-label': 'Search results', hidden: true });
+  const searchForm = h('form', { role: 'search', class: 'search-form', id: 'search-form', onsubmit: (e) => { e.preventDefault(); runSearch(); } },
+    search, h('button', { type: 'submit', id: 'search-run' }, 'Search'));
   const list = h('ul', { class: 'doc-list', id: 'doc-list', 'aria-live': 'polite' });
   const notes = h('div', { class: 'notes', role: 'status', id: 'import-notes' });
   const fileInput = h('input', { type: 'file', id: 'import-file', accept: '.md,.markdown,.txt,.json,text/markdown,application/json', class: 'visually-hidden' });
@@ -18,7 +27,7 @@ export async function docList({ root, go }) {
         h('button', { type: 'button', class: 'primary', id: 'new-doc', onclick: create }, 'New document'),
         h('label', { class: 'button', for: 'import-file' }, 'Import…'),
         fileInput)),
-    filter, notes, list,
+    searchForm, searchStatus, results, filter, notes, list,
     h('p', { class: 'muted drop-hint' }, 'Drop a Markdown (.md) or FlowDocument (.json) file here to import it.'));
   root.append(topBar(go), main);
 
@@ -41,6 +50,81 @@ export async function docList({ root, go }) {
     }
   };
   filter.addEventListener('input', render);
+
+  // Search: the latest query's answer wins (an older one arriving late
+  // is dropped); an empty box shows the list again.
+  let asked = 0;
+  let typing;
+  const showList = (on) => {
+    results.hidden = on;
+    filter.hidden = !on;
+    list.hidden = !on;
+  };
+  async function runSearch() {
+    clearTimeout(typing);
+    const q = search.value.trim();
+    const n = ++asked;
+    if (!q) {
+      searchStatus.textContent = '';
+      results.replaceChildren();
+      delete results.dataset.query;
+      showList(true);
+      return;
+    }
+    searchStatus.textContent = 'Searching…';
+    searchStatus.classList.remove('error');
+    let res;
+    try {
+      res = await api('GET', `/v1/search?q=${encodeURIComponent(q)}`);
+    } catch (err) {
+      if (n !== asked) return;
+      searchStatus.textContent = `Could not search: ${err.message}`;
+      searchStatus.classList.add('error');
+      return;
+    }
+    if (n !== asked) return;
+    results.replaceChildren(...res.hits.map((hit) => h('li', {},
+      h('a', { href: `/d/${hit.id}`, 'data-route': '', class: 'doc-link search-hit' },
+        h('span', { class: 'doc-title' }, hit.title || 'Untitled'),
+        h('span', { class: 'snippet' }, ...(hit.snippet || []).map((s) => (s.mark ? h('mark', {}, s.text) : s.text)))))));
+    searchStatus.textContent = res.hits.length === 0 ? `No document contains “${q}”.`
+      : res.hits.length === 1 ? `1 document contains “${q}”.` : `${res.hits.length} documents contain “${q}”.`;
+    results.dataset.query = q;
+    showList(false);
+  }
+  search.addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(runSearch, 250);
+  });
+  const hits = () => [...results.querySelectorAll('a.search-hit')];
+  const leaveSearch = () => {
+    search.value = '';
+    runSearch();
+    search.focus();
+  };
+  search.addEventListener('keydown', (e) => {
+    if (e.key === 'ArrowDown' && !results.hidden && hits().length) {
+      e.preventDefault();
+      hits()[0].focus();
+    } else if (e.key === 'Escape' && search.value) {
+      e.preventDefault();
+      leaveSearch();
+    }
+  });
+  results.addEventListener('keydown', (e) => {
+    const all = hits();
+    const i = all.indexOf(document.activeElement);
+    if (i < 0) return;
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      e.preventDefault();
+      const j = i + (e.key === 'ArrowDown' ? 1 : -1);
+      if (j < 0) search.focus();
+      else all[Math.min(j, all.length - 1)].focus();
+    } else if (e.key === 'Escape') {
+      e.preventDefault();
+      leaveSearch();
+    }
+  });
 
   async function load() {
     docs = await api('GET', '/v1/docs');
