@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -320,7 +321,7 @@ func (s *Service) Accept(ctx context.Context, a Actor, id string, o AcceptOption
 		Ops: confirmed(sg.Ops), IdempotencyKey: acceptKey(id), SuggestionID: id,
 		Message: "accept suggestion " + id, CarryOver: !sg.strict(),
 	})
-	var ce *repo.ConflictError
+	var ce *folio.ConflictError
 	switch {
 	case errors.As(err, &ce):
 		var blocks []string

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -231,7 +232,7 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *kv.B
 		r.docs.forget(d.ID)
 	}
 	if errors.Is(err, refs.ErrConflict) {
-		return VersionInfo{}, &ConflictError{Doc: d.ID, Reason: "head moved during the commit"}
+		return VersionInfo{}, &folio.ConflictError{Doc: d.ID, Check: folio.CheckHeadMoved, Reason: "head moved during the commit"}
 	}
 	if err != nil {
 		return VersionInfo{}, fmt.Errorf("commit %s %s: %w", d.ID, label, err)
@@ -549,17 +550,21 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	moved := p.BaseVersion != d.Head || p.BaseFingerprint != dr.Fingerprint
 	if !p.CarryOver || !moved {
 		if p.BaseVersion != d.Head {
-			return VersionInfo{}, &ConflictError{Doc: p.Doc, Reason: fmt.Sprintf("base version %s is not the head %s", p.BaseVersion.Short(), d.Label)}
+			return VersionInfo{}, &folio.ConflictError{Doc: p.Doc, Check: folio.CheckBaseVersion,
+				Expected: p.BaseVersion.Short(), Actual: d.Label,
+				Reason: fmt.Sprintf("base version %s is not the head %s", p.BaseVersion.Short(), d.Label)}
 		}
 		if p.BaseFingerprint != dr.Fingerprint {
-			return VersionInfo{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "the body changed since the baseline (fingerprint differs)"}
+			return VersionInfo{}, &folio.ConflictError{Doc: p.Doc, Check: folio.CheckFingerprint, Seq: dr.Seq,
+				Expected: p.BaseFingerprint.String(), Actual: dr.Fingerprint.String(),
+				Reason: "the body changed since the baseline (fingerprint differs)"}
 		}
 	}
 	cur := map[string]int{}
 	for i, blk := range dr.Blocks {
 		cur[blk.ID] = i
 	}
-	var stale []ConflictBlock
+	var stale []folio.ConflictBlock
 	ids := make([]string, 0, len(p.TargetBlocks))
 	for id := range p.TargetBlocks {
 		ids = append(ids, id)
@@ -568,7 +573,7 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	for _, id := range ids {
 		i, ok := cur[id]
 		if !ok {
-			stale = append(stale, ConflictBlock{ID: id})
+			stale = append(stale, folio.ConflictBlock{ID: id})
 			continue
 		}
 		if dr.Blocks[i].Content != p.TargetBlocks[id] {
@@ -576,11 +581,12 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 			if err != nil {
 				return VersionInfo{}, err
 			}
-			stale = append(stale, ConflictBlock{ID: id, Block: &blk, Seq: dr.Blocks[i].Seq})
+			stale = append(stale, folio.ConflictBlock{ID: id, Block: &blk, Seq: dr.Blocks[i].Seq})
 		}
 	}
 	if len(stale) > 0 {
-		return VersionInfo{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "target blocks changed since the baseline", Blocks: stale}
+		return VersionInfo{}, &folio.ConflictError{Doc: p.Doc, Check: folio.CheckTargetBlocks, Seq: dr.Seq,
+			Reason: "target blocks changed since the baseline", Blocks: stale}
 	}
 	var origBase objstore.ID
 	var origFP flowdoc.Fingerprint
@@ -597,7 +603,8 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	}
 	next, err := flowdoc.Apply(body, p.Ops, r.limits)
 	if err != nil && moved {
-		return VersionInfo{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: fmt.Sprintf("the operations no longer apply to the current article (%v)", err)}
+		return VersionInfo{}, &folio.ConflictError{Doc: p.Doc, Check: folio.CheckOperations, Seq: dr.Seq, Detail: err.Error(),
+			Reason: fmt.Sprintf("the operations no longer apply to the current article (%v)", err)}
 	}
 	if err != nil {
 		return VersionInfo{}, errs.E(errs.Invalid, "%w", err)
