@@ -242,6 +242,10 @@ type ChangeParams struct {
 	// accept sets it, with TargetBlocks naming every block its operations
 	// name (DESIGN §6 "Carrying a suggestion over").
 	CarryOver bool
+	// Value is the caller's own state for this change, opaque to the
+	// repository: the ChangeHook gets it as Change.Value (the assistant
+	// hands over the suggestion an accept applies, read once).
+	Value any
 }
 
 // BlockRevision is one revision of a block in a document's history.
