@@ -243,6 +243,8 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *kv.B
 	r.keepDraft(d.ID, dr)
 	r.cp.sealed(d.ID)
 	r.publish(ev)
+	r.notify(Event{Doc: d.ID, Kind: spec.kind, Actor: spec.actor, Version: label, Changed: spec.changed,
+		BodyChanged: spec.bodyChanged, SuggestionID: spec.suggestionID, Time: now})
 	return info, nil
 }
 

@@ -322,6 +322,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	r.revs.record(p.Doc, seq0, dr.Seq, olds, news)
 	r.cp.saved(p.Doc, p.Actor, at, dr.Unsealed, time.UnixMilli(dr.UnsealedSince))
 	r.publish(ev)
+	r.notify(Event{Doc: p.Doc, Kind: ChangeDraft, Actor: p.Actor, Changed: changed, BodyChanged: bodyChanged, Time: now})
 	return res, nil
 }
 

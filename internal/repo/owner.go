@@ -87,6 +87,7 @@ func (r *Repo) Chown(ctx context.Context, p ChownParams) (prev string, err error
 	}
 	r.docs.set(d)
 	r.publish(ev)
+	r.notify(Event{Doc: p.Doc, Kind: ChangeChown, Actor: p.Actor, Time: r.now().UnixMilli()})
 	return prev, nil
 }
 
