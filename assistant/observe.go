@@ -128,13 +128,24 @@ type produced struct {
 
 // rememberProduced records the blocks an accept added or changed.
 func (s *Service) rememberProduced(b *kv.Batch, c *repo.Change) error {
-	sg, err := s.loadSuggestion(s.db, c.SuggestionID)
-	if err != nil {
-		return err
+	var sg Suggestion
+	if st, ok := c.Value.(*acceptState); ok && st.done {
+		sg = st.sg // read by acceptIn in this batch
+	} else {
+		var err error
+		if sg, err = s.loadSuggestion(s.db, c.SuggestionID); err != nil {
+			return err
+		}
 	}
-	content := make(map[string]objstore.ID, len(c.Blocks))
+	content := make(map[string]objstore.ID, len(c.Changed)) // the changed blocks' content, in one pass without a map of the body
+	want := make(map[string]bool, len(c.Changed))
+	for _, id := range c.Changed {
+		want[id] = true
+	}
 	for _, e := range c.Blocks {
-		content[e.ID] = e.Content
+		if want[e.ID] {
+			content[e.ID] = e.Content
+		}
 	}
 	for _, id := range c.Changed {
 		if ct, ok := content[id]; ok {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -323,6 +324,24 @@ func (s *Service) Accept(ctx context.Context, a Actor, id string, o AcceptOption
 	if err != nil {
 		return Accepted{}, err
 	}
+	return s.AcceptLoaded(ctx, a, sg, o)
+}
+
+// acceptState is what an accept hands its commit (repo.ChangeParams.Value):
+// the suggestion, read again under the document lock by acceptIn and
+// then used by rememberProduced and for the answer, so that the record is
+// read once before the lock and once under it.
+type acceptState struct {
+	sg   Suggestion
+	done bool // acceptIn marked sg accepted in the commit's batch
+}
+
+// AcceptLoaded is Accept of a suggestion the caller has just read (to
+// check access): its operations and baseline are taken from sg, and its
+// status is read again under the document lock, where every change of
+// a suggestion's status is made.
+func (s *Service) AcceptLoaded(ctx context.Context, a Actor, sg Suggestion, o AcceptOptions) (Accepted, error) {
+	id := sg.ID
 	switch sg.Status {
 	case StatusAccepted:
 		return s.acceptedResult(ctx, sg)
@@ -335,13 +354,14 @@ func (s *Service) Accept(ctx context.Context, a Actor, id string, o AcceptOption
 		return Accepted{}, errs.C(errs.Invalid, CodeDeleteConfirmation,
 			"suggestion %s deletes blocks; accept it with the deletion confirmed", id)
 	}
+	st := &acceptState{sg: sg}
 	v, err := s.repo.CommitChange(ctx, repo.ChangeParams{
 		Doc: sg.Doc, Actor: a.User, Kind: objstore.KindAcceptSuggestion,
 		BaseVersion: sg.Base.Version, BaseFingerprint: sg.Base.Fingerprint, TargetBlocks: sg.watchMap(),
 		Ops: confirmed(sg.Ops), IdempotencyKey: acceptKey(id), SuggestionID: id,
-		Message: "accept suggestion " + id, CarryOver: !sg.strict(),
+		Message: "accept suggestion " + id, CarryOver: !sg.strict(), Value: st,
 	})
-	var ce *repo.ConflictError
+	var ce *folio.ConflictError
 	switch {
 	case errors.As(err, &ce):
 		var blocks []string
@@ -356,8 +376,11 @@ func (s *Service) Accept(ctx context.Context, a Actor, id string, o AcceptOption
 	case err != nil:
 		return Accepted{}, repoErr(err)
 	}
-	sg, err = s.loadSuggestion(s.db, id)
-	if err != nil {
+	if st.done {
+		sg = st.sg // as committed with v
+	} else if sg, err = s.loadSuggestion(s.db, id); err != nil {
+		// The idempotency key answered with an earlier version: the
+		// record says whether that accept was this suggestion's.
 		return Accepted{}, err
 	}
 	if sg.Status != StatusAccepted || sg.VersionID != v.Hash {
@@ -575,10 +598,17 @@ func byWhat(c *repo.Change) string {
 
 // acceptIn marks the suggestion a CommitChange applies accepted, in its
 // batch. A suggestion that is no longer pending aborts the commit.
-func (s *Service) acceptIn(b *kv.Batch, c *repo.Change, emit func(string, any) error) error {
-	sg, err := s.loadSuggestion(s.db, c.SuggestionID)
+func (s *Service) acceptIn(b *kv.Batch, c *repo.Change, emit func(string, any) error) (err error) {
+	sg, err := s.loadSuggestion(s.db, c.SuggestionID) // under the lock: the status is current
 	if err != nil {
 		return err
+	}
+	if st, ok := c.Value.(*acceptState); ok {
+		defer func() {
+			if st.done = err == nil; st.done {
+				st.sg = sg
+			}
+		}()
 	}
 	if sg.Doc != c.Doc {
 		return errs.E(errs.Invalid, "suggestion %s belongs to document %s, not %s", sg.ID, sg.Doc, c.Doc)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/bounded/boundedtest"
 	"github.com/foliodev/folio/internal/errs"
@@ -60,8 +61,9 @@ func sampleMessages() []syncproto.Message {
 		&syncproto.Save{Envelope: syncproto.Envelope{ID: "5"}, Doc: "d1", BaseSeq: 42,
 			Body: &flowdoc.Document{SchemaVersion: 1, Blocks: []flowdoc.Block{b}}, Attrs: &flowdoc.Attributes{Title: "Notes", Tags: []string{"go"}}},
 		&syncproto.Ack{Envelope: syncproto.Envelope{ID: "4"}, Doc: "d1", Seq: 42, Fingerprint: fp, Unsealed: true, Changed: []string{"p1"}},
-		&syncproto.Conflict{Envelope: syncproto.Envelope{ID: "4"}, Doc: "d1", Seq: 43, Reason: "blocks changed since seq 41",
-			Blocks: []syncproto.ConflictBlock{{ID: "p1", Block: &b, Seq: 43}, {ID: "p7", Seq: 42}}},
+		&syncproto.Conflict{Envelope: syncproto.Envelope{ID: "4"}, Doc: "d1", Seq: 43, Check: folio.CheckBlocks, BaseSeq: 41,
+			Reason: "blocks changed since baseSeq",
+			Blocks: []folio.ConflictBlock{{ID: "p1", Block: &b, Seq: 43}, {ID: "p7", Seq: 42}}},
 		&syncproto.Checkpoint{Envelope: syncproto.Envelope{ID: "6"}, Doc: "d1", Reason: "publish", Message: "before publishing"},
 		&syncproto.CheckpointDone{Envelope: syncproto.Envelope{ID: "6"}, Doc: "d1", Created: true, Version: published},
 		&syncproto.Restore{Envelope: syncproto.Envelope{ID: "7"}, Doc: "d1", Label: "v1.r0"},

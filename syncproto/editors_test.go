@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
 )
@@ -62,13 +63,13 @@ func TestTwoEditors(t *testing.T) {
 
 			// The same block from a stale seq: conflict with the server's block.
 			_, err = b.Save(ctx, "d1", base, upsert("p1", "one by root"))
-			var ce *client.ConflictError
+			var ce *folio.ConflictError
 			if !errors.As(err, &ce) {
 				t.Fatalf("stale save on p1: got %v, want draft.conflict", err)
 			}
 			if ce.Seq != ackB.Seq || len(ce.Blocks) != 1 || ce.Blocks[0].ID != "p1" || ce.Blocks[0].Seq != ackA.Seq ||
 				blockText(*ce.Blocks[0].Block) != "one by alice" {
-				t.Fatalf("conflict: %+v", ce.Conflict)
+				t.Fatalf("conflict: %+v", ce)
 			}
 
 			// Rebased on the current seq it lands.
@@ -111,7 +112,7 @@ func TestNothingAcknowledgedLost(t *testing.T) {
 			}
 			text := fmt.Sprintf("%s %d", who, i)
 			ack, err := c.Save(ctx, "d1", seq, upsert(block, text))
-			var ce *client.ConflictError
+			var ce *folio.ConflictError
 			switch {
 			case errors.As(err, &ce):
 				res.conflicts++

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/internal/errs"
 )
 
@@ -280,7 +281,7 @@ func (c *conn) keyedSave(ctx context.Context, m *Save, who Principal) (ks *keyed
 func (c *conn) saveNow(ctx context.Context, m *Save, who Principal, start time.Time, acked **Ack) {
 	res, err := c.srv.cfg.Docs.SaveDraft(ctx, SaveParams{Doc: m.Doc, Actor: who.User, Session: c.session,
 		BaseSeq: m.BaseSeq, Body: m.Body, Changes: m.Changes, Attrs: m.Attrs, Merge: m.Merge})
-	var ce *ConflictError
+	var ce *folio.ConflictError
 	if err == nil || errors.As(err, &ce) {
 		// The ack (or conflict) of seq S follows every update below S.
 		c.catchUp(ctx, m.Doc)
@@ -291,9 +292,10 @@ func (c *conn) saveNow(ctx context.Context, m *Save, who Principal, start time.T
 		c.srv.cfg.Metrics.save("conflict", 0)
 		blocks := ce.Blocks
 		if blocks == nil {
-			blocks = []ConflictBlock{}
+			blocks = []folio.ConflictBlock{}
 		}
-		c.send(&Conflict{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: ce.Seq, Reason: ce.Reason, Blocks: blocks})
+		c.send(&Conflict{Envelope: Envelope{ID: m.ID}, Doc: m.Doc, Seq: ce.Seq, Check: ce.Check, BaseSeq: ce.BaseSeq, Missing: ce.Missing,
+			Reason: ce.Reason, Blocks: blocks})
 		return
 	case errors.Is(err, errs.Invalid), errors.Is(err, errs.TooLarge):
 		c.srv.cfg.Metrics.save("invalid", 0)

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/syncproto"
-	"github.com/foliodev/folio/syncproto/client"
 )
 
 // TestMergeSameParagraph: over the real socket, two connections edit the
@@ -36,7 +36,7 @@ func TestMergeSameParagraph(t *testing.T) {
 				t.Fatalf("first save: %+v, %v", ackA, err)
 			}
 			// Strict (an old client): a conflict, nothing stored.
-			var ce *client.ConflictError
+			var ce *folio.ConflictError
 			if _, err := b.Save(ctx, "d1", base, upsert("p2", "two, the end")); !errors.As(err, &ce) {
 				t.Fatalf("strict save of the same paragraph: %v, want a conflict", err)
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -172,13 +173,26 @@ type Ack struct {
 }
 
 // Conflict rejects a save whose touched blocks changed since its BaseSeq.
-// Nothing of the save was stored.
+// Nothing of the save was stored. Its fields are those of the
+// *folio.ConflictError the save returned.
 type Conflict struct {
 	Envelope
-	Doc    string          `json:"doc"`
-	Seq    uint64          `json:"seq"` // the draft's current seq
-	Reason string          `json:"reason"`
-	Blocks []ConflictBlock `json:"blocks"`
+	Doc   string      `json:"doc"`
+	Seq   uint64      `json:"seq"`             // the draft's current seq
+	Check folio.Check `json:"check,omitempty"` // the check that failed (folio.Check*)
+	// BaseSeq is the baseSeq of the save refused.
+	BaseSeq uint64 `json:"baseSeq,omitempty"`
+	// Missing is the block a change named that is not in the draft
+	// (check missing_block).
+	Missing string `json:"missing,omitempty"`
+	Reason  string `json:"reason"` // for people
+	// Blocks are the server's state of the contested blocks.
+	Blocks []folio.ConflictBlock `json:"blocks"`
+}
+
+// ConflictError rebuilds the error the server answered with.
+func (m *Conflict) ConflictError() *folio.ConflictError {
+	return &folio.ConflictError{Doc: m.Doc, Check: m.Check, Seq: m.Seq, BaseSeq: m.BaseSeq, Missing: m.Missing, Reason: m.Reason, Blocks: m.Blocks}
 }
 
 // Checkpoint asks the server to seal the draft now (a boundary the client

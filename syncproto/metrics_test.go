@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/syncproto"
-	"github.com/foliodev/folio/syncproto/client"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -22,7 +22,7 @@ func TestMetrics(t *testing.T) {
 	if _, err := a.Save(ctx, "d1", snap.Seq, upsert("p1", "x")); err != nil {
 		t.Fatal(err)
 	}
-	var ce *client.ConflictError
+	var ce *folio.ConflictError
 	if _, err := a.Save(ctx, "d1", snap.Seq, upsert("p1", "y")); !errors.As(err, &ce) {
 		t.Fatal(err)
 	}

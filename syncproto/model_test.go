@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
@@ -420,7 +421,7 @@ func flushAll(ctx context.Context, ed *client.Editor, who int) error {
 			_, seq := ed.Server()
 			fmt.Fprintf(os.Stderr, "F%d flush: %v; copy at %d\n", who, err, seq)
 		}
-		var ce *client.ConflictError
+		var ce *folio.ConflictError
 		if err != nil && !errors.As(err, &ce) {
 			return err
 		}

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/syncproto"
-	"github.com/foliodev/folio/syncproto/client"
 )
 
 // A save resent with its key after the ack was lost (here: the
@@ -63,7 +63,7 @@ func TestKeyedSaveRetry(t *testing.T) {
 	}
 	// Without a key the resend is a new save, and conflicts with itself.
 	_, err = a2.Save(ctx, "d1", snap.Seq, upsert("p1", "one by alice"))
-	var ce *client.ConflictError
+	var ce *folio.ConflictError
 	if !errors.As(err, &ce) {
 		t.Fatalf("unkeyed resend: %v, want draft.conflict", err)
 	}

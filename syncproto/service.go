@@ -16,7 +16,7 @@ type Docs interface {
 	OpenDraft(ctx context.Context, doc, actor string) (Draft, *VersionInfo, error)
 	// SaveDraft applies a save durably and appends its draft.updated
 	// event (data: *DraftUpdated with p.Session) to "doc:<id>" before it
-	// returns. Errors: *ConflictError (a touched block or the attributes
+	// returns. Errors: *folio.ConflictError (a touched block or the attributes
 	// changed since BaseSeq, or a block named is gone), errs.Invalid or
 	// errs.TooLarge (nothing stored; a *flowdoc.ValidationError in the
 	// chain names the problems).

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/syncproto"
-	"github.com/foliodev/folio/syncproto/client"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -98,7 +98,7 @@ func TestEmptyKeyIsNoKey(t *testing.T) {
 	if _, err := save(""); err != nil {
 		t.Fatal(err)
 	}
-	var ce *client.ConflictError
+	var ce *folio.ConflictError
 	if _, err := save(""); !errors.As(err, &ce) {
 		t.Fatalf("a resent save with key \"\": %v, want a conflict (a new save)", err)
 	}

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/coder/websocket"
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/syncproto"
-	"github.com/foliodev/folio/syncproto/client"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -117,9 +117,9 @@ func TestSpecDetails(t *testing.T) {
 		nb := para("n1", "new")
 		missing := "p9"
 		_, err = c.Save(ctx, "d1", snap.Seq, syncproto.Change{Op: syncproto.OpUpsert, Block: &nb, After: &missing})
-		var ce *client.ConflictError
-		if !errors.As(err, &ce) || ce.Seq != snap.Seq || !strings.Contains(ce.Reason, `block "p9" is not in the draft`) ||
-			strings.Contains(ce.Reason, "repo:") || strings.Contains(ce.Reason, "conflict:") {
+		var ce *folio.ConflictError
+		if !errors.As(err, &ce) || ce.Seq != snap.Seq || ce.BaseSeq != snap.Seq || ce.Check != folio.CheckMissingBlock ||
+			ce.Missing != "p9" || ce.Reason != `changes[0].after: block "p9" is not in the draft` {
 			t.Fatalf("upsert after a missing block: %v", err)
 		}
 	})

@@ -100,13 +100,6 @@ type VersionInfo struct {
 	Published    bool                `json:"published,omitempty"`
 }
 
-// ConflictBlock is the server's state of one contested block.
-type ConflictBlock struct {
-	ID    string         `json:"id"`
-	Block *flowdoc.Block `json:"block,omitempty"` // absent: deleted
-	Seq   uint64         `json:"seq"`             // the draft seq of its last change
-}
-
 // EventBlock is one block of a draft.updated; Block absent means deleted.
 type EventBlock struct {
 	ID    string         `json:"id"`
@@ -145,24 +138,6 @@ type SaveResult struct {
 	Changed     []string     // block ids the save changed
 	Merged      []EventBlock // blocks merged with another editor's change, with the result
 }
-
-// ConflictError is a save refused because a block or the attributes it
-// touches changed since its BaseSeq (or a block it names is gone).
-// Nothing was stored. Docs.SaveDraft returns it; the server answers it
-// with draft.conflict.
-type ConflictError struct {
-	Doc    string
-	Seq    uint64 // the draft's current seq
-	Reason string // for people: which check failed
-	Blocks []ConflictBlock
-}
-
-func (e *ConflictError) Error() string {
-	return "syncproto: conflict on document " + e.Doc + ": " + e.Reason
-}
-
-// ErrKind makes a ConflictError of kind errs.Conflict.
-func (e *ConflictError) ErrKind() errs.Kind { return errs.Conflict }
 
 // ErrTrimmed is returned by Events.Read when events after the cursor are
 // no longer retained.
@@ -217,7 +192,7 @@ func DocStream(doc string) string { return "doc:" + doc }
 // docNotFound is the answer for a document that is missing or that the
 // caller may not see: the message is the HTTP API's for a missing one.
 func docNotFound(doc string) error {
-	return errs.E(errs.NotFound, "document %q not found; `folio doc list` shows the documents", doc)
+	return errs.E(errs.NotFound, "document %q not found", doc)
 }
 
 // invalidRequest is the error of a JSON frame that the HTTP API would

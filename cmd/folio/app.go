@@ -326,8 +326,40 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, context.Canceled) && errs.KindOf(err) == errs.Canceled {
 		err = errs.E(errs.Canceled, "interrupted")
 	}
-	fmt.Fprintln(stderr, "folio:", termText(err.Error()))
+	msg := err.Error()
+	if h := listHint(err); h != "" {
+		msg += "; " + h
+	}
+	fmt.Fprintln(stderr, "folio:", termText(msg))
 	return exitCode(err)
+}
+
+// listHint is the CLI's pointer to what exists, for an error that says what
+// is missing: the command that lists it. The services and the daemon
+// never name commands (their errors reach HTTP and WebSocket clients
+// too); the fields of *repo.NotFoundError are the same in direct mode and
+// through --server.
+func listHint(err error) string {
+	var nv *repo.NotVersionError
+	if errors.As(err, &nv) {
+		return fmt.Sprintf("`folio checkpoint %s` does", nv.Doc)
+	}
+	var nf *repo.NotFoundError
+	if !errors.As(err, &nf) {
+		return ""
+	}
+	switch nf.What {
+	case "document":
+		return "`folio doc list` shows the documents"
+	case "version":
+		return fmt.Sprintf("`folio log %s` lists the versions", nf.Doc)
+	case "block":
+		if nf.Label != "" {
+			return fmt.Sprintf("`folio blocks %s@%s` lists its block ids", nf.Doc, nf.Label)
+		}
+		return fmt.Sprintf("`folio blocks %s` lists the block ids", nf.Doc)
+	}
+	return ""
 }
 
 // notice prints a message that is not an error (a token shown once, a

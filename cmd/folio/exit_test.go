@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,5 +126,53 @@ func TestServerSelection(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(tmp, "folio-data")); !os.IsNotExist(err) {
 		t.Errorf("a refused verb created ./folio-data: %v", err)
+	}
+}
+
+// TestNotFoundHintsBothModes: the CLI, not the daemon, points at the
+// command that lists what exists, and it says the same whether the store
+// is opened directly or reached through --server; the HTTP answer itself
+// names no command.
+func TestNotFoundHintsBothModes(t *testing.T) {
+	isolateEnv(t)
+	tmp := t.TempDir()
+	dirA, dirB := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
+	runCLI("--data", dirA, "init")
+	runCLI("--data", dirA, "user", "add", "admin", "--admin")
+	d := startDaemon(t, dirB, "")
+	remote := []string{"--server", d.url, "--token", d.token}
+	direct := []string{"--data", dirA}
+	for _, mode := range [][]string{direct, remote} {
+		if r := runCLI(append(mode, "doc", "new", "--id", "d1", "--title", "One")...); r.code != 0 {
+			t.Fatalf("doc new: %+v", r)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"log", "nosuch"}, "folio: document \"nosuch\" not found; `folio doc list` shows the documents\n"},
+		{[]string{"show", "d1@v9.r9"}, "folio: version \"d1@v9.r9\" not found (latest is v1.r0); `folio log d1` lists the versions\n"},
+		{[]string{"history", "d1", "p9"}, "folio: block \"p9\" not found in any version of d1; `folio blocks d1` lists the block ids\n"},
+		{[]string{"restore", "d1", "draft"}, "folio: d1@draft is the draft, not a version: a checkpoint seals it into one; `folio checkpoint d1` does\n"},
+	} {
+		for _, mode := range [][]string{direct, remote} {
+			r := runCLI(append(mode, tt.args...)...)
+			if want := map[bool]int{true: exitInvalid, false: exitNotFound}[tt.args[0] == "restore"]; r.code != want || r.stderr != tt.want {
+				t.Errorf("folio %s (%s): exit %d, stderr %q; want %q", strings.Join(tt.args, " "), mode[0], r.code, r.stderr, tt.want)
+			}
+		}
+	}
+	// The daemon's own answer says what is missing, in the API's terms.
+	req, _ := http.NewRequest("GET", d.url+"/v1/docs/d1/versions/v9.r9", nil)
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 404 || !strings.Contains(string(body), `"latest":"v1.r0"`) || strings.Contains(string(body), "folio log") {
+		t.Errorf("GET a missing version: %d %s", resp.StatusCode, body)
 	}
 }

@@ -203,7 +203,7 @@ func (e *Error) ErrCode() string {
 
 // kinded is implemented by every error that carries a kind: *Error and
 // the typed errors of other packages that need fields of their own
-// (repo.ConflictError, flowdoc.ValidationError, quota.Error…).
+// (folio.ConflictError, flowdoc.ValidationError, quota.Error…).
 type kinded interface {
 	error
 	ErrKind() Kind

@@ -2,7 +2,6 @@ package repo
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
@@ -19,14 +18,17 @@ var (
 	// (*NotFoundError names which).
 	ErrNotFound error = errs.NotFound
 	// ErrConflict: a stale baseline, or a document id that exists;
-	// nothing was written (*ConflictError carries the server's side).
+	// nothing was written (a stale baseline is a *folio.ConflictError,
+	// which names the check that failed and carries the server's side).
 	ErrConflict error = errs.Conflict
 	// ErrInvalid: a document, operation or argument that breaks a rule.
 	ErrInvalid error = errs.Invalid
 )
 
 // NotFoundError names what was missing and, for versions, the latest label.
-// Its message says where to look: the command that lists what exists.
+// Its message says what is missing, in the terms of any transport; a
+// client adds its own pointer to what exists (the CLI names the command
+// that lists it, from these fields).
 type NotFoundError struct {
 	What   string // "document", "version", "block"
 	Doc    string // the document, for versions and blocks
@@ -38,8 +40,6 @@ type NotFoundError struct {
 
 func (e *NotFoundError) Error() string {
 	switch e.What {
-	case "document":
-		return fmt.Sprintf("document %q not found; `folio doc list` shows the documents", e.Name)
 	case "version":
 		s := fmt.Sprintf("version %q not found", e.Name)
 		if e.Detail != "" {
@@ -47,12 +47,12 @@ func (e *NotFoundError) Error() string {
 		} else if e.Latest != "" {
 			s += " (latest is " + e.Latest + ")"
 		}
-		return s + fmt.Sprintf("; `folio log %s` lists the versions", e.Doc)
+		return s
 	case "block":
 		if e.Label != "" {
-			return fmt.Sprintf("block %q not found in %s@%s; `folio blocks %s@%s` lists its block ids", e.Name, e.Doc, e.Label, e.Doc, e.Label)
+			return fmt.Sprintf("block %q not found in %s@%s", e.Name, e.Doc, e.Label)
 		}
-		return fmt.Sprintf("block %q not found in any version of %s; `folio blocks %s` lists the block ids", e.Name, e.Doc, e.Doc)
+		return fmt.Sprintf("block %q not found in any version of %s", e.Name, e.Doc)
 	}
 	return fmt.Sprintf("%s %q not found", e.What, e.Name)
 }
@@ -63,38 +63,23 @@ func (e *NotFoundError) ErrKind() errs.Kind { return errs.NotFound }
 // Unwrap makes errors.Is(err, ErrNotFound) true.
 func (e *NotFoundError) Unwrap() error { return ErrNotFound }
 
-// ConflictError is a stale-baseline conflict with the server's side of it.
-type ConflictError struct {
-	Doc    string
-	Reason string          // which check failed
-	Seq    uint64          // the draft's current seq (draft conflicts)
-	Blocks []ConflictBlock // the server's current state of the touched blocks
+// NotVersionError is a version name that names the draft where a
+// version is needed (restoring, comparing against history): invalid, and
+// a checkpoint seals the draft into one.
+type NotVersionError struct {
+	Doc  string
+	Name string // "doc@draft"
 }
 
-// ConflictBlock is the server's current state of one contested block.
-type ConflictBlock struct {
-	ID    string         `json:"id"`
-	Block *flowdoc.Block `json:"block,omitempty"` // nil: the block was deleted
-	Seq   uint64         `json:"seq"`             // draft seq of its last change
+func (e *NotVersionError) Error() string {
+	return e.Name + " is the draft, not a version: a checkpoint seals it into one"
 }
 
-func (e *ConflictError) Error() string {
-	ids := make([]string, len(e.Blocks))
-	for i, b := range e.Blocks {
-		ids[i] = b.ID
-	}
-	s := "conflict on document " + e.Doc + ": " + e.Reason
-	if len(ids) > 0 {
-		s += " (blocks " + strings.Join(ids, ", ") + ")"
-	}
-	return s + "; nothing was written: reload and retry"
-}
+// ErrKind makes every *NotVersionError of kind errs.Invalid.
+func (e *NotVersionError) ErrKind() errs.Kind { return errs.Invalid }
 
-// ErrKind makes every *ConflictError of kind errs.Conflict.
-func (e *ConflictError) ErrKind() errs.Kind { return errs.Conflict }
-
-// Unwrap makes errors.Is(err, ErrConflict) true.
-func (e *ConflictError) Unwrap() error { return ErrConflict }
+// Unwrap makes errors.Is(err, ErrInvalid) true.
+func (e *NotVersionError) Unwrap() error { return ErrInvalid }
 
 // Progress reports how far a long job (Fsck, GC) has come: done of total
 // items of what ("objects", "documents"); total is 0 when it is not known
@@ -257,6 +242,10 @@ type ChangeParams struct {
 	// accept sets it, with TargetBlocks naming every block its operations
 	// name (DESIGN §6 "Carrying a suggestion over").
 	CarryOver bool
+	// Value is the caller's own state for this change, opaque to the
+	// repository: the ChangeHook gets it as Change.Value (the assistant
+	// hands over the suggestion an accept applies, read once).
+	Value any
 }
 
 // BlockRevision is one revision of a block in a document's history.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
@@ -109,6 +110,7 @@ type versionSpec struct {
 	major                        bool
 	restoredFrom                 string
 	idemKey, suggestionID        string
+	value                        any // ChangeParams.Value, for the hook
 	baseFP                       flowdoc.Fingerprint
 	origBase                     objstore.ID         // a carried-over change's own baseline (CarryOver)
 	origBaseFP                   flowdoc.Fingerprint // and its fingerprint
@@ -226,7 +228,7 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *kv.B
 		return VersionInfo{}, err
 	}
 	if err := r.callHook(b, ev, &Change{Doc: d.ID, Actor: spec.actor, Kind: spec.kind, Changed: spec.changed,
-		BodyChanged: spec.bodyChanged, Version: &info, SuggestionID: spec.suggestionID, Blocks: spec.entries,
+		BodyChanged: spec.bodyChanged, Version: &info, SuggestionID: spec.suggestionID, Value: spec.value, Blocks: spec.entries,
 		Events: txnEvents, Time: now, Carried: !spec.origBase.IsZero(), BaseVersion: old, BaseLabel: dr0.Label, BaseFingerprint: spec.baseFP}); err != nil {
 		b.Close()
 		return VersionInfo{}, err
@@ -244,7 +246,7 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *kv.B
 		r.docs.forget(d.ID)
 	}
 	if errors.Is(err, refs.ErrConflict) {
-		return VersionInfo{}, &ConflictError{Doc: d.ID, Reason: "head moved during the commit"}
+		return VersionInfo{}, &folio.ConflictError{Doc: d.ID, Check: folio.CheckHeadMoved, Reason: "head moved during the commit"}
 	}
 	if err != nil {
 		return VersionInfo{}, fmt.Errorf("commit %s %s: %w", d.ID, label, err)
@@ -255,6 +257,8 @@ func (r *Repo) writeVersion(dr0 *docRec, dr *draftRec, spec versionSpec, b *kv.B
 	r.cp.sealed(d.ID)
 	r.publish(ev)
 	r.OutboxCommitted()
+	r.notify(Event{Doc: d.ID, Kind: spec.kind, Actor: spec.actor, Version: label, Changed: spec.changed,
+		BodyChanged: spec.bodyChanged, SuggestionID: spec.suggestionID, Time: now})
 	return info, nil
 }
 
@@ -563,17 +567,21 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	moved := p.BaseVersion != d.Head || p.BaseFingerprint != dr.Fingerprint
 	if !p.CarryOver || !moved {
 		if p.BaseVersion != d.Head {
-			return VersionInfo{}, &ConflictError{Doc: p.Doc, Reason: fmt.Sprintf("base version %s is not the head %s", p.BaseVersion.Short(), d.Label)}
+			return VersionInfo{}, &folio.ConflictError{Doc: p.Doc, Check: folio.CheckBaseVersion,
+				Expected: p.BaseVersion.Short(), Actual: d.Label,
+				Reason: fmt.Sprintf("base version %s is not the head %s", p.BaseVersion.Short(), d.Label)}
 		}
 		if p.BaseFingerprint != dr.Fingerprint {
-			return VersionInfo{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "the body changed since the baseline (fingerprint differs)"}
+			return VersionInfo{}, &folio.ConflictError{Doc: p.Doc, Check: folio.CheckFingerprint, Seq: dr.Seq,
+				Expected: p.BaseFingerprint.String(), Actual: dr.Fingerprint.String(),
+				Reason: "the body changed since the baseline (fingerprint differs)"}
 		}
 	}
 	cur := map[string]int{}
 	for i, blk := range dr.Blocks {
 		cur[blk.ID] = i
 	}
-	var stale []ConflictBlock
+	var stale []folio.ConflictBlock
 	ids := make([]string, 0, len(p.TargetBlocks))
 	for id := range p.TargetBlocks {
 		ids = append(ids, id)
@@ -582,7 +590,7 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	for _, id := range ids {
 		i, ok := cur[id]
 		if !ok {
-			stale = append(stale, ConflictBlock{ID: id})
+			stale = append(stale, folio.ConflictBlock{ID: id})
 			continue
 		}
 		if dr.Blocks[i].Content != p.TargetBlocks[id] {
@@ -590,11 +598,12 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 			if err != nil {
 				return VersionInfo{}, err
 			}
-			stale = append(stale, ConflictBlock{ID: id, Block: &blk, Seq: dr.Blocks[i].Seq})
+			stale = append(stale, folio.ConflictBlock{ID: id, Block: &blk, Seq: dr.Blocks[i].Seq})
 		}
 	}
 	if len(stale) > 0 {
-		return VersionInfo{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "target blocks changed since the baseline", Blocks: stale}
+		return VersionInfo{}, &folio.ConflictError{Doc: p.Doc, Check: folio.CheckTargetBlocks, Seq: dr.Seq,
+			Reason: "target blocks changed since the baseline", Blocks: stale}
 	}
 	var origBase objstore.ID
 	var origFP flowdoc.Fingerprint
@@ -605,13 +614,22 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 		origBase, origFP = p.BaseVersion, p.BaseFingerprint
 		p.BaseVersion, p.BaseFingerprint = d.Head, dr.Fingerprint
 	}
+	spec := versionSpec{kind: p.Kind, actor: p.Actor,
+		message: p.Message, idemKey: p.IdempotencyKey, suggestionID: p.SuggestionID, value: p.Value,
+		baseFP: p.BaseFingerprint, origBase: origBase, origBaseFP: origFP}
+	if p.Kind != objstore.KindImport {
+		if info, ok, err := r.commitInPlace(d, dr, p.Ops, spec); ok {
+			return info, err
+		}
+	}
 	body, err := r.materialize(draftEntries(dr))
 	if err != nil {
 		return VersionInfo{}, err
 	}
 	next, err := flowdoc.Apply(body, p.Ops, r.limits)
 	if err != nil && moved {
-		return VersionInfo{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: fmt.Sprintf("the operations no longer apply to the current article (%v)", err)}
+		return VersionInfo{}, &folio.ConflictError{Doc: p.Doc, Check: folio.CheckOperations, Seq: dr.Seq, Detail: err.Error(),
+			Reason: fmt.Sprintf("the operations no longer apply to the current article (%v)", err)}
 	}
 	if err != nil {
 		return VersionInfo{}, errs.E(errs.Invalid, "%w", err)
@@ -625,13 +643,67 @@ func (r *Repo) CommitChange(ctx context.Context, p ChangeParams) (VersionInfo, e
 	if p.Kind == objstore.KindImport {
 		major = true
 	}
-	spec := versionSpec{kind: p.Kind, actor: p.Actor,
-		message: p.Message, major: major, idemKey: p.IdempotencyKey, suggestionID: p.SuggestionID,
-		baseFP: p.BaseFingerprint, origBase: origBase, origBaseFP: origFP}
+	spec.major = major
 	if major {
 		return r.commitBody(p.Doc, d, dr, next, dr.Attrs, spec)
 	}
 	return r.commitSlots(p.Doc, d, dr, slotsOfChange(dr, next, touchedBy(p.Ops)), dr.Attrs, spec)
+}
+
+// commitInPlace commits a change that rewrites one top-level block in
+// place — a single replace_block or replace_selection, the accept of a
+// block or selection suggestion — in proportion to that block: the
+// operation is applied to the block alone, which is validated, encoded
+// and hashed alone, the limits are checked from the draft's running
+// count and size, and the draft advances in place as a save in place
+// does. ok is false, with nothing done, when the change is not of that
+// shape or does not apply cleanly (a refused operation, a limit, a block
+// that would hold nested blocks): CommitChange then applies it to the
+// whole body, which gives the refusal its document-wide paths.
+func (r *Repo) commitInPlace(d *docRec, dr *draftRec, ops []flowdoc.Op, spec versionSpec) (VersionInfo, bool, error) {
+	if len(ops) != 1 || (ops[0].Op != flowdoc.ReplaceBlock && ops[0].Op != flowdoc.ReplaceSelection) || dr.unstored {
+		return VersionInfo{}, false, nil
+	}
+	dr.index()
+	i, ok := dr.pos(ops[0].BlockID)
+	if !ok {
+		return VersionInfo{}, false, nil
+	}
+	old, err := r.block(dr.Blocks[i].Content, dr.Blocks[i].ID)
+	if err != nil {
+		return VersionInfo{}, true, err
+	}
+	one, err := flowdoc.Apply(flowdoc.Document{SchemaVersion: flowdoc.SchemaVersion, Blocks: []flowdoc.Block{old}}, ops, r.limits)
+	if err != nil || len(one.Blocks) != 1 || one.Blocks[0].ID != old.ID {
+		return VersionInfo{}, false, nil
+	}
+	nb := encodeBlock(one.Blocks[0])
+	changes := []preparedChange{{DraftChange: DraftChange{Op: ChangeUpsert}, nb: nb}}
+	if len(nb.nested) > 0 || !changesContent(dr, changes) || len(r.checkLimitsInPlace(dr, changes)) > 0 {
+		return VersionInfo{}, false, nil
+	}
+	b := r.db.NewBatch()
+	ev, err := r.events(d.ID)
+	if err != nil {
+		b.Close()
+		return VersionInfo{}, true, err
+	}
+	now := r.now().UnixMilli()
+	fp := dr.Fingerprint
+	de, err := r.advanceInPlace(b, d.ID, d.Owner, dr, changes, dr.Attrs, now, spec.actor, "")
+	if err != nil {
+		b.Close()
+		return VersionInfo{}, true, err
+	}
+	de.Unsealed = false // sealed by the version written in this same batch
+	if err := ev.add(b, EventDraftUpdated, now, de); err != nil {
+		b.Close()
+		return VersionInfo{}, true, err
+	}
+	spec.changed, spec.bodyChanged = eventBlockIDs(de), dr.Fingerprint != fp
+	spec.entries, spec.attrs, spec.fp = draftEntries(dr), dr.Attrs, dr.Fingerprint
+	info, err := r.writeVersion(d, dr, spec, b, ev)
+	return info, true, err
 }
 
 // touchedBy returns the ids of the blocks ops name (targets, anchors, the

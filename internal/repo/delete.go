@@ -78,6 +78,11 @@ func (r *Repo) setDeleted(ctx context.Context, doc, actor string, deleted bool) 
 	}
 	r.docs.set(d)
 	r.OutboxCommitted()
+	kind := ChangeUndeleteDoc
+	if deleted {
+		kind = ChangeDeleteDoc
+	}
+	r.notify(Event{Doc: doc, Kind: kind, Actor: actor, Time: r.now().UnixMilli()})
 	dr, err := r.readDraftHeader(doc)
 	if err != nil {
 		return DeletedDoc{}, err
@@ -223,5 +228,6 @@ func (r *Repo) purgeDoc(ctx context.Context, doc string, cutoff int64, dryRun bo
 	r.docs.forget(doc)
 	r.drafts.take(doc)
 	r.OutboxCommitted()
+	r.notify(Event{Doc: doc, Kind: ChangePurge, Time: r.now().UnixMilli()})
 	return names, nil
 }

@@ -39,14 +39,28 @@
 // leave is Seal with reason "leave"; an open is OpenDraft, which seals a
 // draft left unsealed by an earlier process as "recovery").
 //
-// Packages above repo keep their records consistent with document changes
-// through two seams, without repo importing them:
-//   - SetHook installs a ChangeHook called inside every draft save that
+// Packages above repo learn of document changes without repo importing
+// them:
+//   - Subscribe delivers an Event after every committed change — draft
+//     saves, every version sealed (create, checkpoint, recovery, accept,
+//     restore, import), DeleteDoc, UndeleteDoc, Chown and GC's purge — to
+//     any number of subscribers, in commit order, each on its own
+//     goroutine. The writer only appends to each subscriber's queue, after
+//     its commit: nothing a subscriber does runs under the document lock
+//     or can hold up a writer (a subscriber too far behind gets one
+//     ChangeOverflow event and reads again). Projections that may lag the
+//     store (the search index, caches) subscribe.
+//
+// Records that must commit atomically with a change use two seams that
+// run under the document lock, in the change's batch:
+//   - SetHook installs the one ChangeHook (the assistant's suggestion
+//     records), called inside every draft save that
 //     changed the draft and every version sealed, under the document lock
 //     and in the change's batch (with the changed block ids, whether the
-//     body fingerprint moved, the sealed version and the suggestion an
-//     accept applies); its writes and doc-stream events commit with the
-//     change, and its error aborts the change.
+//     body fingerprint moved, the sealed version, the suggestion an
+//     accept applies and the caller's ChangeParams.Value); its writes and
+//     doc-stream events commit with the change, and its error aborts the
+//     change. It reads only the store, never waits on anything else.
 //   - Locked runs a caller's commit under the document lock with the
 //     current head, draft fingerprint and a way to append doc-stream
 //     events, so the caller's decision ("is this baseline still current?")

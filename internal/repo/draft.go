@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/flowdoc/merge"
 	"github.com/foliodev/folio/internal/errs"
@@ -96,7 +97,7 @@ func (r *Repo) OpenDraft(ctx context.Context, doc, actor string) (Draft, *Versio
 // Changes, every block the save touches must be unchanged since BaseSeq;
 // then the save is rebased onto the current draft. With Body, the same
 // rule applies to every block whose content or presence differs. A
-// touched block changed since BaseSeq is a *ConflictError carrying the
+// touched block changed since BaseSeq is a *folio.ConflictError carrying the
 // server's version of those blocks; nothing is merged inside a block.
 //
 // Cost: a save over the request limits (RequestLimits) is refused before
@@ -184,9 +185,11 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 			touched = touchedBySlots(dr, slots)
 		case len(prep.changes) > 0:
 			slots, touched, err = applyChanges(dr, prep.changes)
-			if errors.Is(err, ErrConflict) {
-				return SaveResult{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: err.Error(),
-					Blocks: r.staleBlocks(dr, without(touched, merged), p.BaseSeq)}
+			var ce *folio.ConflictError
+			if errors.As(err, &ce) {
+				ce.Doc, ce.Seq, ce.BaseSeq = p.Doc, dr.Seq, p.BaseSeq
+				ce.Blocks = r.staleBlocks(dr, without(touched, merged), p.BaseSeq)
+				return SaveResult{}, ce
 			}
 			if err != nil {
 				return SaveResult{}, err
@@ -198,18 +201,18 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 			slots = draftSlots(dr)
 		}
 		if conflict := r.staleBlocks(dr, without(touched, merged), p.BaseSeq); len(conflict) > 0 {
-			return SaveResult{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "blocks changed since baseSeq", Blocks: conflict}
+			return SaveResult{}, staleSave(p, dr, folio.CheckBlocks, "blocks changed since baseSeq", conflict)
 		}
 	} else {
 		if conflict := r.staleInPlace(dr, prep.changes, p.BaseSeq, merged); len(conflict) > 0 {
-			return SaveResult{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "blocks changed since baseSeq", Blocks: conflict}
+			return SaveResult{}, staleSave(p, dr, folio.CheckBlocks, "blocks changed since baseSeq", conflict)
 		}
 		if ps := r.checkLimitsInPlace(dr, prep.changes); len(ps) > 0 {
 			return SaveResult{}, invalid(ps)
 		}
 	}
 	if p.Attrs != nil && dr.AttrsSeq > p.BaseSeq && !attrsEqual(*p.Attrs, dr.Attrs) {
-		return SaveResult{}, &ConflictError{Doc: p.Doc, Seq: dr.Seq, Reason: "attributes changed since baseSeq"}
+		return SaveResult{}, staleSave(p, dr, folio.CheckAttrs, "attributes changed since baseSeq", nil)
 	}
 	b := r.db.NewBatch()
 	owned := true // b is closed here unless writeVersion took it
@@ -336,6 +339,7 @@ func (r *Repo) SaveDraft(ctx context.Context, p SaveParams) (SaveResult, error) 
 	r.cp.saved(p.Doc, p.Actor, at, dr.Unsealed, time.UnixMilli(dr.UnsealedSince))
 	r.publish(ev)
 	r.OutboxCommitted()
+	r.notify(Event{Doc: p.Doc, Kind: ChangeDraft, Actor: p.Actor, Changed: changed, BodyChanged: bodyChanged, Time: now})
 	return res, nil
 }
 
@@ -541,7 +545,7 @@ func applyChanges(dr *draftRec, changes []preparedChange) ([]slot, []string, err
 			} else {
 				touched = append(touched, *after)
 				if at = l.byID[*after]; at == nil {
-					return errs.E(errs.Conflict, "changes[%d].after: block %q is not in the draft", i, *after)
+					return missingBlock(*after, fmt.Sprintf("changes[%d].after: block %q is not in the draft", i, *after))
 				}
 			}
 		}
@@ -579,7 +583,7 @@ func applyChanges(dr *draftRec, changes []preparedChange) ([]slot, []string, err
 			touched = append(touched, c.BlockID)
 			n := l.byID[c.BlockID]
 			if n == nil {
-				return nil, touched, errs.E(errs.Conflict, "changes[%d]: block %q is not in the draft", i, c.BlockID)
+				return nil, touched, missingBlock(c.BlockID, fmt.Sprintf("changes[%d]: block %q is not in the draft", i, c.BlockID))
 			}
 			l.remove(n)
 			if err := place(n, c.After, i); err != nil {
@@ -639,7 +643,7 @@ func (l *blockList) slots() []slot {
 
 // staleBlocks returns the server's state of every touched block that
 // changed after baseSeq (or was deleted after it).
-func (r *Repo) staleBlocks(dr *draftRec, touched []string, baseSeq uint64) []ConflictBlock {
+func (r *Repo) staleBlocks(dr *draftRec, touched []string, baseSeq uint64) []folio.ConflictBlock {
 	pos := make(map[string]int, len(dr.Blocks))
 	for i, b := range dr.Blocks {
 		pos[b.ID] = i
@@ -648,7 +652,7 @@ func (r *Repo) staleBlocks(dr *draftRec, touched []string, baseSeq uint64) []Con
 	for _, t := range dr.Tombs {
 		tombs[t.ID] = t.Seq
 	}
-	var out []ConflictBlock
+	var out []folio.ConflictBlock
 	seen := map[string]bool{}
 	for _, id := range touched {
 		if seen[id] {
@@ -657,14 +661,14 @@ func (r *Repo) staleBlocks(dr *draftRec, touched []string, baseSeq uint64) []Con
 		seen[id] = true
 		if i, ok := pos[id]; ok {
 			if db := dr.Blocks[i]; db.Seq > baseSeq {
-				cb := ConflictBlock{ID: id, Seq: db.Seq}
+				cb := folio.ConflictBlock{ID: id, Seq: db.Seq}
 				if b, err := r.block(db.Content, id); err == nil {
 					cb.Block = &b
 				}
 				out = append(out, cb)
 			}
 		} else if s, ok := tombs[id]; ok && s > baseSeq {
-			out = append(out, ConflictBlock{ID: id, Seq: s})
+			out = append(out, folio.ConflictBlock{ID: id, Seq: s})
 		}
 	}
 	return out
@@ -748,15 +752,15 @@ func changesInPlace(dr *draftRec, changes []preparedChange) bool {
 }
 
 // staleInPlace is staleBlocks for a save in place.
-func (r *Repo) staleInPlace(dr *draftRec, changes []preparedChange, baseSeq uint64, merged map[string]bool) []ConflictBlock {
-	var out []ConflictBlock
+func (r *Repo) staleInPlace(dr *draftRec, changes []preparedChange, baseSeq uint64, merged map[string]bool) []folio.ConflictBlock {
+	var out []folio.ConflictBlock
 	for _, c := range changes {
 		id := c.nb.blk.ID
 		if merged[id] {
 			continue
 		}
 		if db := dr.Blocks[dr.at(id)]; db.Seq > baseSeq {
-			cb := ConflictBlock{ID: id, Seq: db.Seq}
+			cb := folio.ConflictBlock{ID: id, Seq: db.Seq}
 			if b, err := r.block(db.Content, id); err == nil {
 				cb.Block = &b
 			}
@@ -870,4 +874,15 @@ func draftFingerprint(blocks []draftBlock) flowdoc.Fingerprint {
 		f.Add(blocks[i].ID, blocks[i].Content)
 	}
 	return f.Sum()
+}
+
+// staleSave is the conflict of save p against draft dr: check failed.
+func staleSave(p SaveParams, dr *draftRec, check folio.Check, reason string, blocks []folio.ConflictBlock) *folio.ConflictError {
+	return &folio.ConflictError{Doc: p.Doc, Check: check, Reason: reason, Seq: dr.Seq, BaseSeq: p.BaseSeq, Blocks: blocks}
+}
+
+// missingBlock is the conflict of a change that names block id, which is
+// not in the draft; the caller fills in the document and the draft's side.
+func missingBlock(id, reason string) *folio.ConflictError {
+	return &folio.ConflictError{Check: folio.CheckMissingBlock, Missing: id, Reason: reason}
 }

@@ -31,6 +31,8 @@ type Change struct {
 	// SuggestionID names the suggestion an accept_suggestion change
 	// applies.
 	SuggestionID string
+	// Value is the ChangeParams.Value of a CommitChange (nil otherwise).
+	Value any
 	// Blocks is the body after the change, as (block id, content id),
 	// for a change that sealed a version; nil for a draft save, which
 	// costs in proportion to its changes (Changed names those). The hook

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 )
@@ -42,7 +43,7 @@ func TestSaveMerge(t *testing.T) {
 	}
 	// Strict: the same block changed since base is a conflict.
 	_, err := mergeSave(r, doc, "ben", base, false, upsert(para("b1", "paragraph 1 ends.")))
-	var ce *ConflictError
+	var ce *folio.ConflictError
 	if !errors.As(err, &ce) {
 		t.Fatalf("strict save: %v, want a conflict", err)
 	}
@@ -118,7 +119,7 @@ func TestSaveMergeNeedsBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var ce *ConflictError
+	var ce *folio.ConflictError
 	if _, err := mergeSave(r, doc, "ben", d0.Seq, true, upsert(para("b1", "paragraph 1!"))); !errors.As(err, &ce) {
 		t.Fatalf("after a restart: %v, want a conflict (the base is not known)", err)
 	}

@@ -91,6 +91,7 @@ func (r *Repo) Chown(ctx context.Context, p ChownParams) (prev string, err error
 	r.docs.set(d)
 	r.publish(ev)
 	r.OutboxCommitted()
+	r.notify(Event{Doc: p.Doc, Kind: ChangeChown, Actor: p.Actor, Time: r.now().UnixMilli()})
 	return prev, nil
 }
 

@@ -141,7 +141,7 @@ func (r *Repo) resolve(doc, label string) (uint64, *docRec, error) {
 		return d.Seq - uint64(n), d, nil
 	}
 	if strings.EqualFold(label, DraftName) {
-		return 0, d, errs.E(errs.Invalid, "%s@%s is the draft, not a version: `folio checkpoint %s` seals it into one", doc, label, doc)
+		return 0, d, &NotVersionError{Doc: doc, Name: doc + "@" + label}
 	}
 	v, err := kv.Get(r.db, vlabelKey(doc, label))
 	if errors.Is(err, kv.ErrNotFound) {

@@ -83,6 +83,9 @@ type Repo struct {
 
 	hook atomic.Pointer[hookBox] // the ChangeHook (SetHook); nil box: none
 
+	subsMu sync.Mutex    // guards subs
+	subs   []*subscriber // Subscribe's, in the order installed
+
 	drafts draftCache // drafts between changes (loadDraft, keepDraft)
 	docs   docCache   // document records (loadDoc, lockedDoc)
 	revs   revLog     // recent block revisions, for merging saves (revs.go)
@@ -218,6 +221,7 @@ func New(db *kv.DB, o Options) *Repo {
 // are sealed as "recovery" checkpoints when next opened.
 func (r *Repo) Close() error {
 	r.cp.close()
+	r.closeSubs()
 	if r.owned {
 		return r.db.Close()
 	}

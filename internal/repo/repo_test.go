@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
 	"github.com/foliodev/folio/internal/stream"
@@ -136,7 +137,7 @@ func TestDraftConflictRules(t *testing.T) {
 	// B edits A's block from a seq before A's save: conflict with A's text.
 	blk := para("b0", "B edits b0")
 	_, err := r.SaveDraft(ctx, SaveParams{Doc: doc, Actor: "bo", BaseSeq: 1, Changes: []DraftChange{{Op: ChangeUpsert, Block: &blk}}})
-	var ce *ConflictError
+	var ce *folio.ConflictError
 	if !errors.As(err, &ce) || len(ce.Blocks) != 1 || ce.Blocks[0].ID != "b0" ||
 		ce.Blocks[0].Block.RichText[0].Text != "A edits b0" {
 		t.Fatalf("stale save of the same block = %v, want conflict carrying A's b0", err)

@@ -671,7 +671,7 @@ func (s *Server) acceptSuggestion(w http.ResponseWriter, r *http.Request, svc *a
 			return
 		}
 	}
-	acc, err := svc.Accept(r.Context(), a, sg.ID, o)
+	acc, err := svc.AcceptLoaded(r.Context(), a, sg, o) // sg was read for the access check
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -58,12 +58,18 @@ func (a syncAssist) run(ctx context.Context, svc *assistant.Service, p syncproto
 
 // suggestion checks that p reaches suggestion id's document.
 func (a syncAssist) suggestion(ctx context.Context, svc *assistant.Service, p syncproto.Principal, id string) error {
+	_, err := a.suggestionOf(ctx, svc, p, id)
+	return err
+}
+
+// suggestionOf is suggestion that also returns the suggestion read.
+func (a syncAssist) suggestionOf(ctx context.Context, svc *assistant.Service, p syncproto.Principal, id string) (assistant.Suggestion, error) {
 	ap := authPrincipal(p)
 	sg, err := svc.Suggestion(ctx, actorOf(ap), id)
 	if err == nil && !a.s.reaches(ap, sg.Doc) {
 		err = missing("suggestion", id)
 	}
-	return hidden(err, "suggestion", id)
+	return sg, hidden(err, "suggestion", id)
 }
 
 func (a syncAssist) CancelRun(ctx context.Context, p syncproto.Principal, id string) (syncproto.RunInfo, error) {
@@ -102,10 +108,11 @@ func (a syncAssist) AcceptSuggestion(ctx context.Context, p syncproto.Principal,
 	if err != nil {
 		return syncproto.SuggestionAcceptDone{}, err
 	}
-	if err := a.suggestion(ctx, svc, p, id); err != nil {
+	sg, err := a.suggestionOf(ctx, svc, p, id)
+	if err != nil {
 		return syncproto.SuggestionAcceptDone{}, err
 	}
-	acc, err := svc.Accept(ctx, actorOf(authPrincipal(p)), id, assistant.AcceptOptions{ConfirmDelete: confirmDelete})
+	acc, err := svc.AcceptLoaded(ctx, actorOf(authPrincipal(p)), sg, assistant.AcceptOptions{ConfirmDelete: confirmDelete})
 	if err != nil {
 		return syncproto.SuggestionAcceptDone{}, err
 	}

@@ -17,7 +17,7 @@ import (
 // persisted event streams and the stores packs read are methods here, not
 // handles the server digs out of the service. The methods are safe for
 // concurrent use, and their errors are the content service's
-// (*repo.NotFoundError, *repo.ConflictError, repo.ErrInvalid, errs kinds),
+// (*repo.NotFoundError, *folio.ConflictError, repo.ErrInvalid, errs kinds),
 // which the server answers as they are.
 type Content interface {
 	Documents

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/auth"
 	"github.com/foliodev/folio/internal/errs"
@@ -302,8 +303,16 @@ func TestDocumentEndpoints(t *testing.T) {
 	}
 	b2 := para("p2", "stale")
 	er = e.wantErr("POST", "/v1/docs/d1/draft", tok, SaveRequest{BaseSeq: d.Seq, Changes: []repo.DraftChange{{Op: "upsert", Block: &b2}}}, 409, "conflict")
-	if er.Doc != "d1" || len(er.Blocks) != 1 || er.Blocks[0].ID != "p2" || er.Seq != res.Seq {
+	if er.Doc != "d1" || len(er.Blocks) != 1 || er.Blocks[0].ID != "p2" || er.Seq != res.Seq ||
+		er.Check != folio.CheckBlocks || er.BaseSeq != d.Seq || er.Reason != "blocks changed since baseSeq" {
 		t.Fatalf("conflict body %+v", er)
+	}
+	// A change naming a block the draft does not hold says which.
+	anchor := "p9"
+	er = e.wantErr("POST", "/v1/docs/d1/draft", tok, SaveRequest{BaseSeq: res.Seq,
+		Changes: []repo.DraftChange{{Op: "upsert", Block: &b2, After: &anchor}}}, 409, "conflict")
+	if er.Check != folio.CheckMissingBlock || er.Missing != "p9" || er.Seq != res.Seq {
+		t.Fatalf("missing anchor: %+v", er)
 	}
 	// The same stale save with merge: the edits do not overlap, so the
 	// answer names the merged block, as a sync save's ack does.

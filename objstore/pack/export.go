@@ -148,7 +148,7 @@ func chooseHeads(s Stores, docs []string) ([]Ref, error) {
 		seen[name] = true
 		id, err := s.Refs.Get(name)
 		if errors.Is(err, refs.ErrNotFound) {
-			return nil, errs.E(errs.NotFound, "document %q not found; `folio doc list` shows the documents", d)
+			return nil, errs.E(errs.NotFound, "document %q not found", d)
 		}
 		if err != nil {
 			return nil, err

@@ -53,13 +53,6 @@ type Client struct {
 	closeErr error         // why it ended; valid after done
 }
 
-// ConflictError is a draft.conflict answer to Save.
-type ConflictError struct{ *syncproto.Conflict }
-
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("draft conflict on %s at seq %d: %s (%d blocks)", e.Doc, e.Seq, e.Reason, len(e.Blocks))
-}
-
 // ResyncError is a resync answer to Subscribe: the cursor is older than
 // retention.
 type ResyncError struct{ *syncproto.Resync }
@@ -330,7 +323,7 @@ func (c *Client) Leave(ctx context.Context, doc string) (*syncproto.Left, error)
 }
 
 // Save saves block-level changes against baseSeq. A conflict is a
-// *ConflictError.
+// *folio.ConflictError.
 func (c *Client) Save(ctx context.Context, doc string, baseSeq uint64, changes ...syncproto.Change) (*syncproto.Ack, error) {
 	return c.SaveMessage(ctx, &syncproto.Save{Doc: doc, BaseSeq: baseSeq, Changes: changes})
 }
@@ -345,7 +338,7 @@ func (c *Client) SaveMessage(ctx context.Context, s *syncproto.Save) (*syncproto
 	case *syncproto.Ack:
 		return r, nil
 	case *syncproto.Conflict:
-		return nil, &ConflictError{r}
+		return nil, r.ConflictError()
 	}
 	return nil, fmt.Errorf("client: unexpected reply %s", r.Env().Type)
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/flowdoc/merge"
 	"github.com/foliodev/folio/syncproto"
@@ -263,7 +264,7 @@ func (e *Editor) Reopen(ctx context.Context, c *Client) error {
 	}
 	var err error
 	if s != nil {
-		if err = e.send(ctx, s); errors.As(err, new(*ConflictError)) {
+		if err = e.send(ctx, s); errors.As(err, new(*folio.ConflictError)) {
 			err = nil // resolved; the changes left are pending
 		}
 	}
@@ -323,7 +324,7 @@ func (e *Editor) reopenMerging(ctx context.Context, c *Client, old *copyState, s
 	e.fixPendingLocked()
 	e.mu.Unlock()
 	if s != nil {
-		if err = e.send(ctx, s); errors.As(err, new(*ConflictError)) {
+		if err = e.send(ctx, s); errors.As(err, new(*folio.ConflictError)) {
 			err = nil // resolved; the changes left are pending
 		}
 	}
@@ -615,7 +616,7 @@ func docOf(s *copyState) flowdoc.Document {
 // server copy's seq and a new key, and handles the answer. It does
 // nothing when a save is in flight (saves of a document are not
 // pipelined) or nothing is pending. A draft.conflict is resolved (the
-// contested changes go to the Resolver) and returned as *ConflictError;
+// contested changes go to the Resolver) and returned as *folio.ConflictError;
 // call Flush again to send what is left.
 func (e *Editor) Flush(ctx context.Context) error {
 	e.mu.Lock()
@@ -675,7 +676,7 @@ func (e *Editor) send(ctx context.Context, s *syncproto.Save) error {
 		return nil
 	case *syncproto.Conflict:
 		e.onConflict(s, r)
-		return &ConflictError{r}
+		return r.ConflictError()
 	}
 	return fmt.Errorf("client: unexpected reply %s", r.Env().Type)
 }

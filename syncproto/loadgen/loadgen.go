@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/syncproto"
 	"github.com/foliodev/folio/syncproto/client"
@@ -481,7 +482,7 @@ func (ed *editor) loop(ctx context.Context, first time.Time, every time.Duration
 		if answered.After(warm) && answered.Before(end) && err == nil {
 			ed.received++
 		}
-		var ce *client.ConflictError
+		var ce *folio.ConflictError
 		switch {
 		case err == nil:
 			ed.seq = ack.Seq

@@ -56,11 +56,7 @@ func (d Docs) SaveDraft(ctx context.Context, p syncproto.SaveParams) (syncproto.
 		}
 	}
 	res, err := d.Content.SaveDraft(ctx, rp)
-	var ce *repo.ConflictError
-	if errors.As(err, &ce) {
-		return syncproto.SaveResult{}, conflict(ce)
-	}
-	if err != nil {
+	if err != nil { // a stale baseline is the repository's *folio.ConflictError, sent from its fields
 		return syncproto.SaveResult{}, err
 	}
 	out := syncproto.SaveResult{Seq: res.Seq, Fingerprint: res.Fingerprint, Unsealed: res.Unsealed, Changed: res.Changed}
@@ -68,25 +64,6 @@ func (d Docs) SaveDraft(ctx context.Context, p syncproto.SaveParams) (syncproto.
 		out.Merged = append(out.Merged, syncproto.EventBlock{ID: b.ID, Block: b.Block})
 	}
 	return out, nil
-}
-
-// conflict turns the repository's conflict into the protocol's, with a
-// reason for people (the repository's may carry its package prefix).
-func conflict(ce *repo.ConflictError) *syncproto.ConflictError {
-	out := &syncproto.ConflictError{Doc: ce.Doc, Seq: ce.Seq, Reason: cleanReason(ce.Reason), Blocks: []syncproto.ConflictBlock{}}
-	for _, b := range ce.Blocks {
-		out.Blocks = append(out.Blocks, syncproto.ConflictBlock{ID: b.ID, Block: b.Block, Seq: b.Seq})
-	}
-	return out
-}
-
-// cleanReason drops the "repo: conflict: " of an error text used as a
-// conflict's reason.
-func cleanReason(s string) string {
-	for _, p := range []string{"repo: ", "conflict: "} {
-		s = strings.TrimPrefix(s, p)
-	}
-	return s
 }
 
 // Checkpoint implements syncproto.Docs.
