@@ -208,7 +208,7 @@ func (e *Engine) watch() {
 				continue
 			}
 			e.closeLock()
-			f := errs.E(errs.Storage, "the database %s is unreachable: writes are refused until it is back (no acknowledged write is lost): %w", e.where, err)
+			f := errs.E(errs.Storage, "the database %s is unreachable: reads and writes are refused until it is back (no acknowledged write is lost): %w", e.where, err)
 			e.fail.Store(f)
 			e.log.Error("the database is unreachable: refusing reads and writes until it is back", "database", e.where, "err", err)
 			continue
@@ -229,7 +229,7 @@ func (e *Engine) watch() {
 		e.lock = conn
 		e.pool.Reset()
 		e.fail.Store(nil)
-		e.log.Info("the database is back: serving reads and writes again", "database", e.where)
+		e.log.Warn("the database is back: serving reads and writes again", "database", e.where)
 	}
 }
 
