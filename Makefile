@@ -9,7 +9,7 @@ INSTALL_DIR ?= $(firstword $(subst :, ,$(shell $(GO) env GOPATH)))/bin
 DATA     ?= ./folio-data
 PKGS     := ./...
 
-.PHONY: build install run test testrace fuzz bench lint deadcode clean
+.PHONY: build install run test test-postgres testrace fuzz bench lint deadcode clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/folio
@@ -23,9 +23,24 @@ install:
 run: build
 	./scripts/run.sh $(BIN) $(DATA)
 
-# The test command CI runs (see README): the whole suite, short fuzz seeds included.
+# The test command CI runs (see README): the whole suite, short fuzz seeds
+# included; then, when PostgreSQL's server is installed (or must be:
+# FOLIO_REQUIRE_POSTGRES, CI=true), the repository and publishing suites
+# again with their stores on PostgreSQL.
+PG_PKGS     := ./internal/repo ./internal/repo/publish
+PG_ALL_PKGS := $(PG_PKGS) ./assistant ./persona
+HAVE_PG     := $(if $(wildcard /usr/lib/postgresql/*/bin/initdb),yes,$(if $(FOLIO_REQUIRE_POSTGRES)$(filter true,$(CI)),yes,))
 test:
 	$(GO) test -count=1 -timeout 15m $(PKGS)
+ifeq ($(HAVE_PG),yes)
+	FOLIO_TEST_ENGINE=postgres $(GO) test -count=1 -timeout 20m $(PG_PKGS)
+else
+	@echo "PostgreSQL NOT FOUND: the suites were NOT run on the PostgreSQL engine (apt-get install postgresql)"
+endif
+
+# The suites that can run on PostgreSQL (FOLIO_TEST_ENGINE), all of them.
+test-postgres:
+	FOLIO_TEST_ENGINE=postgres $(GO) test -count=1 -timeout 30m $(PG_ALL_PKGS)
 
 testrace:
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)

@@ -18,6 +18,7 @@ import (
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/kv/pgkv/pgtest"
 	"github.com/foliodev/folio/internal/llm"
 	"github.com/foliodev/folio/internal/quota"
 	"github.com/foliodev/folio/internal/repo"
@@ -241,6 +242,7 @@ func newWorld(tb testing.TB, mods ...func(*worldOptions)) *world {
 		// data directory (restarts, crashes) on the disk.
 		w.dir = tb.TempDir()
 		ko.Engine = kv.EngineMemory
+		ko = pgtest.Store(tb, w.dir, ko)
 	}
 	r, err := repo.Open(w.dir, repo.Options{KV: ko})
 	if err != nil {

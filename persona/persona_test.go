@@ -19,6 +19,7 @@ import (
 	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/kv/pgkv/pgtest"
 	"github.com/foliodev/folio/internal/llm"
 	"github.com/foliodev/folio/persona/index"
 	"github.com/foliodev/folio/persona/learning"
@@ -114,7 +115,7 @@ func (w *world) open(t *testing.T, sw Switches) {
 	// directory (the crash tests' processes) on the disk.
 	o := kv.Options{Create: true}
 	if w.fs != nil {
-		o = kv.Options{Engine: kv.EngineMemory, FS: w.fs}
+		o = pgtest.Store(t, w.dir, kv.Options{Engine: kv.EngineMemory, FS: w.fs})
 	}
 	db, err := kv.Open(w.dir, o)
 	if err != nil {

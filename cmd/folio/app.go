@@ -394,7 +394,45 @@ func openRepoWith(c *cli.Context, o repo.Options) (*repo.Repo, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.Invalid, err)
 	}
-	r, err := openStore(c.Context, dir, withLimits(o, fc))
+	r, err := openStore(c.Context, dir, withEngine(withLimits(o, fc), fc, nil))
+	if err != nil {
+		return nil, storeError(dir, err)
+	}
+	return r, nil
+}
+
+// withEngine sets the store's engine and its settings from [storage]
+// (docs/config.md) when o names none, with log for the engine's
+// messages (nil: none).
+func withEngine(o repo.Options, fc *config.Config, log *slog.Logger) repo.Options {
+	if o.KV.Engine != "" {
+		return o
+	}
+	o.KV.Engine = fc.Storage.Engine
+	if o.KV.Engine == config.EnginePebble {
+		return o
+	}
+	o.KV.DSN = string(fc.Storage.DSN)
+	o.KV.MaxConns = fc.Storage.MaxConns
+	o.KV.StatementTimeout = fc.Storage.StatementTimeout
+	if o.KV.StatementTimeout == 0 {
+		o.KV.StatementTimeout = -1 // none
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	o.KV.Logger = log
+	return o
+}
+
+// configuredStore opens the store of dir with the engine of the
+// configuration (--config, FOLIO_STORAGE_*) and options o.
+func configuredStore(c *cli.Context, dir string, o repo.Options) (*repo.Repo, error) {
+	fc, err := config.Load(inherited(c, "config"), nil)
+	if err != nil {
+		return nil, errs.Wrap(errs.Invalid, err)
+	}
+	r, err := openStore(c.Context, dir, withEngine(o, fc, nil))
 	if err != nil {
 		return nil, storeError(dir, err)
 	}
@@ -461,6 +499,13 @@ func storeError(dir string, err error) error {
 	switch {
 	case errors.Is(err, kv.ErrNotInitialized):
 		return errs.E(errs.Unavailable, "no folio store in %s: run `folio init --data %s` first (or set --data / FOLIO_DATA)", dir, dir)
+	case errors.Is(err, kv.ErrLocked) && errs.KindOf(err) == errs.Unavailable && strings.Contains(err.Error(), "postgres "):
+		// The store in a database, held by a daemon that may serve
+		// another data directory.
+		if addr := daemonAddress(dir); addr != "" {
+			return errs.E(errs.Unavailable, "the store is held by a running folio daemon at %s: use --server %s (with --token / FOLIO_TOKEN)", addr, addr)
+		}
+		return errs.E(errs.Unavailable, "%s: the store is held by another folio process (a daemon: use --server URL and --token)", errs.Message(err))
 	case errors.Is(err, kv.ErrLocked):
 		if addr := daemonAddress(dir); addr != "" {
 			return errs.E(errs.Unavailable, "data directory %s is held by a running folio daemon at %s: use --server %s (with --token / FOLIO_TOKEN)", dir, addr, addr)

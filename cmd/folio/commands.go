@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/foliodev/folio/flowdoc"
+	"github.com/foliodev/folio/internal/config"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/urfave/cli/v2"
@@ -316,7 +317,20 @@ func cmdInit(c *cli.Context) error {
 		return err
 	}
 	dir := dataDir(c)
-	if err := repo.Init(dir); err != nil {
+	fc, err := config.Load(inherited(c, "config"), nil)
+	if err != nil {
+		return errs.Wrap(errs.Invalid, err)
+	}
+	if fc.Storage.Engine == config.EnginePostgres {
+		// Opening the database creates the schema.
+		r, err := repo.Open(dir, withEngine(repo.Options{}, fc, nil))
+		if err != nil {
+			return storeError(dir, err)
+		}
+		if err := r.Close(); err != nil {
+			return err
+		}
+	} else if err := repo.Init(dir); err != nil {
 		return storeError(dir, err)
 	}
 	if format == "json" {

@@ -5,6 +5,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	// The PostgreSQL engine ([storage] engine = "postgres").
+	_ "github.com/foliodev/folio/internal/kv/pgkv"
 )
 
 var version = "dev"

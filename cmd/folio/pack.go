@@ -91,9 +91,9 @@ func packStores(c *cli.Context, packBytes int64) (pack.Stores, *repo.Repo, func(
 		return pack.Stores{}, nil, nil, usagef("%s writes into a data directory and does not go through a daemon (--server / FOLIO_SERVER %s): "+
 			"stop the daemon and run it with --data DIR, or import into another directory with --data NEWDIR", cmdName(c), url)
 	}
-	r, err := openStore(c.Context, dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSizeFor(dir, packBytes)}})
+	r, err := configuredStore(c, dir, repo.Options{KV: kv.Options{CacheSize: pack.CacheSizeFor(dir, packBytes)}})
 	if err != nil {
-		return pack.Stores{}, nil, nil, storeError(dir, err)
+		return pack.Stores{}, nil, nil, err
 	}
 	s := pack.Stores{DB: r.DB(), Objects: r.Objects(), Refs: r.Refs()}
 	return s, r, func() { r.Close() }, nil

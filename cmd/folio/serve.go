@@ -134,6 +134,7 @@ func cmdServe(c *cli.Context) error {
 		SiteTitle: fc.Site.Title, SiteAuthor: fc.Site.Author}
 	ro := repoOptions(fc)
 	ro.KV = storeOptions(fc, log)
+	ro = withEngine(ro, fc, log)
 	ro.CheckpointIdle, ro.CheckpointMax = fc.Checkpoint.Idle, fc.Checkpoint.Max
 	ro.Logger = log.With("part", "repo")
 	var lowDisk lowDiskStart
@@ -148,6 +149,9 @@ func cmdServe(c *cli.Context) error {
 		}
 	}
 	if err != nil {
+		if errors.Is(err, kv.ErrLocked) && fc.Storage.Engine == config.EnginePostgres {
+			return errs.E(errs.Unavailable, "%s: the store is already served by another folio daemon: stop that one first (several daemons on one database are not supported yet)", errs.Message(err))
+		}
 		if errors.Is(err, kv.ErrLocked) {
 			if addr := daemonAddress(dir); addr != "" {
 				return errs.E(errs.Unavailable, "data directory %s is already served by the folio daemon at %s: stop that one first (SIGTERM), or serve another directory with --data", dir, addr)

@@ -139,7 +139,26 @@ type Storage struct {
 	// Cache is the store's block cache in bytes: recently read parts of
 	// the store kept decompressed in memory.
 	Cache int64 `toml:"cache"`
+
+	// Engine is where the store lives: "pebble" (the data directory's
+	// disk, the default) or "postgres" (the database DSN names; the data
+	// directory keeps only the indexes and the daemon's address).
+	Engine string `toml:"engine"`
+	// DSN is the PostgreSQL connection string or postgres:// URL. It may
+	// hold a password: it is never printed (FOLIO_STORAGE_DSN keeps it
+	// out of the file).
+	DSN Secret `toml:"dsn"`
+	// MaxConns bounds the connections to the database; StatementTimeout
+	// bounds one statement (a lock wait included). PostgreSQL only.
+	MaxConns         int           `toml:"max_conns"`
+	StatementTimeout time.Duration `toml:"statement_timeout"`
 }
+
+// The storage engines of [storage] engine.
+const (
+	EnginePebble   = "pebble"
+	EnginePostgres = "postgres"
+)
 
 // Assistant switches the writing assistant and each of its entries. With
 // Enabled off every request answers assistant_disabled; editing, saving,
@@ -319,7 +338,8 @@ func Default() *Config {
 			SaveMaxChanges:    4000,
 			RequestMaxRuns:    250000,
 		},
-		Storage:    Storage{MinFree: 256 << 20, MaxStall: 20 * time.Second, Cache: 256 << 20},
+		Storage: Storage{MinFree: 256 << 20, MaxStall: 20 * time.Second, Cache: 256 << 20,
+			Engine: EnginePebble, MaxConns: 8, StatementTimeout: 30 * time.Second},
 		AI:         AI{AISettings: DefaultAI()},
 		Assistant:  DefaultAssistant(),
 		Persona:    DefaultPersona(),
@@ -417,6 +437,12 @@ func Load(path string, getenv func(string) (string, bool)) (*Config, error) {
 			}
 		}
 	}
+	if v, ok := getenv("FOLIO_STORAGE_ENGINE"); ok && v != "" {
+		c.Storage.Engine = v
+	}
+	if v, ok := getenv("FOLIO_STORAGE_DSN"); ok && v != "" {
+		c.Storage.DSN = Secret(v)
+	}
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
@@ -478,6 +504,20 @@ func (c *Config) validate() error {
 	}
 	if c.Storage.Cache < 1<<20 {
 		return fmt.Errorf("%w: [storage] cache must be at least 1048576 (1 MiB), in bytes", ErrInvalid)
+	}
+	switch c.Storage.Engine {
+	case EnginePebble, EnginePostgres:
+	default:
+		return fmt.Errorf("%w: [storage] engine %q: want \"pebble\" or \"postgres\"", ErrInvalid, c.Storage.Engine)
+	}
+	if c.Storage.Engine == EnginePostgres && c.Storage.DSN == "" {
+		return fmt.Errorf("%w: [storage] engine = \"postgres\" needs dsn (or FOLIO_STORAGE_DSN), e.g. \"postgres://folio@db.internal/folio\"", ErrInvalid)
+	}
+	if c.Storage.MaxConns < 1 || c.Storage.MaxConns > 1000 {
+		return fmt.Errorf("%w: [storage] max_conns must be 1..1000 (the connections to the database)", ErrInvalid)
+	}
+	if c.Storage.StatementTimeout < 0 {
+		return fmt.Errorf("%w: [storage] statement_timeout must not be negative (0: none)", ErrInvalid)
 	}
 	if c.Privacy.PrivateMemory && !c.Privacy.SendPrivateToProvider {
 		return fmt.Errorf("%w: [privacy] private_memory needs send_private_to_provider = true (memory from private sources is sent to the provider too)", ErrInvalid)

@@ -1,7 +1,9 @@
 package config_test
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -233,5 +235,50 @@ func TestPersonaAndPrivacySwitches(t *testing.T) {
 	_, err = config.Load(write(t, "[privacy]\nprivate_memory = true\n"), env(nil))
 	if err == nil || !strings.Contains(err.Error(), "send_private_to_provider") {
 		t.Fatalf("private_memory without send_private_to_provider: %v", err)
+	}
+}
+
+// TestStorageEngine: [storage] engine and dsn from the file and from
+// FOLIO_STORAGE_*, the environment winning; the DSN's password is in no
+// printed form of the configuration nor in any error about it.
+func TestStorageEngine(t *testing.T) {
+	c, err := config.Load("", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Storage.Engine != config.EnginePebble || c.Storage.MaxConns != 8 || c.Storage.StatementTimeout != 30*time.Second {
+		t.Fatalf("storage defaults: %+v", c.Storage)
+	}
+	const dsn = "postgres://folio:hunter2@db.internal:5432/folio"
+	p := write(t, "[storage]\nengine = \"postgres\"\ndsn = \""+dsn+"\"\nmax_conns = 16\nstatement_timeout = \"5s\"\n")
+	c, err = config.Load(p, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Storage.Engine != "postgres" || string(c.Storage.DSN) != dsn || c.Storage.MaxConns != 16 || c.Storage.StatementTimeout != 5*time.Second {
+		t.Fatalf("storage from the file: %+v", c.Storage)
+	}
+	for _, s := range []string{fmt.Sprint(c.Storage), fmt.Sprintf("%+v", c), fmt.Sprintf("%#v", c.Storage)} {
+		if strings.Contains(s, "hunter2") {
+			t.Errorf("the DSN's password is printed: %s", s)
+		}
+	}
+	if j, _ := json.Marshal(c.Storage); strings.Contains(string(j), "hunter2") {
+		t.Errorf("the DSN's password is in JSON: %s", j)
+	}
+	c, err = config.Load("", env(map[string]string{"FOLIO_STORAGE_ENGINE": "postgres", "FOLIO_STORAGE_DSN": "host=/tmp dbname=x"}))
+	if err != nil || c.Storage.Engine != "postgres" || c.Storage.DSN != "host=/tmp dbname=x" {
+		t.Fatalf("storage from the environment: %+v, %v", c.Storage, err)
+	}
+	for _, tt := range []struct{ file, want string }{
+		{"[storage]\nengine = \"postgres\"\n", "needs dsn"},
+		{"[storage]\nengine = \"mysql\"\n", `engine "mysql"`},
+		{"[storage]\nmax_conns = 0\n", "max_conns"},
+		{"[storage]\nstatement_timeout = \"-1s\"\n", "statement_timeout"},
+	} {
+		_, err := config.Load(write(t, tt.file), env(nil))
+		if !errors.Is(err, config.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: %v, want %q", tt.file, err, tt.want)
+		}
 	}
 }

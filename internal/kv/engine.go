@@ -30,6 +30,18 @@ type Engine interface {
 	Close() error
 }
 
+// EngineHealth is what an Engine may say about its database: its name
+// and whether it can be used now. Unlike a failed disk, a database that
+// failed may come back: Failure is nil again then, and the process goes
+// on without a restart.
+type EngineHealth interface {
+	// Failure is an errs.Storage error while the engine cannot serve
+	// (its database unreachable), nil while it can.
+	Failure() error
+	// Name is the engine's name (EnginePostgres).
+	Name() string
+}
+
 // EngineReader is a frozen or transactional view of an Engine.
 type EngineReader interface {
 	// Get returns the value at key, or ErrNotFound.

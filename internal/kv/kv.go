@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -61,7 +62,35 @@ const (
 	// files kept beside the store (indexes), but no marker is written
 	// and Create is implied. For tests.
 	EngineMemory = "memory"
+	// EnginePostgres is a PostgreSQL database (Options.DSN) shared by the
+	// processes that open it (package pgkv, which registers it; a program
+	// that offers it imports pgkv). The data directory holds only the
+	// files kept beside the store (indexes, the daemon's address).
+	EnginePostgres = "postgres"
 )
+
+// EngineOpener opens a registered engine for Open: dir is the data
+// directory, o the options (DSN, MaxConns, StatementTimeout).
+type EngineOpener func(dir string, o Options) (Engine, error)
+
+var (
+	enginesMu sync.Mutex
+	engines   = map[string]EngineOpener{}
+)
+
+// RegisterEngine makes the engine name available to Open. It is called
+// from the init function of the package that implements the engine.
+func RegisterEngine(name string, open EngineOpener) {
+	enginesMu.Lock()
+	defer enginesMu.Unlock()
+	engines[name] = open
+}
+
+func registered(name string) EngineOpener {
+	enginesMu.Lock()
+	defer enginesMu.Unlock()
+	return engines[name]
+}
 
 // NewMemFS returns an empty in-memory filesystem for EngineMemory, to be
 // shared by the opens of one store.
@@ -69,8 +98,17 @@ func NewMemFS() FS { return vfs.NewMem() }
 
 // Options tune Open.
 type Options struct {
-	// Engine is EnginePebble ("" means it) or EngineMemory.
+	// Engine is EnginePebble ("" means it), EngineMemory or a registered
+	// engine (EnginePostgres).
 	Engine string
+	// DSN names the database of EnginePostgres (a libpq connection string
+	// or postgres:// URL; it may hold a password: never log it).
+	DSN string
+	// MaxConns bounds an engine's connection pool; 0: its default.
+	MaxConns int
+	// StatementTimeout bounds one statement of an engine (a lock wait
+	// included); 0: the engine's default, negative: none.
+	StatementTimeout time.Duration
 	// Create makes the store when the directory has none (folio init).
 	Create bool
 	// ReadOnly opens without taking the write path (still takes the lock).
@@ -241,6 +279,7 @@ type DB struct {
 	outbox outboxSeq
 	locks  lockTable
 	e      Engine // set by OpenEngine; p and h are nil then
+	mem    bool   // EngineMemory
 }
 
 // WriteMode says whether Apply waits for the write-ahead log to be synced.
@@ -277,7 +316,19 @@ func Open(dir string, o Options) (*DB, error) {
 		}
 		return open(dir, storeDir, o)
 	default:
-		return nil, fmt.Errorf("kv: unknown storage engine %q (the engines are %q and %q)", o.Engine, EnginePebble, EngineMemory)
+		open := registered(o.Engine)
+		if open == nil {
+			return nil, errs.E(errs.Invalid, "kv: unknown storage engine %q (the engines are %q, %q and %q)", o.Engine, EnginePebble, EnginePostgres, EngineMemory)
+		}
+		// The data directory holds the files kept beside the store.
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("kv: create %s: %w", dir, err)
+		}
+		e, err := open(dir, o)
+		if err != nil {
+			return nil, err
+		}
+		return OpenEngine(dir, e), nil
 	}
 	if _, err := os.Stat(filepath.Join(dir, marker)); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
@@ -370,7 +421,7 @@ func open(dir, path string, o Options) (*DB, error) {
 		}
 		return nil, h.openError(err)
 	}
-	return &DB{p: db, dir: dir, h: h, closer: closer}, nil
+	return &DB{p: db, dir: dir, h: h, closer: closer, mem: mem}, nil
 }
 
 func isLockErr(err error) bool {

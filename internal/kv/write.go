@@ -186,20 +186,24 @@ func (db *DB) Close() error {
 	return err
 }
 
-// Failed is closed when the store fails (see Failure).
+// Failed is closed when the store fails for good (see Failure). It is
+// never closed on an Engine: a database that fails may come back, and
+// Failure says when it is failed.
 func (db *DB) Failed() <-chan struct{} {
 	if db.e != nil {
-		return nil // an Engine's failures are answered per write for now
+		return nil
 	}
 	return db.h.failed
 }
 
 // Failure returns the store's failure, an errs.Storage error whose cause
 // (errors.Unwrap) is what failed, or nil while the store is healthy. A
-// failed store accepts no more writes; the process must restart.
+// failed store accepts no more writes; the process must restart. On an
+// Engine (EngineHealth) it is the engine's failure, which clears when
+// the database is back.
 func (db *DB) Failure() error {
 	if db.e != nil {
-		return nil
+		return db.engineFailure()
 	}
 	return db.h.failure()
 }
@@ -209,7 +213,29 @@ func (db *DB) Failure() error {
 // disk is below the reserve or a background flush ran out of space.
 func (db *DB) Writable() error {
 	if db.e != nil {
-		return nil
+		return db.engineFailure()
 	}
 	return db.h.writable()
+}
+
+func (db *DB) engineFailure() error {
+	if h, ok := db.e.(EngineHealth); ok {
+		return h.Failure()
+	}
+	return nil
+}
+
+// Engine names the engine holding the store: EnginePebble, EngineMemory
+// or a registered engine's name.
+func (db *DB) Engine() string {
+	if db.e != nil {
+		if h, ok := db.e.(EngineHealth); ok {
+			return h.Name()
+		}
+		return "engine"
+	}
+	if db.mem {
+		return EngineMemory
+	}
+	return EnginePebble
 }

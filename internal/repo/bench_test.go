@@ -22,6 +22,7 @@ func BenchmarkCheckpoint500(b *testing.B) {
 	doc := create(b, r, 500)
 	d, _ := r.Draft(ctx, doc)
 	seq := d.Seq
+	seals := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		blk := para(fmt.Sprintf("b%d", i%500), fmt.Sprintf("edit %d", i))
@@ -30,10 +31,16 @@ func BenchmarkCheckpoint500(b *testing.B) {
 			b.Fatal(err)
 		}
 		seq = res.Seq
+		start := time.Now()
 		if _, _, err := r.Seal(ctx, doc, objstore.ReasonIdle, "ana"); err != nil {
 			b.Fatal(err)
 		}
+		seals = append(seals, time.Since(start))
 	}
+	b.StopTimer()
+	slices.Sort(seals)
+	b.ReportMetric(float64(seals[len(seals)/2].Microseconds())/1000, "seal-p50-ms")
+	b.ReportMetric(float64(seals[len(seals)*99/100].Microseconds())/1000, "seal-p99-ms")
 }
 
 // BenchmarkMaterialize1000 measures Show of a 1,000-block version with a

@@ -14,8 +14,9 @@ func newClockRepo(t testing.TB, o Options) (*Repo, *FakeClock) {
 	t.Helper()
 	clock := NewFakeClock(epoch)
 	o.Clock = clock
-	o.KV = memoryKV
-	r, err := Open(t.TempDir(), o)
+	dir := t.TempDir()
+	o.KV = testKV(t, dir)
+	r, err := Open(dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}

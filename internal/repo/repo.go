@@ -253,6 +253,9 @@ func (r *Repo) Failure() error { return r.db.Failure() }
 // error while the disk is short of space.
 func (r *Repo) Writable() error { return r.db.Writable() }
 
+// Engine names the engine holding the store (kv.DB.Engine).
+func (r *Repo) Engine() string { return r.db.Engine() }
+
 // ReadEvents returns up to limit events of the persisted stream name
 // after seq after, in order (stream.Read; recent ones from the hub's
 // tail): stream.ErrTrimmed when some of them were trimmed.

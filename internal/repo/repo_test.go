@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/foliodev/folio"
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/kv/pgkv/pgtest"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
 )
@@ -17,21 +19,22 @@ var ctx = context.Background()
 
 func newRepo(t testing.TB) *Repo {
 	t.Helper()
-	o := Options{KV: memoryKV}
+	dir := t.TempDir()
+	o := Options{KV: testKV(t, dir)}
 	if _, ok := t.(*testing.B); ok {
-		// Benchmarks measure the disk, as the daemon runs.
-		dir := t.TempDir()
+		// Benchmarks measure the disk, as the daemon runs (or
+		// PostgreSQL with its WAL flushed).
 		if err := Init(dir); err != nil {
 			t.Fatal(err)
 		}
-		r, err := Open(dir, Options{})
+		r, err := Open(dir, Options{KV: pgtest.Store(t, dir, kv.Options{})})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.Close() })
 		return r
 	}
-	r, err := Open(t.TempDir(), o)
+	r, err := Open(dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,10 +42,15 @@ func newRepo(t testing.TB) *Repo {
 	return r
 }
 
-// memoryKV opens a unit test's store on the in-memory engine: the same
-// Pebble code without the disk's syncs. Tests of what a disk does (crash,
-// reopen, processes) open a data directory instead.
-var memoryKV = kv.Options{Engine: kv.EngineMemory}
+// testKV opens a unit test's store in dir on the in-memory engine: the
+// same Pebble code without the disk's syncs; or on PostgreSQL with
+// FOLIO_TEST_ENGINE=postgres. Tests of what a disk does (crash, reopen,
+// processes) open a data directory instead.
+func testKV(tb testing.TB, dir string) kv.Options {
+	return pgtest.Store(tb, dir, kv.Options{Engine: kv.EngineMemory})
+}
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 func para(id, text string) flowdoc.Block {
 	return flowdoc.Block{ID: id, Type: flowdoc.Paragraph, RichText: []flowdoc.Run{{Text: text}}}

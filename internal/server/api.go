@@ -234,6 +234,11 @@ type Health struct {
 	// Storage is "full" while writes are refused for lack of space
 	// (status stays "ok": reads are served); absent otherwise.
 	Storage string `json:"storage,omitempty"`
+	// Database is the state of a store held in a database server
+	// (engine postgres): "ok", or "unreachable" while the daemon cannot
+	// use it (status "storage failed" until it is back); absent on the
+	// embedded engine.
+	Database string `json:"database,omitempty"`
 	// Error is why the daemon is failing or refusing writes: code
 	// storage_failed or storage_full, the message clients get, and (for a
 	// failure) its cause, as logged.
@@ -253,7 +258,11 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		if cause := errors.Unwrap(err); cause != nil {
 			he.Cause = cause.Error()
 		}
-		writeJSON(w, http.StatusServiceUnavailable, Health{Status: "storage failed", Version: s.cfg.Version, Error: he})
+		h := Health{Status: "storage failed", Version: s.cfg.Version, Error: he}
+		if s.content.Engine() == enginePostgres {
+			h.Database = "unreachable"
+		}
+		writeJSON(w, http.StatusServiceUnavailable, h)
 		return
 	}
 	if s.closing.Load() {
@@ -261,6 +270,9 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := Health{Status: "ok", Version: s.cfg.Version}
+	if s.content.Engine() == enginePostgres {
+		h.Database = "ok"
+	}
 	if err := s.content.Writable(); err != nil && errs.KindOf(err) == errs.StorageFull {
 		h.Storage, h.Error = "full", &HealthError{Code: errs.CodeOf(err), Message: err.Error()}
 	}
@@ -783,3 +795,7 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, t)
 }
+
+// enginePostgres is the name of the PostgreSQL engine (kv.EnginePostgres;
+// the server reaches the store only through Content).
+const enginePostgres = "postgres"

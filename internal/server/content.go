@@ -115,6 +115,8 @@ type Storage interface {
 	// error it would get: Failure's, or one of kind errs.StorageFull
 	// while the disk is short of space.
 	Writable() error
+	// Engine names the engine holding the store ("pebble", "postgres").
+	Engine() string
 }
 
 // Streams are the persisted event streams ("doc:<id>", "run:<id>"): the

@@ -30,7 +30,25 @@
 // tears one.
 //
 // The pool is bounded (Options.MaxConns): a snapshot, an open iterator
-// or an indexed batch holds one connection until it is closed.
+// or an indexed batch holds one connection until it is closed. Every
+// statement is bounded by the server's statement_timeout
+// (Options.StatementTimeout); one that hits it is errs.Unavailable.
+//
+// Ownership and health: the engine kv.Open makes (registered as
+// kv.EnginePostgres) is Exclusive, the database's counterpart of
+// Pebble's directory lock: it holds a session advisory lock on a
+// connection of its own, so a second process opening the store gets
+// kv.ErrLocked, and it probes the database through that connection
+// every Probe. A statement that fails for want of the server (no
+// connection, a connection lost, the server shutting down) is an
+// errs.Storage error and makes the probe run at once; a failed probe
+// fails the engine (Failure, kv.EngineHealth): every read and write
+// answers errs.Storage. Unlike a failed disk the database may come back:
+// the engine reconnects every Probe, and once it holds the lock again it
+// drops the pool's dead connections and serves again. A commit that
+// failed is never acknowledged, though it may have committed (the answer
+// to COMMIT was lost): callers treat it as they treat a write caught in
+// a disk failure.
 //
 // Package pgtest starts a private cluster for tests.
 package pgkv

@@ -163,3 +163,74 @@ func BenchmarkCommit(b *testing.B) {
 		}
 	}
 }
+
+// TestExclusive: an exclusive engine holds the store; a second exclusive
+// open fails with kv.ErrLocked until the first is closed.
+func TestExclusive(t *testing.T) {
+	c := pgtest.Start(t)
+	dsn := c.NewDatabase(t)
+	ctx := context.Background()
+	e1, err := pgkv.OpenEngine(ctx, dsn, pgkv.Options{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pgkv.OpenEngine(ctx, dsn, pgkv.Options{Exclusive: true}); !errors.Is(err, kv.ErrLocked) {
+		t.Fatalf("second exclusive open: %v, want kv.ErrLocked", err)
+	}
+	e1.Close()
+	e2, err := pgkv.OpenEngine(ctx, dsn, pgkv.Options{Exclusive: true})
+	if err != nil {
+		t.Fatalf("open after the holder closed: %v", err)
+	}
+	e2.Close()
+}
+
+// TestOutage: while the server is down an exclusive engine is failed
+// (errs.Storage on writes and in Failure); once the server is back the
+// engine serves again without being reopened, and what was committed
+// before is there.
+func TestOutage(t *testing.T) {
+	c := pgtest.Start(t)
+	dsn := c.NewDatabase(t)
+	e, err := pgkv.OpenEngine(context.Background(), dsn, pgkv.Options{Exclusive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := kv.OpenEngine(t.TempDir(), e)
+	defer db.Close()
+	if err := db.Set([]byte("t/x/before"), []byte("1"), kv.Sync); err != nil {
+		t.Fatal(err)
+	}
+	c.Kill(t)
+	if err := db.Set([]byte("t/x/during"), []byte("1"), kv.Sync); !errors.Is(err, errs.Storage) {
+		t.Fatalf("write while the server is down: %v, want errs.Storage", err)
+	}
+	waitFor(t, func() bool { return db.Failure() != nil })
+	if err := db.Writable(); !errors.Is(err, errs.Storage) {
+		t.Fatalf("Writable while down: %v", err)
+	}
+	c.Resume(t)
+	waitFor(t, func() bool { return db.Failure() == nil })
+	if err := db.Set([]byte("t/x/after"), []byte("1"), kv.Sync); err != nil {
+		t.Fatalf("write after the server is back: %v", err)
+	}
+	for _, k := range []string{"t/x/before", "t/x/after"} {
+		if _, err := db.Get([]byte(k)); err != nil {
+			t.Errorf("%s: %v", k, err)
+		}
+	}
+	if _, err := db.Get([]byte("t/x/during")); !errors.Is(err, kv.ErrNotFound) {
+		t.Errorf("the write refused during the outage: %v", err)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 60s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/foliodev/folio/flowdoc"
 	"github.com/foliodev/folio/internal/errs"
 	"github.com/foliodev/folio/internal/kv"
+	"github.com/foliodev/folio/internal/kv/pgkv/pgtest"
 	"github.com/foliodev/folio/internal/repo"
 	"github.com/foliodev/folio/internal/stream"
 	"github.com/foliodev/folio/objstore"
@@ -39,7 +40,7 @@ func newStore(t testing.TB) (*repo.Repo, *Store) {
 	if err := repo.Init(dir); err != nil {
 		t.Fatal(err)
 	}
-	r, err := repo.Open(dir, repo.Options{})
+	r, err := repo.Open(dir, repo.Options{KV: pgtest.Store(t, dir, kv.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,11 +19,12 @@ import (
 
 // Cluster is a running private cluster.
 type Cluster struct {
-	dir  string // socket directory and parent of the data directory
-	port int
-	bin  string
-	cred *syscall.Credential // nil: the current user
-	n    atomic.Int64
+	dir   string // socket directory and parent of the data directory
+	port  int
+	bin   string
+	cred  *syscall.Credential // nil: the current user
+	fsync bool
+	n     atomic.Int64
 }
 
 // BinDir returns the newest /usr/lib/postgresql/<version>/bin holding
@@ -45,38 +46,69 @@ func version(initdb string) int {
 // Start starts a cluster for tb and stops and removes it when tb ends.
 func Start(tb testing.TB) *Cluster {
 	tb.Helper()
-	bin := BinDir()
-	if bin == "" {
+	if BinDir() == "" {
 		msg := "PostgreSQL NOT FOUND (no /usr/lib/postgresql/*/bin/initdb): the PostgreSQL engine is NOT TESTED; apt-get install postgresql"
-		if os.Getenv("CI") == "true" || os.Getenv("FOLIO_REQUIRE_POSTGRES") != "" {
+		if required() {
 			tb.Fatal(msg + " (CI=true or FOLIO_REQUIRE_POSTGRES is set: this must not be skipped)")
 		}
 		tb.Skip(msg)
 	}
-	dir, err := os.MkdirTemp("", "folio-pg-")
+	c, stop, err := start(true)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { os.RemoveAll(dir) })
-	c := &Cluster{dir: dir, port: freePort(tb), bin: bin, cred: asUser(tb, dir)}
-	if err := c.run("initdb", "-D", c.data(), "-U", "folio", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"); err != nil {
-		tb.Fatal(err)
-	}
-	if err := c.start(); err != nil {
-		tb.Fatal(err)
-	}
 	tb.Cleanup(func() {
-		if err := c.run("pg_ctl", "stop", "-m", "immediate", "-w", "-D", c.data()); err != nil {
+		if err := stop(); err != nil {
 			tb.Error(err)
 		}
 	})
 	return c
 }
 
+func required() bool { return os.Getenv("CI") == "true" || os.Getenv("FOLIO_REQUIRE_POSTGRES") != "" }
+
+// start initializes and starts a cluster in a new temporary directory;
+// stop stops it and removes the directory. With fsync off the server
+// does not flush its WAL (for suites that never crash the server).
+func start(fsync bool) (c *Cluster, stop func() error, err error) {
+	dir, err := os.MkdirTemp("", "folio-pg-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	port, err := freePort()
+	if err != nil {
+		return nil, nil, err
+	}
+	cred, err := asUser(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	c = &Cluster{dir: dir, port: port, bin: BinDir(), cred: cred, fsync: fsync}
+	if err := c.run("initdb", "-D", c.data(), "-U", "folio", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"); err != nil {
+		return nil, nil, err
+	}
+	if err := c.start(); err != nil {
+		return nil, nil, err
+	}
+	return c, func() error {
+		defer os.RemoveAll(dir)
+		return c.run("pg_ctl", "stop", "-m", "immediate", "-w", "-D", c.data())
+	}, nil
+}
+
 func (c *Cluster) data() string { return filepath.Join(c.dir, "data") }
 
 func (c *Cluster) start() error {
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses='' -c fsync=on -c synchronous_commit=on", c.port, c.dir)
+	fsync := "on"
+	if !c.fsync {
+		fsync = "off"
+	}
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses='' -c fsync=%s -c synchronous_commit=on -c max_connections=400", c.port, c.dir, fsync)
 	return c.run("pg_ctl", "start", "-w", "-t", "60", "-D", c.data(), "-l", filepath.Join(c.dir, "log"), "-o", opts)
 }
 
@@ -107,31 +139,31 @@ func (c *Cluster) Crash(tb testing.TB) {
 // asUser makes dir usable by the cluster's owner and returns the
 // credential to run the server as: nobody when we are root, nil (the
 // current user) otherwise.
-func asUser(tb testing.TB, dir string) *syscall.Credential {
+func asUser(dir string) (*syscall.Credential, error) {
 	if os.Geteuid() != 0 {
-		return nil
+		return nil, nil
 	}
 	u, err := user.Lookup("nobody")
 	if err != nil {
-		tb.Fatalf("pgtest: running as root, and there is no user nobody to run PostgreSQL as: %v", err)
+		return nil, fmt.Errorf("pgtest: running as root, and there is no user nobody to run PostgreSQL as: %v", err)
 	}
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
 	if err := os.Chown(dir, uid, gid); err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
 // freePort returns a TCP port number nothing listens on now; the server
 // uses it only to name its socket, so a later taker cannot collide.
-func freePort(tb testing.TB) int {
+func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		tb.Fatal(err)
+		return 0, err
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // DSN is the connection string of database db in the cluster.
@@ -142,15 +174,40 @@ func (c *Cluster) DSN(db string) string {
 // NewDatabase creates an empty database and returns its DSN.
 func (c *Cluster) NewDatabase(tb testing.TB) string {
 	tb.Helper()
+	dsn, err := c.newDatabase()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dsn
+}
+
+func (c *Cluster) newDatabase() (string, error) {
 	name := fmt.Sprintf("folio_%d", c.n.Add(1))
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, c.DSN("postgres"))
 	if err != nil {
-		tb.Fatal(err)
+		return "", err
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", err
+	}
+	return c.DSN(name), nil
+}
+
+// Kill stops the server as Crash does and leaves it stopped; Resume
+// starts it again.
+func (c *Cluster) Kill(tb testing.TB) {
+	tb.Helper()
+	if err := c.run("pg_ctl", "stop", "-m", "immediate", "-w", "-D", c.data()); err != nil {
 		tb.Fatal(err)
 	}
-	return c.DSN(name)
+}
+
+// Resume starts a server stopped by Kill.
+func (c *Cluster) Resume(tb testing.TB) {
+	tb.Helper()
+	if err := c.start(); err != nil {
+		tb.Fatal(err)
+	}
 }
