@@ -193,6 +193,13 @@ func (l *localBackend) stores() pack.Stores {
 }
 
 func (l *localBackend) ExportPack(ctx context.Context, docs []string, haves []objstore.ID, w io.Writer) (server.ExportStats, error) {
+	// A document asked for by name that has no head is the repository's
+	// not-found (as the daemon answers it), so both modes print the same.
+	for _, d := range docs {
+		if _, err := l.r.DocOwner(d); err != nil {
+			return server.ExportStats{}, err
+		}
+	}
 	st, err := pack.Export(ctx, l.stores(), w, pack.ExportOptions{Docs: docs, Haves: haves})
 	return server.ExportStatsFrom(st), err
 }

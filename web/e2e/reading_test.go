@@ -106,8 +106,12 @@ func TestReadingPopover(t *testing.T) {
 	// away politely with the time to wait.
 	must(t, ctx, chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(css(`#explain-popover[data-state="done"]`)),
 		chromedp.KeyEvent(kb.Escape), chromedp.WaitNotVisible(css(`#explain-popover`)),
-		selectPassage(`.post [data-block="p2"]`, 0, 20), chromedp.WaitVisible(css(`#explain-button`)),
-		chromedp.Click(css(`#explain-button`)), chromedp.WaitVisible(css(`#explain-popover[data-state="limited"]`)))
+		selectPassage(`.post [data-block="p2"]`, 0, 20))
+	// The page moves the button after the newly selected block when the
+	// selection changes (a moved node is a new one to the DevTools
+	// protocol): click it once it is there.
+	waitJS(t, ctx, `(() => { const b = document.getElementById('explain-button'), p = document.querySelector('.post [data-block="p2"]'); return !b.hidden && !!p && b.previousElementSibling === p.closest('[data-explain] > *'); })()`)
+	must(t, ctx, chromedp.Click(css(`#explain-button`)), chromedp.WaitVisible(css(`#explain-popover[data-state="limited"]`)))
 	if got, want := text(t, ctx, `#explain-passage`), "Reads consult the me"; got != want {
 		t.Fatalf("the popover quotes %q, want the new selection %q", got, want)
 	}
