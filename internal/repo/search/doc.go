@@ -10,8 +10,10 @@
 //     repository's outbox: every change of a document (save, sealed
 //     version, reindex or import, chown, delete, undelete, purge;
 //     publish, unpublish, visibility) writes a repo.OutboxDoc entry in
-//     its own batch. The applier (Drain: at Open, in the background at
-//     each repo.OutboxStream notification and every Poll) reconciles each
+//     its own batch. The applier (Drain: at Open, in the background
+//     Settle after a repo.OutboxStream notification, so that the saves
+//     of a typing editor are indexed once per Settle, and every Poll
+//     for entries nobody announced) reconciles each
 //     named document with what the repository holds now and deletes the
 //     entries only after the index has the change (scorch's safe
 //     batches: persisted). A crash between the commit and the index
@@ -19,7 +21,8 @@
 //     makes the index from the repository alone; two indexes of one
 //     repository answer a query the same way.
 //   - A query lists no documents: it applies first only the entries this
-//     process announced and has not applied yet (usually none), so it
+//     process announced and has not applied yet (at most a Settle of
+//     them), so it
 //     sees every change acknowledged before it began.
 //   - A query names its owner and returns only that owner's documents; a
 //     soft-deleted document is dropped, so never returned.

@@ -126,7 +126,14 @@ type Options struct {
 	Manual bool
 	// Poll is how often the applier looks for entries nobody announced;
 	// 0 means 2 s.
-	Poll   time.Duration
+	Poll time.Duration
+	// Settle is how long the applier lets announced entries gather
+	// before it applies them, so that a document its editor saves every
+	// second or so is indexed once per Settle rather than once per save
+	// (each apply reads and indexes the whole document). Queries apply
+	// the entries announced before them first, so nothing they answer
+	// waits for it. 0 means 5 s.
+	Settle time.Duration
 	Logger *slog.Logger
 }
 
@@ -185,6 +192,9 @@ func Open(ctx context.Context, src Source, o Options) (*Index, error) {
 	}
 	if o.Poll <= 0 {
 		o.Poll = 2 * time.Second
+	}
+	if o.Settle <= 0 {
+		o.Settle = 5 * time.Second
 	}
 	x := &Index{src: src, o: o, log: o.Logger, wake: make(chan struct{}, 1)}
 	// Watch before reading, so that no change slips between the two.
@@ -552,7 +562,17 @@ func (x *Index) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-x.wake:
+			// Let the entries of the next saves gather (later wakes
+			// stay queued in x.wake and find little or nothing).
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(x.o.Settle):
+			}
 		case <-t.C:
+			if len(x.wake) > 0 {
+				continue // an announcement is queued: its entries wait for their Settle
+			}
 		}
 		if err := x.Drain(ctx); err != nil && ctx.Err() == nil && !kv.BelowReserve(err) {
 			x.log.Error("search index: applying the outbox failed; will retry", "err", err)
